@@ -1,0 +1,38 @@
+//! squiggle-actors: the squiggle runtime (ractor actors over tokio and async-lsp) and its
+//! public Rust API, the [`Squiggle`] handle.
+//!
+//! ```text
+//! Squiggle (handle)
+//!  └─ Registry actor ─ one per Squiggle
+//!      ├─ Server actor (server id, root) ─ one per pair, owns the process
+//!      └─ Diagnostics actor ─ the one store: per (file, server) lists, epochs, waiters
+//! ```
+
+#![deny(clippy::print_stdout)]
+
+mod check;
+mod commands;
+mod diagnostics;
+mod key;
+mod registry;
+mod server;
+mod squiggle;
+
+pub use check::{CheckResult, Skip};
+pub use squiggle::Squiggle;
+pub use squiggle_config::Config;
+pub use squiggle_protocol::{Diagnostic, ServerReport, ServerState, ServerStatus, Severity};
+
+/// Errors starting the runtime.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The workspace root does not exist or cannot be resolved.
+    #[error("workspace root {}: {source}", path.display())]
+    WorkspaceRoot {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    /// An actor could not be spawned.
+    #[error("cannot start the runtime: {0}")]
+    Spawn(#[from] ractor::SpawnErr),
+}

@@ -1,0 +1,347 @@
+//! The registry actor: which servers run for which roots, starting each at most once.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
+use squiggle_config::Config;
+use squiggle_protocol::{paths, ServerState, ServerStatus};
+
+use crate::commands::Commands;
+use crate::diagnostics::DiagnosticsMsg;
+use crate::key::ServerKey;
+use crate::server::{ServerActor, ServerArgs, ServerMsg};
+
+/// How long one server may take to shut down before it is killed.
+const SERVER_SHUTDOWN_LIMIT: Duration = Duration::from_secs(8);
+
+/// Messages of the registry actor.
+#[derive(Debug)]
+pub enum RegistryMsg {
+    /// A ready server for this key, started if needed; callers during a start share it.
+    Acquire {
+        key: ServerKey,
+        reply: RpcReplyPort<Acquired>,
+    },
+    /// A server actor finished its handshake.
+    ServerUp { key: ServerKey, pid: Option<u32> },
+    /// The status of every server squiggle has tried to use, sorted by id then root.
+    Status(RpcReplyPort<Vec<ServerStatus>>),
+    /// Stop every server gracefully; replies when all are gone.
+    Shutdown(RpcReplyPort<()>),
+}
+
+/// The answer to [`RegistryMsg::Acquire`].
+#[derive(Debug, Clone)]
+pub enum Acquired {
+    /// The server is ready; `first_touch` when this call had to wait for it to start.
+    Ready {
+        server: ActorRef<ServerMsg>,
+        first_touch: bool,
+    },
+    /// The server cannot serve (broken, disabled, unavailable) and why.
+    Unusable { state: ServerState, reason: String },
+}
+
+/// What the registry is started with.
+#[derive(Debug)]
+pub struct RegistryArgs {
+    /// The configuration.
+    pub config: Arc<Config>,
+    /// The workspace root, resolved.
+    pub workspace_root: PathBuf,
+    /// The diagnostics store, told when a server goes away.
+    pub diagnostics: ActorRef<DiagnosticsMsg>,
+    /// Located server commands.
+    pub commands: Arc<Commands>,
+}
+
+/// The registry actor.
+#[derive(Debug)]
+pub struct RegistryActor;
+
+/// One server instance as the registry sees it.
+#[derive(Debug)]
+enum Entry {
+    Starting {
+        server: ActorRef<ServerMsg>,
+        waiters: Vec<RpcReplyPort<Acquired>>,
+    },
+    Active {
+        server: ActorRef<ServerMsg>,
+        pid: Option<u32>,
+    },
+    Unusable {
+        state: ServerState,
+        reason: String,
+    },
+}
+
+/// The state of the registry.
+#[derive(Debug)]
+pub struct Servers {
+    args: RegistryArgs,
+    entries: HashMap<ServerKey, Entry>,
+    by_actor: HashMap<ActorId, ServerKey>,
+    shutting_down: bool,
+}
+
+impl Actor for RegistryActor {
+    type Msg = RegistryMsg;
+    type State = Servers;
+    type Arguments = RegistryArgs;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        args: RegistryArgs,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        Ok(Servers {
+            args,
+            entries: HashMap::new(),
+            by_actor: HashMap::new(),
+            shutting_down: false,
+        })
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        msg: Self::Msg,
+        servers: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            RegistryMsg::Acquire { key, reply } => servers.acquire(&myself, key, reply).await,
+            RegistryMsg::ServerUp { key, pid } => {
+                if let Some(Entry::Starting { server, waiters }) = servers.entries.remove(&key) {
+                    for waiter in waiters {
+                        let _ = waiter.send(Acquired::Ready {
+                            server: server.clone(),
+                            first_touch: true,
+                        });
+                    }
+                    servers.entries.insert(key, Entry::Active { server, pid });
+                }
+            }
+            RegistryMsg::Status(reply) => {
+                let _ = reply.send(servers.status());
+            }
+            RegistryMsg::Shutdown(reply) => servers.shutdown(reply),
+        }
+        Ok(())
+    }
+
+    /// A server actor that stops or fails leaves its entry broken; it is never restarted here.
+    async fn handle_supervisor_evt(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        event: SupervisionEvent,
+        servers: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        let (cell, reason) = match event {
+            SupervisionEvent::ActorTerminated(cell, _, reason) => (
+                cell,
+                reason.unwrap_or_else(|| "the server stopped".to_string()),
+            ),
+            SupervisionEvent::ActorFailed(cell, err) => {
+                (cell, format!("the server actor failed: {err}"))
+            }
+            _ => return Ok(()),
+        };
+        if let Some(key) = servers.by_actor.remove(&cell.get_id()) {
+            servers.server_gone(key, reason);
+        }
+        Ok(())
+    }
+}
+
+impl Servers {
+    async fn acquire(
+        &mut self,
+        myself: &ActorRef<RegistryMsg>,
+        key: ServerKey,
+        reply: RpcReplyPort<Acquired>,
+    ) {
+        match self.entries.get_mut(&key) {
+            Some(Entry::Active { server, .. }) => {
+                let _ = reply.send(Acquired::Ready {
+                    server: server.clone(),
+                    first_touch: false,
+                });
+                return;
+            }
+            Some(Entry::Starting { waiters, .. }) => {
+                waiters.push(reply);
+                return;
+            }
+            Some(Entry::Unusable { state, reason }) => {
+                let _ = reply.send(Acquired::Unusable {
+                    state: *state,
+                    reason: reason.clone(),
+                });
+                return;
+            }
+            None => {}
+        }
+        if self.shutting_down {
+            let reason = "squiggle is shutting down".to_string();
+            let _ = reply.send(Acquired::Unusable {
+                state: ServerState::Broken,
+                reason,
+            });
+            return;
+        }
+        let entry = match self.start(myself, &key).await {
+            Ok(server) => {
+                self.by_actor.insert(server.get_id(), key.clone());
+                Entry::Starting {
+                    server,
+                    waiters: vec![reply],
+                }
+            }
+            Err((state, reason)) => {
+                tracing::debug!(server = %key.id, %state, %reason, "server cannot start");
+                let _ = reply.send(Acquired::Unusable {
+                    state,
+                    reason: reason.clone(),
+                });
+                Entry::Unusable { state, reason }
+            }
+        };
+        self.entries.insert(key, entry);
+    }
+
+    /// Spawns the server actor for a key; its handshake runs on its own and reports back.
+    async fn start(
+        &self,
+        myself: &ActorRef<RegistryMsg>,
+        key: &ServerKey,
+    ) -> Result<ActorRef<ServerMsg>, (ServerState, String)> {
+        let config = &self.args.config;
+        let Some(spec) = config.servers.get(&key.id) else {
+            return Err((
+                ServerState::Unavailable,
+                format!("no server `{}` is configured", key.id),
+            ));
+        };
+        if !spec.enabled {
+            return Err((
+                ServerState::Disabled,
+                "disabled by configuration".to_string(),
+            ));
+        }
+        let Some(program) = self.args.commands.locate(spec) else {
+            let reason = format!(
+                "`{}` is not installed (install: {})",
+                spec.command, spec.install_hint
+            );
+            return Err((ServerState::Unavailable, reason));
+        };
+        tracing::debug!(server = %key.id, root = %key.root.display(), program = %program.display(), "starting server");
+        let args = ServerArgs {
+            key: key.clone(),
+            spec: spec.clone(),
+            program,
+            workspace_root: self.args.workspace_root.clone(),
+            registry: myself.clone(),
+            diagnostics: self.args.diagnostics.clone(),
+            init_timeout: Duration::from_millis(config.initialize_timeout_ms),
+            max_file_bytes: config.max_file_bytes,
+        };
+        ServerActor::spawn_linked(None, ServerActor, args, myself.get_cell())
+            .await
+            .map(|(server, _)| server)
+            .map_err(|err| (ServerState::Broken, format!("{err}")))
+    }
+
+    /// Marks a server that went away as broken and ends what waited on it.
+    fn server_gone(&mut self, key: ServerKey, reason: String) {
+        let _ = self
+            .args
+            .diagnostics
+            .cast(DiagnosticsMsg::ServerGone { key: key.clone() });
+        if self.shutting_down {
+            self.entries.remove(&key);
+            return;
+        }
+        tracing::warn!(server = %key.id, root = %key.root.display(), %reason, "server broken");
+        let previous = self.entries.insert(
+            key,
+            Entry::Unusable {
+                state: ServerState::Broken,
+                reason: reason.clone(),
+            },
+        );
+        if let Some(Entry::Starting { waiters, .. }) = previous {
+            for waiter in waiters {
+                let reason = reason.clone();
+                let _ = waiter.send(Acquired::Unusable {
+                    state: ServerState::Broken,
+                    reason,
+                });
+            }
+        }
+    }
+
+    fn status(&self) -> Vec<ServerStatus> {
+        let mut statuses: Vec<ServerStatus> = self
+            .entries
+            .iter()
+            .map(|(key, entry)| {
+                let (state, reason, pid) = match entry {
+                    Entry::Starting { .. } => (ServerState::Starting, None, None),
+                    Entry::Active { pid, .. } => (ServerState::Active, None, *pid),
+                    Entry::Unusable { state, reason } => (*state, Some(reason.clone()), None),
+                };
+                let language = self
+                    .args
+                    .config
+                    .servers
+                    .get(&key.id)
+                    .map(|s| s.language_id.clone());
+                ServerStatus {
+                    id: key.id.clone(),
+                    root: paths::relative_to(&self.args.workspace_root, &key.root),
+                    language: language.unwrap_or_default(),
+                    state,
+                    reason,
+                    pid,
+                }
+            })
+            .collect();
+        statuses.sort_by(|a, b| (&a.id, &a.root).cmp(&(&b.id, &b.root)));
+        statuses
+    }
+
+    /// Asks every running server to shut down and replies once all are gone.
+    fn shutdown(&mut self, reply: RpcReplyPort<()>) {
+        self.shutting_down = true;
+        let running: Vec<ActorRef<ServerMsg>> = self
+            .entries
+            .values()
+            .filter_map(|entry| match entry {
+                Entry::Starting { server, .. } | Entry::Active { server, .. } => {
+                    Some(server.clone())
+                }
+                Entry::Unusable { .. } => None,
+            })
+            .collect();
+        tokio::spawn(async move {
+            let stops = running.into_iter().map(|server| async move {
+                let asked = server
+                    .call(ServerMsg::Shutdown, Some(SERVER_SHUTDOWN_LIMIT))
+                    .await;
+                if !matches!(asked, Ok(ractor::rpc::CallResult::Success(()))) {
+                    server.kill();
+                }
+                let _ = server
+                    .stop_and_wait(None, Some(Duration::from_secs(1)))
+                    .await;
+            });
+            futures::future::join_all(stops).await;
+            let _ = reply.send(());
+        });
+    }
+}

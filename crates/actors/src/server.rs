@@ -1,0 +1,418 @@
+//! The server actor: owns one language-server process for one root, performs the handshake,
+//! keeps its documents in sync, and shuts it down.
+
+mod client;
+mod documents;
+mod process;
+mod pump;
+mod stderr;
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use async_lsp::lsp_types::{
+    ClientCapabilities, ClientInfo, DidChangeTextDocumentParams, DidOpenTextDocumentParams,
+    DidSaveTextDocumentParams, GeneralClientCapabilities, InitializeParams, InitializeResult,
+    InitializedParams, PositionEncodingKind, PublishDiagnosticsClientCapabilities,
+    TextDocumentClientCapabilities, TextDocumentContentChangeEvent, TextDocumentIdentifier,
+    TextDocumentItem, TextDocumentSyncCapability, TextDocumentSyncClientCapabilities,
+    TextDocumentSyncSaveOptions, Url, VersionedTextDocumentIdentifier, WindowClientCapabilities,
+    WorkspaceClientCapabilities, WorkspaceFolder,
+};
+use async_lsp::{LanguageServer, MainLoop, ServerSocket};
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use squiggle_config::ServerSpec;
+use squiggle_protocol::{paths, PositionEncoding};
+use tokio::sync::watch;
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+
+use crate::diagnostics::DiagnosticsMsg;
+use crate::key::ServerKey;
+use crate::registry::RegistryMsg;
+use client::ClientContext;
+use documents::{Document, Documents};
+use process::ProcessGroup;
+use stderr::StderrTail;
+
+/// How long a server gets to answer `shutdown`.
+const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a server gets to exit after `exit`.
+const EXIT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Messages of the server actor.
+#[derive(Debug)]
+pub enum ServerMsg {
+    /// Open or change a document to this full text, then save it; replies once queued.
+    Sync {
+        path: PathBuf,
+        text: Arc<str>,
+        reply: RpcReplyPort<Result<(), String>>,
+    },
+    /// The initialize handshake ended (sent by the actor's handshake task).
+    Initialized(Result<Box<InitializeResult>, String>),
+    /// The process exited or its connection ended (sent by the actor's own tasks).
+    Exited(String),
+    /// Shut the server down gracefully; replies when its process group is gone.
+    Shutdown(RpcReplyPort<()>),
+}
+
+/// What a server actor is started with.
+#[derive(Debug)]
+pub struct ServerArgs {
+    /// Which server, for which root.
+    pub key: ServerKey,
+    /// How to run it.
+    pub spec: ServerSpec,
+    /// The located executable.
+    pub program: PathBuf,
+    /// The workspace root, resolved.
+    pub workspace_root: PathBuf,
+    /// The registry, told when the server is ready.
+    pub registry: ActorRef<RegistryMsg>,
+    /// The diagnostics store.
+    pub diagnostics: ActorRef<DiagnosticsMsg>,
+    /// How long `initialize` may take.
+    pub init_timeout: Duration,
+    /// Files larger than this are not read to convert positions.
+    pub max_file_bytes: u64,
+}
+
+/// The server actor.
+#[derive(Debug)]
+pub struct ServerActor;
+
+/// The state of a server actor: its process and connection.
+#[derive(Debug)]
+pub struct Connection {
+    key: ServerKey,
+    spec: ServerSpec,
+    registry: ActorRef<RegistryMsg>,
+    socket: ServerSocket,
+    documents: Documents,
+    encoding: Arc<OnceLock<PositionEncoding>>,
+    group: Arc<ProcessGroup>,
+    pid: Option<u32>,
+    exited: watch::Receiver<bool>,
+    stderr: StderrTail,
+    save: Save,
+    initialized: bool,
+    stopping: bool,
+}
+
+/// Whether and how the server wants `didSave`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Save {
+    Skip,
+    Send { include_text: bool },
+}
+
+impl Actor for ServerActor {
+    type Msg = ServerMsg;
+    type State = Connection;
+    type Arguments = ServerArgs;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        args: ServerArgs,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        let ServerArgs {
+            key,
+            spec,
+            program,
+            workspace_root,
+            registry,
+            diagnostics,
+            init_timeout,
+            max_file_bytes,
+        } = args;
+        let (mut child, group) = process::spawn(&program, &spec.args, &key.root, &spec.env)
+            .map_err(|err| format!("cannot start `{}`: {err}", program.display()))?;
+        let pid = child.id();
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err("the server's stdio was not captured".into());
+        };
+        let (stderr, stderr_done) = StderrTail::capture(stderr, key.id.clone());
+        let clean_stdout = pump::guard_stdout(stdout, key.id.clone());
+
+        let documents = Documents::default();
+        let encoding = Arc::new(OnceLock::new());
+        let context = ClientContext {
+            key: key.clone(),
+            workspace_root,
+            documents: documents.clone(),
+            encoding: encoding.clone(),
+            settings: spec.settings.clone(),
+            diagnostics,
+            max_file_bytes,
+        };
+        let (main_loop, socket) = MainLoop::new_client(|_| client::router(context));
+        let (exited_tx, exited) = watch::channel(false);
+        let me = myself.clone();
+        let process_exit = exited.clone();
+        tokio::spawn(async move {
+            let ended = main_loop
+                .run_buffered(clean_stdout.compat(), stdin.compat_write())
+                .await;
+            if exits_soon(process_exit).await {
+                return; // The process exit, reported with its status, is the better reason.
+            }
+            let reason = match ended {
+                Ok(()) => "the connection ended".to_string(),
+                Err(err) => format!("the connection ended: {err}"),
+            };
+            let _ = me.cast(ServerMsg::Exited(reason));
+        });
+
+        let me = myself.clone();
+        let tail = stderr.clone();
+        tokio::spawn(async move {
+            let status = child.wait().await;
+            let _ = exited_tx.send(true);
+            // Let the stderr reader catch the last words before describing the exit.
+            let _ = tokio::time::timeout(Duration::from_millis(200), stderr_done).await;
+            let mut reason = match status {
+                Ok(status) => format!("the server exited ({status})"),
+                Err(err) => format!("the server could not be waited for: {err}"),
+            };
+            if let Some(line) = tail.last_line() {
+                reason.push_str(": ");
+                reason.push_str(&line);
+            }
+            let _ = me.cast(ServerMsg::Exited(reason));
+        });
+
+        let params = initialize_params(&key, &spec);
+        let mut handshake = socket.clone();
+        let me = myself.clone();
+        let process_exit = exited.clone();
+        tokio::spawn(async move {
+            let outcome =
+                match tokio::time::timeout(init_timeout, handshake.initialize(params)).await {
+                    Ok(Ok(result)) => match handshake.initialized(InitializedParams {}) {
+                        Ok(()) => Ok(Box::new(result)),
+                        Err(err) => Err(format!("initialized could not be sent: {err}")),
+                    },
+                    Ok(Err(err)) => Err(format!("initialize failed: {err}")),
+                    Err(_) => Err(format!(
+                        "initialize timed out after {} ms",
+                        init_timeout.as_millis()
+                    )),
+                };
+            if outcome.is_err() && exits_soon(process_exit).await {
+                return; // The process exit, reported with its status, is the better reason.
+            }
+            let _ = me.cast(ServerMsg::Initialized(outcome));
+        });
+
+        Ok(Connection {
+            key,
+            spec,
+            registry,
+            socket,
+            documents,
+            encoding,
+            group: Arc::new(group),
+            pid,
+            exited,
+            stderr,
+            save: Save::Skip,
+            initialized: false,
+            stopping: false,
+        })
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        msg: Self::Msg,
+        conn: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            ServerMsg::Sync { path, text, reply } => {
+                let _ = reply.send(conn.sync(path, text));
+            }
+            ServerMsg::Initialized(Ok(result)) => {
+                let encoding =
+                    PositionEncoding::from_kind(result.capabilities.position_encoding.as_ref());
+                let _ = conn.encoding.set(encoding);
+                conn.save = save_of(result.capabilities.text_document_sync.as_ref());
+                conn.initialized = true;
+                tracing::debug!(server = %conn.key.id, root = %conn.key.root.display(), ?encoding, "server initialized");
+                let _ = conn.registry.cast(RegistryMsg::ServerUp {
+                    key: conn.key.clone(),
+                    pid: conn.pid,
+                });
+            }
+            ServerMsg::Initialized(Err(reason)) => {
+                let reason = match conn.stderr.last_line() {
+                    Some(line) => format!("{reason}: {line}"),
+                    None => reason,
+                };
+                myself.stop(Some(reason));
+            }
+            ServerMsg::Exited(reason) => {
+                if !conn.stopping {
+                    myself.stop(Some(reason));
+                }
+            }
+            ServerMsg::Shutdown(reply) => {
+                conn.stopping = true;
+                let mut socket = conn.socket.clone();
+                let group = conn.group.clone();
+                let mut exited = conn.exited.clone();
+                let graceful = conn.initialized;
+                tokio::spawn(async move {
+                    // A server still in its handshake gets no say: it is killed at once.
+                    if graceful {
+                        let _ = tokio::time::timeout(SHUTDOWN_TIMEOUT, socket.shutdown(())).await;
+                        let _ = socket.exit(());
+                        let _ = tokio::time::timeout(EXIT_TIMEOUT, exited.wait_for(|e| *e)).await;
+                    }
+                    group.kill();
+                    let _ = reply.send(());
+                    myself.stop(None);
+                });
+            }
+        }
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        conn: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        conn.group.kill();
+        Ok(())
+    }
+}
+
+impl Connection {
+    /// Sends didOpen (version 1) or a full-text didChange (version + 1), then didSave.
+    fn sync(&mut self, path: PathBuf, text: Arc<str>) -> Result<(), String> {
+        let uri = Url::parse(&paths::path_to_uri(&path.to_string_lossy()))
+            .map_err(|err| format!("cannot make a URI of {}: {err}", path.display()))?;
+        let version = self.documents.get(&path).map_or(1, |doc| doc.version + 1);
+        self.documents.insert(
+            path.clone(),
+            Document {
+                version,
+                text: text.clone(),
+            },
+        );
+        let sent = if version == 1 {
+            let extension = path
+                .extension()
+                .map(|e| e.to_string_lossy().to_lowercase())
+                .unwrap_or_default();
+            self.socket.did_open(DidOpenTextDocumentParams {
+                text_document: TextDocumentItem {
+                    uri: uri.clone(),
+                    language_id: self.spec.language_id_for(&extension),
+                    version,
+                    text: text.to_string(),
+                },
+            })
+        } else {
+            self.socket.did_change(DidChangeTextDocumentParams {
+                text_document: VersionedTextDocumentIdentifier {
+                    uri: uri.clone(),
+                    version,
+                },
+                content_changes: vec![TextDocumentContentChangeEvent {
+                    range: None,
+                    range_length: None,
+                    text: text.to_string(),
+                }],
+            })
+        };
+        sent.map_err(|err| format!("{} is not connected: {err}", self.key.id))?;
+        if let Save::Send { include_text } = self.save {
+            self.socket
+                .did_save(DidSaveTextDocumentParams {
+                    text_document: TextDocumentIdentifier { uri },
+                    text: include_text.then(|| text.to_string()),
+                })
+                .map_err(|err| format!("{} is not connected: {err}", self.key.id))?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether the process exits within a moment (when its connection failed, it usually does).
+async fn exits_soon(mut exited: watch::Receiver<bool>) -> bool {
+    let waited = tokio::time::timeout(Duration::from_millis(500), exited.wait_for(|e| *e)).await;
+    matches!(waited, Ok(Ok(_)))
+}
+
+/// Whether the server asked for didSave, from its text document sync capability.
+fn save_of(sync: Option<&TextDocumentSyncCapability>) -> Save {
+    match sync {
+        Some(TextDocumentSyncCapability::Options(options)) => match &options.save {
+            Some(TextDocumentSyncSaveOptions::Supported(true)) => Save::Send {
+                include_text: false,
+            },
+            Some(TextDocumentSyncSaveOptions::SaveOptions(save)) => Save::Send {
+                include_text: save.include_text.unwrap_or(false),
+            },
+            _ => Save::Skip,
+        },
+        _ => Save::Skip,
+    }
+}
+
+/// The initialize request squiggle sends: what it can do, and the root it serves.
+#[allow(deprecated)] // root_uri: older servers still need it.
+fn initialize_params(key: &ServerKey, spec: &ServerSpec) -> InitializeParams {
+    let root_uri = Url::parse(&paths::path_to_uri(&key.root.to_string_lossy())).ok();
+    InitializeParams {
+        process_id: Some(std::process::id()),
+        root_uri: root_uri.clone(),
+        initialization_options: spec.initialization_options.clone(),
+        capabilities: ClientCapabilities {
+            workspace: Some(WorkspaceClientCapabilities {
+                configuration: Some(true),
+                workspace_folders: Some(true),
+                ..WorkspaceClientCapabilities::default()
+            }),
+            text_document: Some(TextDocumentClientCapabilities {
+                synchronization: Some(TextDocumentSyncClientCapabilities {
+                    did_save: Some(true),
+                    ..TextDocumentSyncClientCapabilities::default()
+                }),
+                publish_diagnostics: Some(PublishDiagnosticsClientCapabilities {
+                    version_support: Some(true),
+                    ..PublishDiagnosticsClientCapabilities::default()
+                }),
+                ..TextDocumentClientCapabilities::default()
+            }),
+            window: Some(WindowClientCapabilities {
+                work_done_progress: Some(true),
+                ..WindowClientCapabilities::default()
+            }),
+            general: Some(GeneralClientCapabilities {
+                position_encodings: Some(vec![
+                    PositionEncodingKind::UTF8,
+                    PositionEncodingKind::UTF16,
+                ]),
+                ..GeneralClientCapabilities::default()
+            }),
+            ..ClientCapabilities::default()
+        },
+        workspace_folders: root_uri.map(|uri| {
+            vec![WorkspaceFolder {
+                uri,
+                name: key.root_name(),
+            }]
+        }),
+        client_info: Some(ClientInfo {
+            name: "squiggle".to_string(),
+            version: Some(env!("CARGO_PKG_VERSION").to_string()),
+        }),
+        ..InitializeParams::default()
+    }
+}

@@ -1,0 +1,139 @@
+//! The client side of one LSP connection: answers the server's requests and routes every
+//! notification, so that nothing the server sends can end the connection.
+
+use std::future::ready;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use async_lsp::lsp_types::notification::{
+    LogMessage, Notification, Progress, PublishDiagnostics, ShowMessage,
+};
+use async_lsp::lsp_types::request::{
+    RegisterCapability, ShowMessageRequest, UnregisterCapability, WorkDoneProgressCreate,
+    WorkspaceConfiguration, WorkspaceDiagnosticRefresh, WorkspaceFoldersRequest,
+};
+use async_lsp::lsp_types::{PublishDiagnosticsParams, Url, WorkspaceFolder};
+use async_lsp::router::Router;
+use async_lsp::AnyNotification;
+use ractor::ActorRef;
+use serde_json::Value;
+use squiggle_protocol::{convert_diagnostics, paths, PositionEncoding};
+
+use crate::diagnostics::DiagnosticsMsg;
+use crate::key::ServerKey;
+use crate::server::documents::Documents;
+
+/// What the client loop needs to know about its server.
+#[derive(Debug, Clone)]
+pub struct ClientContext {
+    /// Which server this connection belongs to.
+    pub key: ServerKey,
+    /// The workspace root, resolved; published files outside it are ignored.
+    pub workspace_root: PathBuf,
+    /// The server's open documents.
+    pub documents: Documents,
+    /// The position encoding the server picked (UTF-16 until initialize says otherwise).
+    pub encoding: Arc<OnceLock<PositionEncoding>>,
+    /// The server's `settings`, answering `workspace/configuration`.
+    pub settings: Option<Value>,
+    /// Where published diagnostics go.
+    pub diagnostics: ActorRef<DiagnosticsMsg>,
+    /// Files larger than this are not read to convert positions.
+    pub max_file_bytes: u64,
+}
+
+/// Builds the router for a server connection.
+pub fn router(ctx: ClientContext) -> Router<ClientContext> {
+    let mut router = Router::new(ctx);
+    router
+        .request::<WorkspaceConfiguration, _>(|ctx, params| {
+            let values = params
+                .items
+                .iter()
+                .map(|item| {
+                    squiggle_config::settings_section(
+                        ctx.settings.as_ref(),
+                        item.section.as_deref(),
+                    )
+                })
+                .collect();
+            ready(Ok(values))
+        })
+        .request::<RegisterCapability, _>(|_, _| ready(Ok(())))
+        .request::<UnregisterCapability, _>(|_, _| ready(Ok(())))
+        .request::<WorkDoneProgressCreate, _>(|_, _| ready(Ok(())))
+        .request::<WorkspaceDiagnosticRefresh, _>(|_, _| ready(Ok(())))
+        .request::<ShowMessageRequest, _>(|_, _| ready(Ok(None)))
+        .request::<WorkspaceFoldersRequest, _>(|ctx, _| {
+            let folder = Url::parse(&paths::path_to_uri(&ctx.key.root.to_string_lossy()))
+                .ok()
+                .map(|uri| {
+                    vec![WorkspaceFolder {
+                        uri,
+                        name: ctx.key.root_name(),
+                    }]
+                });
+            ready(Ok(folder))
+        })
+        .unhandled_notification(|ctx, notification| {
+            ctx.on_notification(notification);
+            ControlFlow::Continue(())
+        });
+    router
+}
+
+impl ClientContext {
+    fn on_notification(&self, notification: AnyNotification) {
+        let server = &self.key.id;
+        match notification.method.as_str() {
+            PublishDiagnostics::METHOD => {
+                match serde_json::from_value::<PublishDiagnosticsParams>(notification.params) {
+                    Ok(params) => self.on_publish(params),
+                    Err(err) => {
+                        tracing::warn!(%server, %err, "ignoring malformed publishDiagnostics")
+                    }
+                }
+            }
+            LogMessage::METHOD | ShowMessage::METHOD => {
+                let message = notification.params.get("message").and_then(Value::as_str);
+                tracing::debug!(%server, message = message.unwrap_or_default(), "server message");
+            }
+            Progress::METHOD => {}
+            method => tracing::debug!(%server, method, "ignoring notification"),
+        }
+    }
+
+    fn on_publish(&self, params: PublishDiagnosticsParams) {
+        let Some(path) = paths::uri_to_path(params.uri.as_str()) else {
+            tracing::debug!(server = %self.key.id, uri = %params.uri, "ignoring diagnostics for a non-file URI");
+            return;
+        };
+        let path = paths::resolve(Path::new(&path));
+        if !paths::is_within(&self.workspace_root, &path) {
+            return;
+        }
+        let text = match self.documents.get(&path) {
+            Some(doc) => Some(doc.text.clone()),
+            None => self.read_text(&path),
+        };
+        let encoding = self.encoding.get().copied().unwrap_or_default();
+        let relative = paths::relative_to(&self.workspace_root, &path);
+        let diagnostics =
+            convert_diagnostics(&params.diagnostics, &relative, text.as_deref(), encoding);
+        let _ = self.diagnostics.cast(DiagnosticsMsg::Publish {
+            key: self.key.clone(),
+            path,
+            diagnostics,
+        });
+    }
+
+    /// Reads a file the server diagnosed without it being open, to convert its positions.
+    fn read_text(&self, path: &Path) -> Option<Arc<str>> {
+        let size = std::fs::metadata(path).ok()?.len();
+        if size > self.max_file_bytes {
+            return None;
+        }
+        std::fs::read_to_string(path).ok().map(Arc::from)
+    }
+}

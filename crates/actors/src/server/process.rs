@@ -1,0 +1,83 @@
+//! Spawning a language server process so that it can never outlive squiggle.
+//!
+//! Three layers make sure of that: the server runs in its own process group, which squiggle kills
+//! as a whole (so grandchildren die too); on Linux the parent-death signal kills the server when
+//! squiggle's spawning thread dies, even on SIGKILL; and `kill_on_drop` covers the rest.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::Path;
+use std::process::Stdio;
+
+use tokio::process::{Child, Command};
+
+/// A spawned server's process group; dropping it kills every process in the group.
+#[derive(Debug)]
+pub struct ProcessGroup {
+    pgid: i32,
+}
+
+impl ProcessGroup {
+    /// Sends SIGKILL to every process in the group (harmless if they are all gone).
+    pub fn kill(&self) {
+        if self.pgid > 0 {
+            // SAFETY: killpg has no memory-safety preconditions; a stale group id yields ESRCH.
+            unsafe {
+                libc::killpg(self.pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Spawns `program args` in `cwd` with piped stdio, in a new process group, with the
+/// parent-death signal set. Must be called from an async context (a runtime worker thread),
+/// because the parent-death signal follows the spawning thread.
+pub fn spawn(
+    program: &Path,
+    args: &[String],
+    cwd: &Path,
+    env: &BTreeMap<String, String>,
+) -> io::Result<(Child, ProcessGroup)> {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(cwd)
+        .envs(env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .process_group(0);
+    set_parent_death_signal(&mut cmd);
+    let child = cmd.spawn()?;
+    let pgid = child.id().map_or(0, |pid| pid as i32);
+    Ok((child, ProcessGroup { pgid }))
+}
+
+#[cfg(target_os = "linux")]
+fn set_parent_death_signal(cmd: &mut Command) {
+    // SAFETY: getpid is async-signal-safe and has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the closure runs between fork and exec and only calls async-signal-safe functions
+    // (prctl, getppid, _exit).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // The parent may have died before prctl took effect.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn set_parent_death_signal(_cmd: &mut Command) {}

@@ -1,0 +1,37 @@
+//! The tolerant front of a server's stdout: only clean frames reach async-lsp.
+
+use squiggle_protocol::{encode_frame, FrameGuard};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, DuplexStream};
+
+/// Reads `stdout` through the frame guard and returns a stream that carries only clean frames;
+/// the stream ends when `stdout` does.
+pub fn guard_stdout(
+    mut stdout: impl AsyncRead + Unpin + Send + 'static,
+    server: String,
+) -> DuplexStream {
+    let (reader, mut writer) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let mut guard = FrameGuard::new();
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = match stdout.read(&mut buf).await {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(err) => {
+                    tracing::debug!(%server, %err, "server stdout failed");
+                    break;
+                }
+            };
+            guard.push(&buf[..n]);
+            while let Some(body) = guard.next_frame() {
+                if writer.write_all(&encode_frame(&body)).await.is_err() {
+                    return;
+                }
+            }
+        }
+        if guard.skipped() > 0 {
+            tracing::debug!(%server, skipped = guard.skipped(), "server stdout ended; junk was skipped");
+        }
+    });
+    reader
+}

@@ -1,0 +1,357 @@
+//! The public handle: start a runtime for a workspace, check files, read diagnostics and
+//! statuses, shut down.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ractor::rpc::CallResult;
+use ractor::{Actor, ActorRef, RpcReplyPort};
+use squiggle_config::{Config, ServerSpec};
+use squiggle_protocol::{merge, paths, Diagnostic, ServerReport, ServerState, ServerStatus};
+use tokio::time::Instant;
+
+use crate::check::{CheckResult, Skip};
+use crate::commands::Commands;
+use crate::diagnostics::{DiagnosticsActor, DiagnosticsMsg, Freshness};
+use crate::key::ServerKey;
+use crate::registry::{Acquired, RegistryActor, RegistryArgs, RegistryMsg};
+use crate::server::ServerMsg;
+use crate::Error;
+
+/// How much of a file is looked at to decide that it is binary.
+const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+/// How long a quick question to an actor may take.
+const ASK_LIMIT: Duration = Duration::from_secs(5);
+
+/// A running squiggle for one workspace; cheap to clone, all clones share one runtime.
+#[derive(Debug, Clone)]
+pub struct Squiggle {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    workspace_root: PathBuf,
+    config: Arc<Config>,
+    commands: Arc<Commands>,
+    registry: ActorRef<RegistryMsg>,
+    diagnostics: ActorRef<DiagnosticsMsg>,
+}
+
+/// One server's part in a check.
+struct ServerOutcome {
+    report: ServerReport,
+    diagnostics: Option<Vec<Diagnostic>>,
+    timed_out: bool,
+}
+
+impl Squiggle {
+    /// Starts the runtime for a workspace; no language server starts until a file needs it.
+    pub async fn start(workspace_root: impl AsRef<Path>, config: Config) -> Result<Self, Error> {
+        let workspace_root = std::fs::canonicalize(workspace_root.as_ref()).map_err(|source| {
+            Error::WorkspaceRoot {
+                path: workspace_root.as_ref().to_path_buf(),
+                source,
+            }
+        })?;
+        let config = Arc::new(config);
+        let settle = Duration::from_millis(config.settle_ms);
+        let (diagnostics, _) = Actor::spawn(None, DiagnosticsActor, settle).await?;
+        let commands = Arc::new(Commands::new(&workspace_root));
+        let args = RegistryArgs {
+            config: config.clone(),
+            workspace_root: workspace_root.clone(),
+            diagnostics: diagnostics.clone(),
+            commands: commands.clone(),
+        };
+        let (registry, _) = Actor::spawn(None, RegistryActor, args).await?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                workspace_root,
+                config,
+                commands,
+                registry,
+                diagnostics,
+            }),
+        })
+    }
+
+    /// The resolved workspace root.
+    pub fn workspace_root(&self) -> &Path {
+        &self.inner.workspace_root
+    }
+
+    /// The configuration this runtime runs with.
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    /// Syncs a file to every server for its type and returns their fresh diagnostics (all
+    /// severities). `text`, when given, is the authoritative content; otherwise the file is read.
+    /// Never fails: problems become an empty result that says why.
+    pub async fn check_file(&self, path: impl AsRef<Path>, text: Option<String>) -> CheckResult {
+        let started = Instant::now();
+        let inner = &self.inner;
+        let path = paths::resolve(&inner.workspace_root.join(path.as_ref()));
+        let file = paths::relative_to(&inner.workspace_root, &path);
+        if !inner.config.enabled {
+            return CheckResult::skipped(file, Skip::Disabled);
+        }
+        if !paths::is_within(&inner.workspace_root, &path) {
+            return CheckResult::skipped(file, Skip::OutsideWorkspace);
+        }
+        let text = match self.text_of(&path, text) {
+            Ok(text) => text,
+            Err(skip) => return CheckResult::skipped(file, skip),
+        };
+        let specs = inner.config.servers_for(&path, &|spec: &ServerSpec| {
+            inner.commands.locate(spec).is_some()
+        });
+        if specs.is_empty() {
+            return CheckResult::skipped(file, Skip::NoServer);
+        }
+        let text: Arc<str> = Arc::from(text);
+        let checks = specs.into_iter().map(|spec| {
+            let root = squiggle_config::find_root(&path, &inner.workspace_root, &spec.root_markers);
+            let key = ServerKey {
+                id: spec.id.clone(),
+                root: paths::resolve(&root),
+            };
+            self.check_with(key, path.clone(), text.clone(), started)
+        });
+        let outcomes = futures::future::join_all(checks).await;
+        let mut result = CheckResult {
+            file,
+            diagnostics: Vec::new(),
+            servers: Vec::new(),
+            timed_out: Vec::new(),
+            skipped: None,
+        };
+        let mut lists = Vec::new();
+        for outcome in outcomes {
+            if outcome.timed_out {
+                result.timed_out.push(outcome.report.id.clone());
+            }
+            lists.extend(outcome.diagnostics);
+            result.servers.push(outcome.report);
+        }
+        result.diagnostics = merge::merge(lists);
+        result
+    }
+
+    /// Every file with diagnostics (relative path), merged across servers and sorted.
+    pub async fn diagnostics(&self) -> BTreeMap<String, Vec<Diagnostic>> {
+        let all = ask(&self.inner.diagnostics, DiagnosticsMsg::All, ASK_LIMIT)
+            .await
+            .unwrap_or_default();
+        all.into_iter()
+            .map(|(path, list)| (paths::relative_to(&self.inner.workspace_root, &path), list))
+            .collect()
+    }
+
+    /// The status of every server squiggle has tried to use, sorted by id.
+    pub async fn status(&self) -> Vec<ServerStatus> {
+        ask(&self.inner.registry, RegistryMsg::Status, ASK_LIMIT)
+            .await
+            .unwrap_or_default()
+    }
+
+    /// Shuts every server down (gracefully, then by force) and stops the runtime.
+    pub async fn shutdown(&self) {
+        let inner = &self.inner;
+        let _ = ask(
+            &inner.registry,
+            RegistryMsg::Shutdown,
+            Duration::from_secs(15),
+        )
+        .await;
+        let _ = inner.registry.stop_and_wait(None, Some(ASK_LIMIT)).await;
+        let _ = inner.diagnostics.stop_and_wait(None, Some(ASK_LIMIT)).await;
+    }
+
+    /// The text to check: the given text, or the file's content if it is not binary or too large.
+    fn text_of(&self, path: &Path, text: Option<String>) -> Result<String, Skip> {
+        let limit = self.inner.config.max_file_bytes;
+        let text = match text {
+            Some(text) => text,
+            None => {
+                let mut file =
+                    std::fs::File::open(path).map_err(|err| Skip::Unreadable(err.to_string()))?;
+                let bytes = file
+                    .metadata()
+                    .map_err(|err| Skip::Unreadable(err.to_string()))?
+                    .len();
+                if bytes > limit {
+                    return Err(Skip::TooLarge { bytes, limit });
+                }
+                let mut content = Vec::new();
+                file.read_to_end(&mut content)
+                    .map_err(|err| Skip::Unreadable(err.to_string()))?;
+                String::from_utf8(content).map_err(|_| Skip::Binary)?
+            }
+        };
+        let bytes = text.len() as u64;
+        if bytes > limit {
+            return Err(Skip::TooLarge { bytes, limit });
+        }
+        if text
+            .as_bytes()
+            .iter()
+            .take(BINARY_SNIFF_BYTES)
+            .any(|b| *b == 0)
+        {
+            return Err(Skip::Binary);
+        }
+        Ok(text)
+    }
+
+    /// Syncs the file to one server and waits for its fresh diagnostics, within the deadline.
+    async fn check_with(
+        &self,
+        key: ServerKey,
+        path: PathBuf,
+        text: Arc<str>,
+        started: Instant,
+    ) -> ServerOutcome {
+        let inner = &self.inner;
+        let config = &inner.config;
+        let first_touch_limit = Duration::from_millis(config.first_touch_timeout_ms);
+        let root = paths::relative_to(&inner.workspace_root, &key.root);
+        let report = |status: ServerState, reason: Option<String>| ServerReport {
+            id: key.id.clone(),
+            root: root.clone(),
+            status,
+            reason,
+        };
+        let timed_out = |status: ServerState, reason: &str| ServerOutcome {
+            report: report(status, Some(reason.to_string())),
+            diagnostics: None,
+            timed_out: true,
+        };
+
+        let acquired = ask(
+            &inner.registry,
+            |reply| RegistryMsg::Acquire {
+                key: key.clone(),
+                reply,
+            },
+            first_touch_limit,
+        )
+        .await;
+        let (server, first_touch) = match acquired {
+            Some(Acquired::Ready {
+                server,
+                first_touch,
+            }) => (server, first_touch),
+            Some(Acquired::Unusable { state, reason }) => {
+                return ServerOutcome {
+                    report: report(state, Some(reason)),
+                    diagnostics: None,
+                    timed_out: false,
+                };
+            }
+            None => {
+                return timed_out(
+                    ServerState::Starting,
+                    "still starting when the deadline passed",
+                )
+            }
+        };
+        let limit = if first_touch {
+            first_touch_limit
+        } else {
+            Duration::from_millis(config.diagnostic_timeout_ms)
+        };
+        let deadline = started + limit;
+
+        let Some(epoch) = ask(&inner.diagnostics, DiagnosticsMsg::Epoch, ASK_LIMIT).await else {
+            return timed_out(ServerState::Active, "the diagnostics store did not answer");
+        };
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let synced = ask(
+            &server,
+            |reply| ServerMsg::Sync {
+                path: path.clone(),
+                text,
+                reply,
+            },
+            remaining,
+        )
+        .await;
+        match synced {
+            Some(Ok(())) => {}
+            Some(Err(reason)) => {
+                return ServerOutcome {
+                    report: report(ServerState::Broken, Some(reason)),
+                    diagnostics: None,
+                    timed_out: false,
+                }
+            }
+            None => {
+                return timed_out(
+                    ServerState::Active,
+                    "the server did not take the document in time",
+                )
+            }
+        }
+        let wait = |reply| DiagnosticsMsg::WaitFresh {
+            key: key.clone(),
+            path: path.clone(),
+            after: epoch,
+            deadline,
+            reply,
+        };
+        // The store answers by the deadline itself; the extra second only guards against a lost reply.
+        let limit = deadline.saturating_duration_since(Instant::now()) + Duration::from_secs(1);
+        match ask(&inner.diagnostics, wait, limit).await {
+            Some(Freshness::Fresh(diagnostics)) => ServerOutcome {
+                report: report(ServerState::Active, None),
+                diagnostics: Some(diagnostics),
+                timed_out: false,
+            },
+            Some(Freshness::ServerGone) => {
+                let reason = self
+                    .reason_of(&key)
+                    .await
+                    .unwrap_or_else(|| "the server went away".to_string());
+                ServerOutcome {
+                    report: report(ServerState::Broken, Some(reason)),
+                    diagnostics: None,
+                    timed_out: false,
+                }
+            }
+            Some(Freshness::TimedOut) | None => {
+                timed_out(ServerState::Active, "no diagnostics before the deadline")
+            }
+        }
+    }
+
+    /// Why a server is broken, from the registry.
+    async fn reason_of(&self, key: &ServerKey) -> Option<String> {
+        let root = paths::relative_to(&self.inner.workspace_root, &key.root);
+        self.status()
+            .await
+            .into_iter()
+            .find(|s| s.id == key.id && s.root == root)
+            .and_then(|s| s.reason)
+    }
+}
+
+/// Asks an actor a question and waits at most `limit` for the answer.
+async fn ask<M, T>(
+    actor: &ActorRef<M>,
+    message: impl FnOnce(RpcReplyPort<T>) -> M,
+    limit: Duration,
+) -> Option<T>
+where
+    M: ractor::Message,
+    T: Send + 'static,
+{
+    match actor.call(message, Some(limit)).await {
+        Ok(CallResult::Success(answer)) => Some(answer),
+        _ => None,
+    }
+}

@@ -1,0 +1,87 @@
+//! `squiggle`: language-server diagnostics for coding agents, people, hooks and CI.
+
+mod check;
+mod progress;
+mod servers;
+mod workspace;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Exit code for usage and configuration errors.
+const EXIT_USAGE: u8 = 2;
+
+/// Red squiggles for coding agents: runs the right language servers on your files and prints
+/// their diagnostics.
+#[derive(Debug, Parser)]
+#[command(name = "squiggle", version, about, long_about = None)]
+#[command(
+    after_help = "Logs go to stderr; set SQUIGGLE_LOG=debug (or e.g. squiggle=trace) for more."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Check files with their language servers and print the diagnostics.
+    ///
+    /// Exit code: 0 when there are no diagnostics at the chosen severities, 1 when there are,
+    /// 2 for usage or configuration errors.
+    Check(check::CheckArgs),
+    /// Show the configured servers for a workspace, whether each is installed, and why not.
+    Status(servers::StatusArgs),
+    /// List the built-in language servers, installed or not, with install hints.
+    Servers(servers::ServersArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("squiggle: cannot start the async runtime: {err}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let outcome = match cli.command {
+        Command::Check(args) => runtime.block_on(check::run(args)),
+        Command::Status(args) => servers::status(args),
+        Command::Servers(args) => servers::servers(args),
+    };
+    // Anything still running (a server that ignored shutdown) is killed with the runtime.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    match outcome {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            eprintln!("squiggle: {err:#}");
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+/// Logs go to stderr, filtered by `SQUIGGLE_LOG` (default: warnings).
+fn init_logging() {
+    let filter = std::env::var("SQUIGGLE_LOG")
+        .ok()
+        .and_then(|spec| spec.parse::<tracing_subscriber::filter::Targets>().ok())
+        .unwrap_or_else(|| {
+            tracing_subscriber::filter::Targets::new().with_default(tracing::Level::WARN)
+        });
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let _ = tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_target(false),
+        )
+        .with(filter)
+        .try_init();
+}

@@ -1,0 +1,44 @@
+//! The workspace a command works in: its root and its configuration.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use squiggle_config::Config;
+
+/// Where a command works, as the flags and the current folder say.
+#[derive(Debug, clap::Args)]
+pub struct WorkspaceArgs {
+    /// The workspace root (default: the nearest folder upward holding `.git` or a squiggle
+    /// config file, else the current folder).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// A configuration file applied on top of the user and project files.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+impl WorkspaceArgs {
+    /// The resolved workspace root and its configuration.
+    pub fn load(&self) -> anyhow::Result<(PathBuf, Config)> {
+        let cwd = std::env::current_dir().context("cannot read the current folder")?;
+        let root = match &self.root {
+            Some(root) => std::fs::canonicalize(cwd.join(root))
+                .with_context(|| format!("--root {}: no such folder", root.display()))?,
+            None => squiggle_config::find_workspace_root(&cwd),
+        };
+        let user_file = squiggle_config::user_config_path();
+        let mut config = Config::load(&root, user_file.as_deref())?;
+        if let Some(file) = &self.config {
+            config.apply_file(&cwd.join(file))?;
+        }
+        Ok((root, config))
+    }
+}
+
+/// A path given on the command line, made absolute against the current folder.
+pub fn absolute(path: &Path) -> PathBuf {
+    match std::env::current_dir() {
+        Ok(cwd) => cwd.join(path),
+        Err(_) => path.to_path_buf(),
+    }
+}

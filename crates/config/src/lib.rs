@@ -1,0 +1,26 @@
+//! Configuration of squiggle: the settings model, the built-in language servers, layered
+//! loading (defaults, user file, project file, opencode.json), and finding roots and commands.
+
+#![deny(clippy::print_stdout)]
+
+pub mod builtin;
+pub mod error;
+pub mod load;
+pub mod locate;
+pub mod model;
+pub mod root;
+pub mod select;
+pub mod settings;
+
+mod layer;
+mod opencode;
+mod toml_layer;
+
+pub use builtin::builtin_servers;
+pub use error::ConfigError;
+pub use locate::{locate_command, locate_command_in};
+pub use model::{Config, ServerSpec};
+pub use root::{
+    find_project_file, find_root, find_workspace_root, user_config_path, user_config_path_from,
+};
+pub use settings::settings_section;

@@ -1,0 +1,139 @@
+//! The value types every door of squiggle shares.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// How serious a diagnostic is, most serious first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Something that must be fixed.
+    Error,
+    /// Something that is likely wrong.
+    Warning,
+    /// Information.
+    Info,
+    /// A hint, such as an unused variable fading.
+    Hint,
+}
+
+impl Severity {
+    /// All severities, most serious first.
+    pub const ALL: [Severity; 4] = [
+        Severity::Error,
+        Severity::Warning,
+        Severity::Info,
+        Severity::Hint,
+    ];
+
+    /// The lowercase name used in configuration and JSON (`error`, `warning`, `info`, `hint`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+            Severity::Hint => "hint",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The error for a severity name that is not one of `error`, `warning`, `info`, `hint`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown severity `{0}` (expected error, warning, info or hint)")]
+pub struct UnknownSeverity(pub String);
+
+impl FromStr for Severity {
+    type Err = UnknownSeverity;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "error" | "errors" => Ok(Severity::Error),
+            "warning" | "warnings" | "warn" => Ok(Severity::Warning),
+            "info" | "information" => Ok(Severity::Info),
+            "hint" | "hints" => Ok(Severity::Hint),
+            _ => Err(UnknownSeverity(s.to_string())),
+        }
+    }
+}
+
+/// One diagnostic, with 1-based positions counted in characters.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Diagnostic {
+    /// The file, relative to the workspace root, with `/` separators.
+    pub file: String,
+    /// 1-based start line.
+    pub line: u32,
+    /// 1-based start column, in characters (Unicode scalar values).
+    pub column: u32,
+    /// 1-based end line.
+    pub end_line: u32,
+    /// 1-based end column, in characters, exclusive.
+    pub end_column: u32,
+    /// How serious it is.
+    pub severity: Severity,
+    /// The message, as the server wrote it (renderers escape it as their format needs).
+    pub message: String,
+    /// The diagnostic code (`E0308`, `reportAttributeAccessIssue`, `F821`), if any.
+    pub code: Option<String>,
+    /// The tool that produced it (`Pyright`, `Ruff`, `rustc`), if any.
+    pub source: Option<String>,
+}
+
+/// The lifecycle state of one language server for one root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ServerState {
+    /// The process is starting or initializing.
+    Starting,
+    /// Initialized and serving requests.
+    Active,
+    /// Crashed, timed out or failed; not restarted implicitly.
+    Broken,
+    /// Turned off by configuration.
+    Disabled,
+    /// Its command is not installed.
+    Unavailable,
+}
+
+impl ServerState {
+    /// The lowercase name used in JSON and text output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ServerState::Starting => "starting",
+            ServerState::Active => "active",
+            ServerState::Broken => "broken",
+            ServerState::Disabled => "disabled",
+            ServerState::Unavailable => "unavailable",
+        }
+    }
+}
+
+impl fmt::Display for ServerState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What squiggle knows about one language server for one root.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerStatus {
+    /// The server id from the configuration (`pyright`, `ruff`, `rust-analyzer`).
+    pub id: String,
+    /// The project root the server serves, relative to the workspace root (`.` for the root itself).
+    pub root: String,
+    /// The language id it serves (`python`, `typescript`).
+    pub language: String,
+    /// Its lifecycle state.
+    pub state: ServerState,
+    /// Why it is broken, disabled or unavailable (with an install hint), if it is.
+    pub reason: Option<String>,
+    /// The process id of the running server, if it runs.
+    pub pid: Option<u32>,
+}

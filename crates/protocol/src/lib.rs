@@ -1,0 +1,20 @@
+//! squiggle-protocol: the pure part of squiggle: value types, conversion from LSP, merging,
+//! rendering, framing, paths. No processes, no actors, no I/O beyond reading the file system
+//! where a function says so.
+
+#![deny(clippy::print_stdout)]
+
+pub mod convert;
+pub mod diagnostic;
+pub mod encoding;
+pub mod frame_guard;
+pub mod merge;
+pub mod paths;
+pub mod render;
+pub mod report;
+
+pub use convert::{convert_diagnostics, severity_from_lsp};
+pub use diagnostic::{Diagnostic, ServerState, ServerStatus, Severity, UnknownSeverity};
+pub use encoding::{column_in_chars, PositionEncoding};
+pub use frame_guard::{encode_frame, FrameGuard};
+pub use report::{Report, ServerReport};

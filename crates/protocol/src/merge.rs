@@ -1,0 +1,191 @@
+//! Merging, filtering and ordering of diagnostics from several servers.
+
+use crate::diagnostic::{Diagnostic, Severity};
+use std::collections::HashMap;
+
+/// Merges diagnostics from several servers: drops duplicates (same file + start/end positions + message), sorts by (file, line, column), stable otherwise.
+///
+/// When duplicates differ in severity, the more severe one is kept.
+pub fn merge(lists: impl IntoIterator<Item = Vec<Diagnostic>>) -> Vec<Diagnostic> {
+    let mut merged: Vec<Diagnostic> = Vec::new();
+    let mut seen: HashMap<(String, u32, u32, u32, u32, String), usize> = HashMap::new();
+    for diag in lists.into_iter().flatten() {
+        let key = (
+            diag.file.clone(),
+            diag.line,
+            diag.column,
+            diag.end_line,
+            diag.end_column,
+            diag.message.clone(),
+        );
+        match seen.get(&key) {
+            Some(&index) => {
+                if diag.severity < merged[index].severity {
+                    merged[index] = diag;
+                }
+            }
+            None => {
+                seen.insert(key, merged.len());
+                merged.push(diag);
+            }
+        }
+    }
+    merged.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
+    merged
+}
+
+/// Keeps only diagnostics whose severity is in `keep`.
+pub fn filter_severities(diags: Vec<Diagnostic>, keep: &[Severity]) -> Vec<Diagnostic> {
+    diags
+        .into_iter()
+        .filter(|diag| keep.contains(&diag.severity))
+        .collect()
+}
+
+/// Sorts by (file, line, column, severity, message).
+pub fn sort(diags: &mut [Diagnostic]) {
+    diags.sort_by(|a, b| {
+        (&a.file, a.line, a.column, a.severity, &a.message)
+            .cmp(&(&b.file, b.line, b.column, b.severity, &b.message))
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn diag(file: &str, line: u32, column: u32, severity: Severity, message: &str) -> Diagnostic {
+        Diagnostic {
+            file: file.to_string(),
+            line,
+            column,
+            end_line: line,
+            end_column: column + 1,
+            severity,
+            message: message.to_string(),
+            code: None,
+            source: None,
+        }
+    }
+
+    fn summary(diags: &[Diagnostic]) -> Vec<(&str, u32, u32, Severity, &str)> {
+        diags
+            .iter()
+            .map(|d| {
+                (
+                    d.file.as_str(),
+                    d.line,
+                    d.column,
+                    d.severity,
+                    d.message.as_str(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn merge_drops_exact_duplicates_across_servers() {
+        let a = vec![diag("a.py", 1, 1, Severity::Error, "x")];
+        let mut b = vec![diag("a.py", 1, 1, Severity::Error, "x")];
+        b[0].source = Some("Ruff".to_string());
+        let merged = merge([a, b]);
+        assert_eq!(merged.len(), 1);
+        assert_eq!(merged[0].source, None);
+    }
+
+    #[test]
+    fn merge_keeps_the_more_severe_duplicate() {
+        let a = vec![diag("a.py", 1, 1, Severity::Warning, "x")];
+        let mut b = vec![diag("a.py", 1, 1, Severity::Error, "x")];
+        b[0].source = Some("Pyright".to_string());
+        let merged = merge([a, b]);
+        assert_eq!(summary(&merged), vec![("a.py", 1, 1, Severity::Error, "x")]);
+        assert_eq!(merged[0].source.as_deref(), Some("Pyright"));
+    }
+
+    #[test]
+    fn merge_keeps_diagnostics_that_differ_in_message_or_end() {
+        let mut other_end = diag("a.py", 1, 1, Severity::Error, "x");
+        other_end.end_column = 9;
+        let merged = merge([
+            vec![diag("a.py", 1, 1, Severity::Error, "x")],
+            vec![diag("a.py", 1, 1, Severity::Error, "y"), other_end],
+        ]);
+        assert_eq!(merged.len(), 3);
+    }
+
+    #[test]
+    fn merge_sorts_by_file_line_column_and_is_stable_otherwise() {
+        let merged = merge([
+            vec![
+                diag("b.py", 1, 1, Severity::Hint, "b"),
+                diag("a.py", 2, 1, Severity::Hint, "from first list"),
+            ],
+            vec![
+                diag("a.py", 2, 1, Severity::Error, "from second list"),
+                diag("a.py", 1, 5, Severity::Info, "c"),
+                diag("a.py", 1, 2, Severity::Info, "d"),
+            ],
+        ]);
+        assert_eq!(
+            summary(&merged),
+            vec![
+                ("a.py", 1, 2, Severity::Info, "d"),
+                ("a.py", 1, 5, Severity::Info, "c"),
+                ("a.py", 2, 1, Severity::Hint, "from first list"),
+                ("a.py", 2, 1, Severity::Error, "from second list"),
+                ("b.py", 1, 1, Severity::Hint, "b"),
+            ]
+        );
+    }
+
+    #[test]
+    fn merge_of_nothing_is_empty() {
+        assert!(merge(Vec::<Vec<Diagnostic>>::new()).is_empty());
+    }
+
+    #[test]
+    fn filter_keeps_only_listed_severities() {
+        let diags = vec![
+            diag("a.py", 1, 1, Severity::Error, "e"),
+            diag("a.py", 2, 1, Severity::Warning, "w"),
+            diag("a.py", 3, 1, Severity::Hint, "h"),
+        ];
+        let kept = filter_severities(diags, &[Severity::Error, Severity::Hint]);
+        assert_eq!(
+            summary(&kept),
+            vec![
+                ("a.py", 1, 1, Severity::Error, "e"),
+                ("a.py", 3, 1, Severity::Hint, "h"),
+            ]
+        );
+    }
+
+    #[test]
+    fn filter_with_empty_keep_drops_everything() {
+        let diags = vec![diag("a.py", 1, 1, Severity::Error, "e")];
+        assert!(filter_severities(diags, &[]).is_empty());
+    }
+
+    #[test]
+    fn sort_orders_by_file_line_column_severity_message() {
+        let mut diags = vec![
+            diag("b.py", 1, 1, Severity::Error, "a"),
+            diag("a.py", 1, 1, Severity::Warning, "a"),
+            diag("a.py", 1, 1, Severity::Error, "b"),
+            diag("a.py", 1, 1, Severity::Error, "a"),
+            diag("a.py", 1, 0, Severity::Hint, "z"),
+        ];
+        sort(&mut diags);
+        assert_eq!(
+            summary(&diags),
+            vec![
+                ("a.py", 1, 0, Severity::Hint, "z"),
+                ("a.py", 1, 1, Severity::Error, "a"),
+                ("a.py", 1, 1, Severity::Error, "b"),
+                ("a.py", 1, 1, Severity::Warning, "a"),
+                ("b.py", 1, 1, Severity::Error, "a"),
+            ]
+        );
+    }
+}

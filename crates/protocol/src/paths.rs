@@ -1,0 +1,398 @@
+//! Pure path and `file://` URI functions that behave the same on every OS.
+
+use std::path::{Component, Path, PathBuf};
+
+/// The bytes of a drive prefix such as `C:`, if `path` starts with one followed by a separator or nothing.
+fn drive_prefix(path: &str) -> Option<&str> {
+    let bytes = path.as_bytes();
+    let is_drive = bytes.len() >= 2
+        && bytes[0].is_ascii_alphabetic()
+        && bytes[1] == b':'
+        && matches!(bytes.get(2), None | Some(b'/') | Some(b'\\'));
+    is_drive.then(|| &path[..2])
+}
+
+/// Appends `text` to `out`, percent-encoding all but unreserved characters and `/`.
+fn push_encoded(out: &mut String, text: &str) {
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+}
+
+/// `/a b/c#d%.py` -> `file:///a%20b/c%23d%25.py`; Windows `C:\x y\z.rs` or `C:/x/z.rs` -> `file:///C:/x%20y/z.rs`.
+///
+/// Percent-encodes everything except unreserved (A-Z a-z 0-9 - . _ ~), `/`, and the drive
+/// colon; non-ASCII as UTF-8 percent bytes.
+pub fn path_to_uri(path: &str) -> String {
+    let mut uri = String::from("file://");
+    match drive_prefix(path) {
+        Some(drive) => {
+            uri.push('/');
+            uri.push_str(drive);
+            push_encoded(&mut uri, &path[drive.len()..].replace('\\', "/"));
+        }
+        None => {
+            if !path.starts_with('/') {
+                uri.push('/');
+            }
+            push_encoded(&mut uri, path);
+        }
+    }
+    uri
+}
+
+/// The value of one hexadecimal digit.
+fn hex_value(byte: u8) -> Option<u8> {
+    char::from(byte)
+        .to_digit(16)
+        .and_then(|digit| u8::try_from(digit).ok())
+}
+
+/// Decodes `%XX` escapes; a `%` not followed by two hex digits is kept as is.
+fn percent_decode(text: &str) -> Vec<u8> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
+            (b'%', Some(&high), Some(&low)) => hex_value(high).zip(hex_value(low)),
+            _ => None,
+        };
+        match escaped {
+            Some((high, low)) => {
+                out.push(high * 16 + low);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Inverse of path_to_uri; accepts `file:///...`, `file://localhost/...` and percent-encoded or lowercase drive letters.
+///
+/// Drive paths come back with backslashes (`file:///c%3A/x` -> `c:\x`), others as `/a b`.
+/// None if not a file URI or not valid UTF-8 after decoding.
+pub fn uri_to_path(uri: &str) -> Option<String> {
+    let scheme = uri.get(..7)?;
+    if !scheme.eq_ignore_ascii_case("file://") {
+        return None;
+    }
+    let rest = &uri[7..];
+    let rest = rest.split(['?', '#']).next().unwrap_or(rest);
+    let slash = rest.find('/')?;
+    let host = &rest[..slash];
+    if !host.is_empty() && !host.eq_ignore_ascii_case("localhost") {
+        return None;
+    }
+    let path = String::from_utf8(percent_decode(&rest[slash..])).ok()?;
+    let without_slash = &path[1..];
+    match drive_prefix(without_slash) {
+        Some(drive) => {
+            let tail = without_slash[drive.len()..].replace('/', "\\");
+            let tail = if tail.is_empty() { "\\" } else { &tail };
+            Some(format!("{drive}{tail}"))
+        }
+        None => Some(path),
+    }
+}
+
+/// Resolves `.` and `..` lexically (no file system).
+pub fn normalize_lexically(path: &Path) -> PathBuf {
+    let mut parts: Vec<Component<'_>> = Vec::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => match parts.last() {
+                Some(Component::Normal(_)) => {
+                    parts.pop();
+                }
+                Some(Component::RootDir) | Some(Component::Prefix(_)) => {}
+                Some(Component::ParentDir) | Some(Component::CurDir) | None => {
+                    parts.push(component);
+                }
+            },
+            other => parts.push(other),
+        }
+    }
+    if parts.is_empty() {
+        return PathBuf::from(".");
+    }
+    parts.iter().collect()
+}
+
+/// Resolves symlinks of the longest existing ancestor (std::fs::canonicalize) and appends the rest lexically normalized; for paths that do not exist yet.
+pub fn resolve(path: &Path) -> PathBuf {
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        match std::env::current_dir() {
+            Ok(cwd) => cwd.join(path),
+            Err(_) => path.to_path_buf(),
+        }
+    };
+    let components: Vec<Component<'_>> = absolute.components().collect();
+    for existing in (1..=components.len()).rev() {
+        let ancestor: PathBuf = components[..existing].iter().collect();
+        if let Ok(canonical) = std::fs::canonicalize(&ancestor) {
+            let rest: PathBuf = components[existing..].iter().collect();
+            return normalize_lexically(&canonical.join(rest));
+        }
+    }
+    normalize_lexically(&absolute)
+}
+
+/// Whether `path` is `root` or inside it, segment-safe (`/ws2` is not inside `/ws`), after `resolve` of both (so `..` and symlinks pointing outside are caught).
+pub fn is_within(root: &Path, path: &Path) -> bool {
+    resolve(path).starts_with(resolve(root))
+}
+
+/// `path` relative to `root` with `/` separators (`.` for the root itself); both are expected resolved; falls back to the full path if not within.
+pub fn relative_to(root: &Path, path: &Path) -> String {
+    match path.strip_prefix(root) {
+        Ok(relative) if relative.as_os_str().is_empty() => ".".to_string(),
+        Ok(relative) => relative
+            .components()
+            .map(|component| component.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
+        Err(_) => path.to_string_lossy().into_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn unix_path_with_space_hash_and_percent_is_encoded() {
+        assert_eq!(path_to_uri("/a b/c#d%.py"), "file:///a%20b/c%23d%25.py");
+    }
+
+    #[test]
+    fn unreserved_characters_are_kept() {
+        assert_eq!(path_to_uri("/A-z_0.9~/x"), "file:///A-z_0.9~/x");
+    }
+
+    #[test]
+    fn non_ascii_is_encoded_as_utf8_bytes() {
+        assert_eq!(path_to_uri("/café/中.rs"), "file:///caf%C3%A9/%E4%B8%AD.rs");
+    }
+
+    #[test]
+    fn other_reserved_characters_are_encoded() {
+        assert_eq!(
+            path_to_uri("/a:b?c&d=e+f@g[h]"),
+            "file:///a%3Ab%3Fc%26d%3De%2Bf%40g%5Bh%5D"
+        );
+    }
+
+    #[test]
+    fn windows_backslash_path_becomes_uri() {
+        assert_eq!(path_to_uri("C:\\x y\\z.rs"), "file:///C:/x%20y/z.rs");
+    }
+
+    #[test]
+    fn windows_forward_slash_path_becomes_uri() {
+        assert_eq!(path_to_uri("C:/x/z.rs"), "file:///C:/x/z.rs");
+    }
+
+    #[test]
+    fn unix_uri_becomes_path() {
+        assert_eq!(
+            uri_to_path("file:///a%20b/c%23d%25.py").as_deref(),
+            Some("/a b/c#d%.py")
+        );
+    }
+
+    #[test]
+    fn localhost_authority_is_accepted() {
+        assert_eq!(uri_to_path("file://localhost/a/b").as_deref(), Some("/a/b"));
+    }
+
+    #[test]
+    fn windows_uri_becomes_backslash_path() {
+        assert_eq!(
+            uri_to_path("file:///C:/x%20y/z.rs").as_deref(),
+            Some("C:\\x y\\z.rs")
+        );
+    }
+
+    #[test]
+    fn lowercase_percent_encoded_drive_is_accepted() {
+        assert_eq!(uri_to_path("file:///c%3A/x").as_deref(), Some("c:\\x"));
+        assert_eq!(uri_to_path("file:///c%3a/x").as_deref(), Some("c:\\x"));
+    }
+
+    #[test]
+    fn bare_drive_uri_becomes_drive_root() {
+        assert_eq!(uri_to_path("file:///D:").as_deref(), Some("D:\\"));
+        assert_eq!(uri_to_path("file:///D:/").as_deref(), Some("D:\\"));
+    }
+
+    #[test]
+    fn non_ascii_uri_is_decoded() {
+        assert_eq!(
+            uri_to_path("file:///caf%C3%A9/%E4%B8%AD.rs").as_deref(),
+            Some("/café/中.rs")
+        );
+    }
+
+    #[test]
+    fn query_and_fragment_are_dropped() {
+        assert_eq!(uri_to_path("file:///a/b.rs#L3").as_deref(), Some("/a/b.rs"));
+        assert_eq!(
+            uri_to_path("file:///a/b.rs?x=1").as_deref(),
+            Some("/a/b.rs")
+        );
+    }
+
+    #[test]
+    fn stray_percent_is_kept() {
+        assert_eq!(uri_to_path("file:///a%zz%4").as_deref(), Some("/a%zz%4"));
+    }
+
+    #[test]
+    fn non_file_uris_are_rejected() {
+        assert_eq!(uri_to_path("http://example.com/a"), None);
+        assert_eq!(uri_to_path("untitled:Untitled-1"), None);
+        assert_eq!(uri_to_path("file:"), None);
+        assert_eq!(uri_to_path("file://"), None);
+        assert_eq!(uri_to_path("file://server/share/a"), None);
+    }
+
+    #[test]
+    fn invalid_utf8_after_decoding_is_rejected() {
+        assert_eq!(uri_to_path("file:///a%FF"), None);
+    }
+
+    #[test]
+    fn uppercase_scheme_is_accepted() {
+        assert_eq!(uri_to_path("FILE:///a").as_deref(), Some("/a"));
+    }
+
+    #[test]
+    fn paths_roundtrip_through_uris() {
+        for path in [
+            "/a b/c#d%.py",
+            "/café/中.rs",
+            "/",
+            "/x/y?z",
+            "C:\\x y\\z.rs",
+            "c:\\中\\é.py",
+        ] {
+            assert_eq!(uri_to_path(&path_to_uri(path)).as_deref(), Some(path));
+        }
+    }
+
+    #[test]
+    fn normalize_resolves_dot_and_dot_dot() {
+        assert_eq!(
+            normalize_lexically(Path::new("/a/./b/../c/")),
+            PathBuf::from("/a/c")
+        );
+        assert_eq!(normalize_lexically(Path::new("/..")), PathBuf::from("/"));
+        assert_eq!(
+            normalize_lexically(Path::new("../a/../../b")),
+            PathBuf::from("../../b")
+        );
+        assert_eq!(normalize_lexically(Path::new("a/..")), PathBuf::from("."));
+    }
+
+    #[test]
+    fn resolve_keeps_missing_tail_normalized() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        assert_eq!(
+            resolve(&dir.path().join("new/./x/../y.rs")),
+            root.join("new/y.rs")
+        );
+    }
+
+    #[test]
+    fn resolve_of_existing_path_is_canonical() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        assert_eq!(resolve(&dir.path().join("sub/../sub")), root.join("sub"));
+    }
+
+    #[test]
+    fn root_is_within_itself() {
+        assert!(is_within(Path::new("/ws"), Path::new("/ws")));
+        assert!(is_within(Path::new("/ws"), Path::new("/ws/a/b.rs")));
+    }
+
+    #[test]
+    fn sibling_with_common_prefix_is_not_within() {
+        assert!(!is_within(Path::new("/ws"), Path::new("/ws2/a.rs")));
+        assert!(!is_within(Path::new("/ws"), Path::new("/w")));
+    }
+
+    #[test]
+    fn dot_dot_escaping_the_root_is_not_within() {
+        assert!(!is_within(
+            Path::new("/ws"),
+            Path::new("/ws/a/../../etc/passwd")
+        ));
+        assert!(is_within(Path::new("/ws"), Path::new("/ws/a/../b.rs")));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlink_inside_root_pointing_outside_is_not_within() {
+        let outside = tempfile::tempdir().unwrap();
+        let root = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path().join("link")).unwrap();
+        assert!(!is_within(
+            root.path(),
+            &root.path().join("link/secret.txt")
+        ));
+        assert!(!is_within(
+            root.path(),
+            &root.path().join("link/new/file.rs")
+        ));
+        assert!(is_within(root.path(), &root.path().join("real/file.rs")));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn root_given_through_a_symlink_still_contains_its_files() {
+        let base = tempfile::tempdir().unwrap();
+        std::fs::create_dir(base.path().join("real")).unwrap();
+        std::os::unix::fs::symlink(base.path().join("real"), base.path().join("alias")).unwrap();
+        assert!(is_within(
+            &base.path().join("alias"),
+            &base.path().join("real/a.rs")
+        ));
+    }
+
+    #[test]
+    fn relative_to_joins_with_forward_slashes() {
+        assert_eq!(
+            relative_to(Path::new("/ws"), Path::new("/ws/src/a.rs")),
+            "src/a.rs"
+        );
+    }
+
+    #[test]
+    fn relative_to_root_itself_is_dot() {
+        assert_eq!(relative_to(Path::new("/ws"), Path::new("/ws")), ".");
+    }
+
+    #[test]
+    fn relative_to_outside_root_is_the_full_path() {
+        assert_eq!(
+            relative_to(Path::new("/ws"), Path::new("/ws2/a.rs")),
+            "/ws2/a.rs"
+        );
+    }
+}

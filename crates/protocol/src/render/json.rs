@@ -1,0 +1,121 @@
+//! The stable JSON rendering for programs.
+
+use crate::diagnostic::Diagnostic;
+use crate::report::{Report, ServerReport};
+use serde_json::{json, Map, Value};
+
+/// The stable JSON shape: {"files": {"<path>": [{"line","column","end_line","end_column","severity","message","code","source"}]}, "servers": [{"id","root","status","reason"}], "timed_out": [..]}; files sorted; code/source null when absent.
+pub fn render_json(report: &Report) -> Value {
+    let files: Map<String, Value> = report
+        .files
+        .iter()
+        .map(|(path, diags)| {
+            (
+                path.clone(),
+                Value::Array(diags.iter().map(diagnostic_json).collect()),
+            )
+        })
+        .collect();
+    json!({
+        "files": files,
+        "servers": report.servers.iter().map(server_json).collect::<Vec<_>>(),
+        "timed_out": report.timed_out,
+    })
+}
+
+/// One diagnostic's JSON object.
+fn diagnostic_json(diag: &Diagnostic) -> Value {
+    json!({
+        "line": diag.line,
+        "column": diag.column,
+        "end_line": diag.end_line,
+        "end_column": diag.end_column,
+        "severity": diag.severity.as_str(),
+        "message": diag.message,
+        "code": diag.code,
+        "source": diag.source,
+    })
+}
+
+/// One server's JSON object.
+fn server_json(server: &ServerReport) -> Value {
+    json!({
+        "id": server.id,
+        "root": server.root,
+        "status": server.status.as_str(),
+        "reason": server.reason,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostic::{ServerState, Severity};
+
+    #[test]
+    fn renders_the_stable_shape() {
+        let mut report = Report::default();
+        report.files.insert(
+            "src/b.rs".to_string(),
+            vec![Diagnostic {
+                file: "src/b.rs".to_string(),
+                line: 3,
+                column: 5,
+                end_line: 3,
+                end_column: 9,
+                severity: Severity::Error,
+                message: "mismatched <types>".to_string(),
+                code: Some("E0308".to_string()),
+                source: Some("rustc".to_string()),
+            }],
+        );
+        report.files.insert(
+            "a.py".to_string(),
+            vec![Diagnostic {
+                file: "a.py".to_string(),
+                line: 1,
+                column: 1,
+                end_line: 2,
+                end_column: 1,
+                severity: Severity::Hint,
+                message: "unused".to_string(),
+                code: None,
+                source: None,
+            }],
+        );
+        report.files.insert("clean.py".to_string(), vec![]);
+        report.servers = vec![
+            ServerReport {
+                id: "rust-analyzer".to_string(),
+                root: ".".to_string(),
+                status: ServerState::Active,
+                reason: None,
+            },
+            ServerReport {
+                id: "pyright".to_string(),
+                root: "py".to_string(),
+                status: ServerState::Unavailable,
+                reason: Some("not installed".to_string()),
+            },
+        ];
+        report.timed_out = vec!["pyright".to_string()];
+
+        let expected = r#"{"files":{"a.py":[{"code":null,"column":1,"end_column":1,"end_line":2,"line":1,"message":"unused","severity":"hint","source":null}],"clean.py":[],"src/b.rs":[{"code":"E0308","column":5,"end_column":9,"end_line":3,"line":3,"message":"mismatched <types>","severity":"error","source":"rustc"}]},"servers":[{"id":"rust-analyzer","reason":null,"root":".","status":"active"},{"id":"pyright","reason":"not installed","root":"py","status":"unavailable"}],"timed_out":["pyright"]}"#;
+        let expected: Value = serde_json::from_str(expected).unwrap_or_default();
+        let rendered = render_json(&report);
+        assert_eq!(rendered, expected);
+        let keys: Vec<&String> = rendered["files"]
+            .as_object()
+            .map(|files| files.keys().collect())
+            .unwrap_or_default();
+        assert_eq!(keys, ["a.py", "clean.py", "src/b.rs"]);
+    }
+
+    #[test]
+    fn empty_report_renders_empty_collections() {
+        assert_eq!(
+            render_json(&Report::default()),
+            json!({"files": {}, "servers": [], "timed_out": []})
+        );
+    }
+}

@@ -1,0 +1,197 @@
+//! The compact XML-ish rendering meant for language models.
+
+use super::one_line;
+use crate::diagnostic::Diagnostic;
+use crate::report::Report;
+
+/// Escapes `&`, `<`, `>` as `&amp;`, `&lt;`, `&gt;`.
+pub fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// One file's block: `<diagnostics file="<path>">\n` then `ERROR [line:col] message (code)\n` per diagnostic, at most `max_per_file` lines then `... and N more\n`, then `</diagnostics>`.
+///
+/// Severity is in capitals (ERROR, WARNING, INFO, HINT); ` (code)` only when there is a code;
+/// ordered by line then column. Message newlines collapse to a space; message and code are
+/// escaped, and the file attribute too (also `"` -> `&quot;`).
+pub fn render_file_block(file: &str, diags: &[Diagnostic], max_per_file: usize) -> String {
+    let mut ordered: Vec<&Diagnostic> = diags.iter().collect();
+    ordered.sort_by_key(|diag| (diag.line, diag.column));
+    let mut out = format!(
+        "<diagnostics file=\"{}\">\n",
+        escape(file).replace('"', "&quot;")
+    );
+    for diag in ordered.iter().take(max_per_file) {
+        let code = diag
+            .code
+            .as_ref()
+            .map(|code| format!(" ({})", escape(code)))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "{} [{}:{}] {}{code}\n",
+            diag.severity.as_str().to_ascii_uppercase(),
+            diag.line,
+            diag.column,
+            escape(&one_line(&diag.message)),
+        ));
+    }
+    if ordered.len() > max_per_file {
+        out.push_str(&format!("... and {} more\n", ordered.len() - max_per_file));
+    }
+    out.push_str("</diagnostics>");
+    out
+}
+
+/// Every file of the report with diagnostics, blocks joined by "\n"; empty string when there are none.
+pub fn render_llm(report: &Report, max_per_file: usize) -> String {
+    report
+        .files
+        .iter()
+        .filter(|(_, diags)| !diags.is_empty())
+        .map(|(file, diags)| render_file_block(file, diags, max_per_file))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostic::Severity;
+
+    fn diag(
+        line: u32,
+        column: u32,
+        severity: Severity,
+        message: &str,
+        code: Option<&str>,
+    ) -> Diagnostic {
+        Diagnostic {
+            file: String::new(),
+            line,
+            column,
+            end_line: line,
+            end_column: column + 1,
+            severity,
+            message: message.to_string(),
+            code: code.map(str::to_string),
+            source: None,
+        }
+    }
+
+    #[test]
+    fn escape_replaces_ampersand_and_angle_brackets() {
+        assert_eq!(escape("a < b && c > d"), "a &lt; b &amp;&amp; c &gt; d");
+        assert_eq!(escape("&lt;"), "&amp;lt;");
+        assert_eq!(escape("\"quoted\""), "\"quoted\"");
+    }
+
+    #[test]
+    fn block_lists_diagnostics_by_line_then_column() {
+        let diags = [
+            diag(10, 1, Severity::Warning, "later", None),
+            diag(2, 9, Severity::Error, "second", Some("E1")),
+            diag(2, 3, Severity::Info, "first", None),
+            diag(11, 1, Severity::Hint, "last", Some("H")),
+        ];
+        assert_eq!(
+            render_file_block("src/a.rs", &diags, 10),
+            "<diagnostics file=\"src/a.rs\">\n\
+             INFO [2:3] first\n\
+             ERROR [2:9] second (E1)\n\
+             WARNING [10:1] later\n\
+             HINT [11:1] last (H)\n\
+             </diagnostics>"
+        );
+    }
+
+    #[test]
+    fn block_escapes_message_code_and_file() {
+        let diags = [diag(
+            1,
+            2,
+            Severity::Error,
+            "expected `Vec<T>`,\n  found `&str`",
+            Some("<E&>"),
+        )];
+        assert_eq!(
+            render_file_block("a \"<b>\" & c.rs", &diags, 5),
+            "<diagnostics file=\"a &quot;&lt;b&gt;&quot; &amp; c.rs\">\n\
+             ERROR [1:2] expected `Vec&lt;T&gt;`, found `&amp;str` (&lt;E&amp;&gt;)\n\
+             </diagnostics>"
+        );
+    }
+
+    #[test]
+    fn block_caps_lines_and_counts_the_rest() {
+        let diags: Vec<Diagnostic> = (1..=5)
+            .rev()
+            .map(|line| diag(line, 1, Severity::Error, "x", None))
+            .collect();
+        assert_eq!(
+            render_file_block("a.py", &diags, 2),
+            "<diagnostics file=\"a.py\">\n\
+             ERROR [1:1] x\n\
+             ERROR [2:1] x\n\
+             ... and 3 more\n\
+             </diagnostics>"
+        );
+    }
+
+    #[test]
+    fn block_at_exactly_the_cap_has_no_more_line() {
+        let diags = [
+            diag(1, 1, Severity::Error, "x", None),
+            diag(2, 1, Severity::Error, "y", None),
+        ];
+        assert_eq!(
+            render_file_block("a.py", &diags, 2),
+            "<diagnostics file=\"a.py\">\nERROR [1:1] x\nERROR [2:1] y\n</diagnostics>"
+        );
+    }
+
+    #[test]
+    fn block_with_zero_cap_only_counts() {
+        let diags = [diag(1, 1, Severity::Error, "x", None)];
+        assert_eq!(
+            render_file_block("a.py", &diags, 0),
+            "<diagnostics file=\"a.py\">\n... and 1 more\n</diagnostics>"
+        );
+    }
+
+    #[test]
+    fn block_without_diagnostics_is_empty_element() {
+        assert_eq!(
+            render_file_block("a.py", &[], 3),
+            "<diagnostics file=\"a.py\">\n</diagnostics>"
+        );
+    }
+
+    #[test]
+    fn llm_joins_blocks_of_files_with_diagnostics() {
+        let mut report = Report::default();
+        report.files.insert(
+            "b.py".to_string(),
+            vec![diag(1, 1, Severity::Warning, "w", None)],
+        );
+        report.files.insert("clean.py".to_string(), vec![]);
+        report.files.insert(
+            "a.py".to_string(),
+            vec![diag(3, 4, Severity::Error, "e", Some("X1"))],
+        );
+        assert_eq!(
+            render_llm(&report, 10),
+            "<diagnostics file=\"a.py\">\nERROR [3:4] e (X1)\n</diagnostics>\n\
+             <diagnostics file=\"b.py\">\nWARNING [1:1] w\n</diagnostics>"
+        );
+    }
+
+    #[test]
+    fn llm_of_report_without_diagnostics_is_empty() {
+        assert_eq!(render_llm(&Report::default(), 10), "");
+        let mut report = Report::default();
+        report.files.insert("clean.py".to_string(), vec![]);
+        assert_eq!(render_llm(&report, 10), "");
+    }
+}

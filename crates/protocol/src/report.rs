@@ -1,0 +1,72 @@
+//! What a check produced: diagnostics per file and the servers involved.
+
+use crate::diagnostic::{Diagnostic, ServerState};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One server's part in a check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerReport {
+    /// The server id from the configuration.
+    pub id: String,
+    /// The project root it served, relative to the workspace root (`.` for the root itself).
+    pub root: String,
+    /// Its lifecycle state at the end of the check.
+    pub status: ServerState,
+    /// Why it is broken, disabled or unavailable, if it is.
+    pub reason: Option<String>,
+}
+
+/// What a check produced: diagnostics per file (relative path -> sorted list), the servers involved, and which timed out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Diagnostics per file, keyed by the path relative to the workspace root.
+    pub files: BTreeMap<String, Vec<Diagnostic>>,
+    /// The servers involved in the check.
+    pub servers: Vec<ServerReport>,
+    /// The ids of the servers that did not answer in time.
+    pub timed_out: Vec<String>,
+}
+
+impl Report {
+    /// The number of diagnostics over all files.
+    pub fn diagnostic_count(&self) -> usize {
+        self.files.values().map(Vec::len).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostic::Severity;
+
+    fn diag(file: &str) -> Diagnostic {
+        Diagnostic {
+            file: file.to_string(),
+            line: 1,
+            column: 1,
+            end_line: 1,
+            end_column: 2,
+            severity: Severity::Error,
+            message: "x".to_string(),
+            code: None,
+            source: None,
+        }
+    }
+
+    #[test]
+    fn empty_report_has_no_diagnostics() {
+        assert_eq!(Report::default().diagnostic_count(), 0);
+    }
+
+    #[test]
+    fn diagnostic_count_sums_all_files() {
+        let mut report = Report::default();
+        report
+            .files
+            .insert("a.py".to_string(), vec![diag("a.py"), diag("a.py")]);
+        report.files.insert("b.py".to_string(), vec![diag("b.py")]);
+        report.files.insert("c.py".to_string(), vec![]);
+        assert_eq!(report.diagnostic_count(), 3);
+    }
+}

@@ -1,0 +1,247 @@
+//! Shared helpers for squiggle's integration tests: locating the binaries, building fake-server
+//! workspaces, reading what the fake server saw, and checking that no process was left behind.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use squiggle_config::{Config, ServerSpec};
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// A binary built from this workspace: from the environment variable `env_var` (set by
+/// `cargo xtask test`), else `target/debug/<name>`.
+fn built_binary(env_var: &str, name: &str) -> PathBuf {
+    if let Some(path) = std::env::var_os(env_var) {
+        return PathBuf::from(path);
+    }
+    let path = repo_root().join("target").join("debug").join(name);
+    assert!(
+        path.is_file(),
+        "{} is not built: run the tests with `cargo xtask test` (or `cargo build -p {name}` first)",
+        path.display()
+    );
+    path
+}
+
+/// The xtask binary, which hosts the fake language server.
+pub fn xtask_bin() -> PathBuf {
+    built_binary("SQUIGGLE_XTASK", "xtask")
+}
+
+/// The squiggle binary.
+pub fn squiggle_bin() -> PathBuf {
+    built_binary("SQUIGGLE_BIN", "squiggle")
+}
+
+/// The folders where `cargo xtask install-servers` puts real language servers.
+pub fn installed_server_dirs() -> Vec<PathBuf> {
+    let dir = repo_root().join("target").join("lsp-servers");
+    vec![
+        dir.join("node_modules").join(".bin"),
+        dir.join("venv").join("bin"),
+    ]
+}
+
+/// PATH with the installed language servers in front.
+pub fn path_with_servers() -> std::ffi::OsString {
+    let current = std::env::var_os("PATH").unwrap_or_default();
+    let dirs = installed_server_dirs()
+        .into_iter()
+        .chain(std::env::split_paths(&current));
+    std::env::join_paths(dirs).unwrap()
+}
+
+/// A real language server's executable, or a panic with its install hint.
+pub fn require_server(command: &str, hint: &str) -> PathBuf {
+    let current = std::env::var_os("PATH").unwrap_or_default();
+    installed_server_dirs()
+        .into_iter()
+        .chain(std::env::split_paths(&current))
+        .map(|dir| dir.join(command))
+        .find(|path| path.is_file())
+        .unwrap_or_else(|| {
+            panic!("`{command}` is not installed: run `cargo xtask install-servers` ({hint})")
+        })
+}
+
+/// A temporary workspace whose `.fake` files are served by the fake language server.
+#[derive(Debug)]
+pub struct FakeWorkspace {
+    dir: tempfile::TempDir,
+    /// The resolved workspace root.
+    pub root: PathBuf,
+    /// Where the fake server logs every message (JSON lines).
+    pub log: PathBuf,
+    /// Where the fake server writes its pid files.
+    pub pids: PathBuf,
+}
+
+impl FakeWorkspace {
+    /// A new empty workspace.
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap().join("ws");
+        std::fs::create_dir_all(&root).unwrap();
+        let log = dir.path().join("fake.log");
+        let pids = dir.path().join("pids");
+        std::fs::create_dir_all(&pids).unwrap();
+        Self {
+            dir,
+            root,
+            log,
+            pids,
+        }
+    }
+
+    /// Writes a file under the root (creating folders) and returns its path.
+    pub fn write(&self, relative: &str, text: &str) -> PathBuf {
+        let path = self.root.join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// Writes a fake-server script (JSON) beside the workspace and returns its path.
+    pub fn script(&self, script: &Value) -> PathBuf {
+        let path = self.dir.path().join(format!("script-{}.json", unique()));
+        std::fs::write(&path, script.to_string()).unwrap();
+        path
+    }
+
+    /// The spec of a fake server named `id` that runs `args` (e.g. `--scenario crash-on-init`).
+    pub fn server(&self, id: &str, args: &[&str]) -> ServerSpec {
+        let mut env = BTreeMap::new();
+        env.insert("FAKE_LSP_LOG".to_string(), self.log.display().to_string());
+        env.insert(
+            "FAKE_LSP_PID_DIR".to_string(),
+            self.pids.display().to_string(),
+        );
+        ServerSpec {
+            id: id.to_string(),
+            enabled: true,
+            command: xtask_bin().display().to_string(),
+            args: std::iter::once("fake-server")
+                .chain(args.iter().copied())
+                .map(String::from)
+                .collect(),
+            extensions: vec!["fake".to_string()],
+            language_id: "fake".to_string(),
+            root_markers: vec!["fake.toml".to_string()],
+            env,
+            initialization_options: None,
+            settings: None,
+            sidecar: None,
+            install_hint: "cargo build -p xtask".to_string(),
+            fallback_for: None,
+        }
+    }
+
+    /// A configuration with only the given fake servers and short timeouts.
+    pub fn config(&self, servers: Vec<ServerSpec>) -> Config {
+        let mut config = Config::default();
+        config.servers = servers.into_iter().map(|s| (s.id.clone(), s)).collect();
+        config.diagnostic_timeout_ms = 5_000;
+        config.first_touch_timeout_ms = 10_000;
+        config.settle_ms = 50;
+        config
+    }
+
+    /// Every message the fake servers logged so far.
+    pub fn messages(&self) -> Vec<Value> {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        text.lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect()
+    }
+
+    /// The messages with this method that the client sent to the servers.
+    pub fn received(&self, method: &str) -> Vec<Value> {
+        self.messages()
+            .into_iter()
+            .filter(|m| m["dir"] == "in" && m["method"] == method)
+            .collect()
+    }
+
+    /// The pids of the server processes started so far.
+    pub fn server_pids(&self) -> Vec<u32> {
+        self.pid_files("pid")
+    }
+
+    /// The pids of the grandchildren the servers spawned.
+    pub fn grandchild_pids(&self) -> Vec<u32> {
+        self.pid_files("grandchild")
+    }
+
+    fn pid_files(&self, extension: &str) -> Vec<u32> {
+        let mut pids: Vec<u32> = std::fs::read_dir(&self.pids)
+            .unwrap()
+            .filter_map(|entry| {
+                let path = entry.ok()?.path();
+                (path.extension()? == extension)
+                    .then(|| path.file_stem()?.to_str()?.parse().ok())?
+            })
+            .collect();
+        pids.sort_unstable();
+        pids
+    }
+}
+
+impl Default for FakeWorkspace {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Whether a process is running (a zombie counts as gone).
+pub fn is_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            // The state follows the parenthesised command name.
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next());
+            !matches!(state, Some("Z" | "X"))
+        }
+        Err(_) => false,
+    }
+}
+
+/// Waits until `condition` holds, polling, for at most `limit`; returns whether it held.
+pub fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if condition() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Asserts that every pid is gone within a few seconds.
+pub fn assert_all_gone(pids: &[u32], what: &str) {
+    assert!(!pids.is_empty(), "expected some {what} pids to check");
+    let gone = wait_until(Duration::from_secs(5), || {
+        pids.iter().all(|pid| !is_alive(*pid))
+    });
+    let alive: Vec<u32> = pids.iter().copied().filter(|pid| is_alive(*pid)).collect();
+    assert!(gone, "{what} still running: {alive:?}");
+}

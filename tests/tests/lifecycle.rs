@@ -1,0 +1,485 @@
+//! The runtime against the fake server: diagnostics, sync order, start-up, failures and
+//! clean shutdown.
+
+#![allow(clippy::unwrap_used)]
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use squiggle_actors::{ServerState, Severity, Skip, Squiggle};
+use squiggle_tests::{assert_all_gone, wait_until, FakeWorkspace};
+
+#[tokio::test]
+async fn diagnostics_arrive_with_character_columns_and_severities() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write(
+        "src/a.fake",
+        "ok line\nlet s = \"😀中\"; ERROR bad thing\n  WARNING careful\n",
+    );
+    let squiggle = Squiggle::start(&ws.root, ws.config(vec![ws.server("fake", &[])]))
+        .await
+        .unwrap();
+
+    let result = squiggle.check_file(&file, None).await;
+
+    assert_eq!(result.skipped, None);
+    assert_eq!(result.file, "src/a.fake");
+    assert!(result.timed_out.is_empty());
+    let found: Vec<_> = result
+        .diagnostics
+        .iter()
+        .map(|d| {
+            (
+                d.file.as_str(),
+                d.line,
+                d.column,
+                d.end_column,
+                d.severity,
+                d.message.as_str(),
+                d.code.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            (
+                "src/a.fake",
+                2,
+                15,
+                20,
+                Severity::Error,
+                "found ERROR: bad thing",
+                Some("E1")
+            ),
+            (
+                "src/a.fake",
+                3,
+                3,
+                10,
+                Severity::Warning,
+                "found WARNING: careful",
+                Some("W1")
+            ),
+        ]
+    );
+    assert_eq!(result.servers[0].status, ServerState::Active);
+    let known = squiggle.diagnostics().await;
+    assert_eq!(known.keys().collect::<Vec<_>>(), vec!["src/a.fake"]);
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn documents_are_opened_then_changed_with_rising_versions_then_saved() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR one\n");
+    let squiggle = Squiggle::start(&ws.root, ws.config(vec![ws.server("fake", &[])]))
+        .await
+        .unwrap();
+
+    let first = squiggle.check_file(&file, None).await;
+    let second = squiggle
+        .check_file(&file, Some("fine\nERROR two\nERROR three\n".to_string()))
+        .await;
+
+    assert_eq!(first.diagnostics.len(), 1);
+    assert_eq!(
+        second
+            .diagnostics
+            .iter()
+            .map(|d| d.line)
+            .collect::<Vec<_>>(),
+        vec![2, 3]
+    );
+    let sync: Vec<_> = ws
+        .messages()
+        .into_iter()
+        .filter(|m| m["dir"] == "in")
+        .filter_map(|m| {
+            m["method"]
+                .as_str()
+                .map(String::from)
+                .filter(|m| m.starts_with("textDocument/"))
+                .map(|method| (method, m["params"]["textDocument"]["version"].as_i64()))
+        })
+        .collect();
+    assert_eq!(
+        sync,
+        vec![
+            ("textDocument/didOpen".to_string(), Some(1)),
+            ("textDocument/didSave".to_string(), None),
+            ("textDocument/didChange".to_string(), Some(2)),
+            ("textDocument/didSave".to_string(), None),
+        ]
+    );
+    let change = &ws.received("textDocument/didChange")[0];
+    assert_eq!(
+        change["params"]["contentChanges"],
+        json!([{"text": "fine\nERROR two\nERROR three\n"}])
+    );
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn two_concurrent_checks_of_a_new_file_start_one_process() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR x\n");
+    let script = ws.script(&json!({"initialize_delay_ms": 300}));
+    let server = ws.server("fake", &["--script", script.to_str().unwrap()]);
+    let squiggle = Squiggle::start(&ws.root, ws.config(vec![server]))
+        .await
+        .unwrap();
+
+    let (a, b) = tokio::join!(
+        squiggle.check_file(&file, None),
+        squiggle.check_file(&file, None)
+    );
+
+    assert_eq!(a.diagnostics.len(), 1);
+    assert_eq!(b.diagnostics.len(), 1);
+    assert_eq!(ws.server_pids().len(), 1, "exactly one server process");
+    assert_eq!(ws.received("initialize").len(), 1);
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn nothing_starts_before_a_file_needs_it() {
+    let ws = FakeWorkspace::new();
+    let squiggle = Squiggle::start(&ws.root, ws.config(vec![ws.server("fake", &[])]))
+        .await
+        .unwrap();
+    assert!(squiggle.status().await.is_empty());
+    assert!(ws.server_pids().is_empty());
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn crash_at_initialize_leaves_the_server_broken_and_later_checks_return_at_once() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR x\n");
+    let mut config = ws.config(vec![ws.server("fake", &["--scenario", "crash-on-init"])]);
+    config.diagnostic_timeout_ms = 30_000;
+    config.first_touch_timeout_ms = 30_000;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+
+    let first = squiggle.check_file(&file, None).await;
+    assert!(first.diagnostics.is_empty());
+    assert_eq!(first.servers[0].status, ServerState::Broken);
+    let reason = first.servers[0].reason.clone().unwrap();
+    assert!(reason.contains("crashing on purpose"), "reason: {reason}");
+
+    let started = Instant::now();
+    let second = squiggle.check_file(&file, None).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "a broken server must not be waited for"
+    );
+    assert!(second.diagnostics.is_empty());
+    assert_eq!(second.servers[0].status, ServerState::Broken);
+    assert_eq!(
+        ws.server_pids().len(),
+        1,
+        "a broken server is not restarted"
+    );
+    let status = squiggle.status().await;
+    assert_eq!(status[0].state, ServerState::Broken);
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn crash_mid_session_leaves_the_server_broken_with_its_reason() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR x\n");
+    let mut config = ws.config(vec![ws.server("fake", &["--scenario", "crash-on-open"])]);
+    config.diagnostic_timeout_ms = 30_000;
+    config.first_touch_timeout_ms = 30_000;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+
+    let first = squiggle.check_file(&file, None).await;
+    assert!(first.diagnostics.is_empty());
+    assert_eq!(first.servers[0].status, ServerState::Broken);
+    assert!(first.servers[0]
+        .reason
+        .as_deref()
+        .unwrap()
+        .contains("crashing on purpose"));
+
+    let started = Instant::now();
+    let second = squiggle.check_file(&file, None).await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(second.servers[0].status, ServerState::Broken);
+    assert_eq!(ws.server_pids().len(), 1);
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_hangs_at_initialize_times_out_and_is_broken() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR x\n");
+    let mut config = ws.config(vec![ws.server("fake", &["--scenario", "hang-on-init"])]);
+    config.first_touch_timeout_ms = 300;
+    config.initialize_timeout_ms = 1_000;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+
+    let result = squiggle.check_file(&file, None).await;
+    assert!(result.diagnostics.is_empty());
+    assert_eq!(result.timed_out, vec!["fake".to_string()]);
+    assert_eq!(result.servers[0].status, ServerState::Starting);
+
+    let mut status = Vec::new();
+    for _ in 0..100 {
+        status = squiggle.status().await;
+        if status[0].state == ServerState::Broken {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(status[0].state, ServerState::Broken);
+    assert!(status[0]
+        .reason
+        .as_deref()
+        .unwrap()
+        .contains("initialize timed out"));
+    let pids = ws.server_pids();
+    squiggle.shutdown().await;
+    assert_all_gone(&pids, "server");
+}
+
+#[tokio::test]
+async fn a_missing_binary_is_unavailable_with_the_install_hint() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR x\n");
+    let mut server = ws.server("fake", &[]);
+    server.command = "squiggle-no-such-server".to_string();
+    server.install_hint = "pip install squiggle-no-such-server".to_string();
+    let squiggle = Squiggle::start(&ws.root, ws.config(vec![server]))
+        .await
+        .unwrap();
+
+    let result = squiggle.check_file(&file, None).await;
+
+    assert!(result.diagnostics.is_empty());
+    assert_eq!(result.servers[0].status, ServerState::Unavailable);
+    let reason = result.servers[0].reason.clone().unwrap();
+    assert!(
+        reason.contains("pip install squiggle-no-such-server"),
+        "reason: {reason}"
+    );
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn garbage_and_malformed_frames_are_skipped_and_the_session_goes_on() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR one\n");
+    let squiggle = Squiggle::start(
+        &ws.root,
+        ws.config(vec![ws.server("fake", &["--scenario", "garbage"])]),
+    )
+    .await
+    .unwrap();
+
+    let first = squiggle.check_file(&file, None).await;
+    let second = squiggle
+        .check_file(&file, Some("ERROR a\nERROR b\n".to_string()))
+        .await;
+
+    assert_eq!(first.diagnostics.len(), 1);
+    assert_eq!(second.diagnostics.len(), 2);
+    assert_eq!(second.servers[0].status, ServerState::Active);
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn unknown_notifications_are_harmless() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR one\n");
+    let squiggle = Squiggle::start(
+        &ws.root,
+        ws.config(vec![
+            ws.server("fake", &["--scenario", "unknown-notification"])
+        ]),
+    )
+    .await
+    .unwrap();
+
+    let first = squiggle.check_file(&file, None).await;
+    let second = squiggle
+        .check_file(&file, Some("ERROR a\nERROR b\n".to_string()))
+        .await;
+
+    assert_eq!(first.diagnostics.len(), 1);
+    assert_eq!(second.diagnostics.len(), 2);
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn server_requests_are_answered_without_errors() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR one\n");
+    let mut server = ws.server("fake", &["--scenario", "server-requests"]);
+    server.settings = Some(json!({"fake": {"level": 3, "nested": {"on": true}}}));
+    let squiggle = Squiggle::start(&ws.root, ws.config(vec![server]))
+        .await
+        .unwrap();
+
+    let result = squiggle.check_file(&file, None).await;
+    assert_eq!(result.diagnostics.len(), 1);
+
+    let answered = wait_until(Duration::from_secs(5), || {
+        ws.messages()
+            .iter()
+            .filter(|m| {
+                m["dir"] == "in"
+                    && m["id"]
+                        .as_str()
+                        .is_some_and(|id| id.starts_with("fake-req-"))
+            })
+            .count()
+            == 4
+    });
+    assert!(answered, "all four server requests answered");
+    let answers: Vec<_> = ws
+        .messages()
+        .into_iter()
+        .filter(|m| {
+            m["dir"] == "in"
+                && m["id"]
+                    .as_str()
+                    .is_some_and(|id| id.starts_with("fake-req-"))
+        })
+        .collect();
+    for answer in &answers {
+        assert!(answer["error"].is_null(), "no error answers: {answer}");
+    }
+    let configuration = answers
+        .iter()
+        .find(|a| a["result"].is_array() && a["result"].as_array().unwrap().len() == 2)
+        .unwrap();
+    assert_eq!(
+        configuration["result"],
+        json!([{"level": 3, "nested": {"on": true}}, {"on": true}])
+    );
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn shutdown_leaves_no_server_and_no_grandchild() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR x\n");
+    let squiggle = Squiggle::start(
+        &ws.root,
+        ws.config(vec![ws.server("fake", &["--scenario", "grandchild"])]),
+    )
+    .await
+    .unwrap();
+    let result = squiggle.check_file(&file, None).await;
+    assert_eq!(result.diagnostics.len(), 1);
+    let servers = ws.server_pids();
+    let grandchildren = ws.grandchild_pids();
+    assert_eq!(grandchildren.len(), 1);
+
+    squiggle.shutdown().await;
+
+    assert_all_gone(&servers, "server");
+    assert_all_gone(&grandchildren, "grandchild");
+    assert_eq!(
+        ws.received("shutdown").len(),
+        1,
+        "a graceful shutdown was asked for"
+    );
+    assert_eq!(ws.received("exit").len(), 1);
+}
+
+#[tokio::test]
+async fn a_server_that_ignores_shutdown_is_killed() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR x\n");
+    let squiggle = Squiggle::start(
+        &ws.root,
+        ws.config(vec![ws.server("fake", &["--scenario", "shutdown-hangs"])]),
+    )
+    .await
+    .unwrap();
+    squiggle.check_file(&file, None).await;
+    let servers = ws.server_pids();
+
+    squiggle.shutdown().await;
+
+    assert_all_gone(&servers, "server");
+}
+
+#[tokio::test]
+async fn files_outside_the_workspace_start_no_server() {
+    let ws = FakeWorkspace::new();
+    let outside = ws.root.parent().unwrap().join("ws2").join("a.fake");
+    std::fs::create_dir_all(outside.parent().unwrap()).unwrap();
+    std::fs::write(&outside, "ERROR x\n").unwrap();
+    let squiggle = Squiggle::start(&ws.root, ws.config(vec![ws.server("fake", &[])]))
+        .await
+        .unwrap();
+
+    let sibling = squiggle.check_file(&outside, None).await;
+    let dotted = squiggle
+        .check_file(ws.root.join("../ws2/a.fake"), None)
+        .await;
+
+    assert_eq!(sibling.skipped, Some(Skip::OutsideWorkspace));
+    assert_eq!(dotted.skipped, Some(Skip::OutsideWorkspace));
+    assert!(ws.server_pids().is_empty());
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn binary_unknown_and_missing_files_are_skipped_with_a_reason() {
+    let ws = FakeWorkspace::new();
+    let binary = ws.write("b.fake", "ERROR\0x\n");
+    let unknown = ws.write("notes.txt", "ERROR x\n");
+    let squiggle = Squiggle::start(&ws.root, ws.config(vec![ws.server("fake", &[])]))
+        .await
+        .unwrap();
+
+    assert_eq!(
+        squiggle.check_file(&binary, None).await.skipped,
+        Some(Skip::Binary)
+    );
+    assert_eq!(
+        squiggle.check_file(&unknown, None).await.skipped,
+        Some(Skip::NoServer)
+    );
+    let missing = squiggle.check_file(ws.root.join("gone.fake"), None).await;
+    assert!(matches!(missing.skipped, Some(Skip::Unreadable(_))));
+    assert!(ws.server_pids().is_empty());
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn each_project_root_gets_its_own_server() {
+    let ws = FakeWorkspace::new();
+    ws.write("one/fake.toml", "");
+    ws.write("two/fake.toml", "");
+    let a = ws.write("one/src/a.fake", "ERROR a\n");
+    let b = ws.write("two/b.fake", "ERROR b\n");
+    let squiggle = Squiggle::start(&ws.root, ws.config(vec![ws.server("fake", &[])]))
+        .await
+        .unwrap();
+
+    squiggle.check_file(&a, None).await;
+    squiggle.check_file(&b, None).await;
+
+    let roots: Vec<_> = squiggle
+        .status()
+        .await
+        .into_iter()
+        .map(|s| (s.id, s.root, s.state))
+        .collect();
+    assert_eq!(
+        roots,
+        vec![
+            ("fake".to_string(), "one".to_string(), ServerState::Active),
+            ("fake".to_string(), "two".to_string(), ServerState::Active),
+        ]
+    );
+    assert_eq!(ws.server_pids().len(), 2);
+    squiggle.shutdown().await;
+}

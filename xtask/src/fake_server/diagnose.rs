@@ -1,0 +1,153 @@
+//! Diagnostics computed from document text: one per marker word per line.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+/// How character offsets within a line are counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+pub enum Encoding {
+    /// Bytes of UTF-8.
+    #[serde(rename = "utf-8")]
+    Utf8,
+    /// UTF-16 code units (the LSP default).
+    #[default]
+    #[serde(rename = "utf-16")]
+    Utf16,
+    /// Unicode scalar values.
+    #[serde(rename = "utf-32")]
+    Utf32,
+}
+
+impl Encoding {
+    /// The name used on the wire (`positionEncoding`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::Utf8 => "utf-8",
+            Encoding::Utf16 => "utf-16",
+            Encoding::Utf32 => "utf-32",
+        }
+    }
+
+    /// Length of `s` counted in this encoding.
+    pub fn len(self, s: &str) -> usize {
+        match self {
+            Encoding::Utf8 => s.len(),
+            Encoding::Utf16 => s.encode_utf16().count(),
+            Encoding::Utf32 => s.chars().count(),
+        }
+    }
+}
+
+/// Marker words, their LSP severity and diagnostic code.
+const MARKERS: [(&str, u8, &str); 4] = [
+    ("ERROR", 1, "E1"),
+    ("WARNING", 2, "W1"),
+    ("INFO", 3, "I1"),
+    ("HINT", 4, "H1"),
+];
+
+/// LSP diagnostics for every marker word in `text`, ordered by position.
+pub fn diagnostics(text: &str, encoding: Encoding) -> Vec<Value> {
+    let mut out = Vec::new();
+    for (line_no, line) in text.split('\n').enumerate() {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let mut found: Vec<(usize, &str, u8, &str)> = MARKERS
+            .iter()
+            .filter_map(|&(word, sev, code)| line.find(word).map(|at| (at, word, sev, code)))
+            .collect();
+        found.sort_by_key(|f| f.0);
+        for (at, word, severity, code) in found {
+            let start = encoding.len(&line[..at]);
+            let rest = line[at + word.len()..].trim();
+            let message = if rest.is_empty() {
+                format!("found {word}")
+            } else {
+                format!("found {word}: {rest}")
+            };
+            out.push(json!({
+                "range": {
+                    "start": {"line": line_no, "character": start},
+                    "end": {"line": line_no, "character": start + word.len()},
+                },
+                "severity": severity,
+                "code": code,
+                "source": "fake",
+                "message": message,
+            }));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn starts(diags: &[Value]) -> Vec<(u64, u64, u64)> {
+        diags
+            .iter()
+            .map(|d| {
+                let r = &d["range"];
+                (
+                    r["start"]["line"].as_u64().unwrap_or(99),
+                    r["start"]["character"].as_u64().unwrap_or(99),
+                    r["end"]["character"].as_u64().unwrap_or(99),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn utf16_offset_counts_surrogate_pairs() {
+        let d = diagnostics("let s = \"😀中\"; ERROR x", Encoding::Utf16);
+        // `let s = "` is 9 chars; 😀 is 2 UTF-16 units / 4 bytes, 中 is 1 unit / 3 bytes.
+        assert_eq!(starts(&d), vec![(0, 15, 20)]);
+        assert_eq!(d[0]["message"], "found ERROR: x");
+        assert_eq!(d[0]["severity"], 1);
+        assert_eq!(d[0]["code"], "E1");
+        assert_eq!(d[0]["source"], "fake");
+    }
+
+    #[test]
+    fn other_encodings() {
+        let text = "let s = \"😀中\"; ERROR x";
+        assert_eq!(
+            starts(&diagnostics(text, Encoding::Utf32)),
+            vec![(0, 14, 19)]
+        );
+        assert_eq!(
+            starts(&diagnostics(text, Encoding::Utf8)),
+            vec![(0, 19, 24)]
+        );
+    }
+
+    #[test]
+    fn multiple_markers_and_lines() {
+        let text = "ok\r\nHINT then WARNING  careful  \nnothing\n中 INFO\nERROR";
+        let d = diagnostics(text, Encoding::Utf16);
+        assert_eq!(
+            starts(&d),
+            vec![(1, 0, 4), (1, 10, 17), (3, 2, 6), (4, 0, 5)]
+        );
+        let msgs: Vec<&str> = d.iter().filter_map(|d| d["message"].as_str()).collect();
+        assert_eq!(
+            msgs,
+            vec![
+                "found HINT: then WARNING  careful",
+                "found WARNING: careful",
+                "found INFO",
+                "found ERROR",
+            ]
+        );
+        let codes: Vec<&str> = d.iter().filter_map(|d| d["code"].as_str()).collect();
+        assert_eq!(codes, vec!["H1", "W1", "I1", "E1"]);
+        let sev: Vec<u64> = d.iter().filter_map(|d| d["severity"].as_u64()).collect();
+        assert_eq!(sev, vec![4, 2, 3, 1]);
+    }
+
+    #[test]
+    fn no_markers_no_diagnostics() {
+        assert!(diagnostics("fn main() {}\n", Encoding::Utf16).is_empty());
+        assert!(diagnostics("", Encoding::Utf16).is_empty());
+    }
+}

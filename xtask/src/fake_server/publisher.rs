@@ -1,0 +1,124 @@
+//! Emits `publishDiagnostics` (plus scripted noise) in order, now or after a delay.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::wire::Output;
+
+/// Junk written before every publish, as scripted.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Noise {
+    /// A raw non-frame line.
+    pub garbage: bool,
+    /// A non-JSON frame and an empty frame.
+    pub malformed: bool,
+    /// Two notifications the client does not know.
+    pub unknown_notifications: bool,
+}
+
+/// State shared with the publisher thread.
+#[derive(Debug)]
+struct Shared {
+    queue: Mutex<VecDeque<(Instant, Value)>>,
+    wake: Condvar,
+    output: Arc<Output>,
+    noise: Noise,
+}
+
+/// A FIFO of publishes: each goes out at its due time, never before an earlier one.
+#[derive(Debug)]
+pub struct Publisher {
+    shared: Arc<Shared>,
+}
+
+impl Publisher {
+    /// Starts the publisher thread.
+    pub fn start(output: Arc<Output>, noise: Noise) -> anyhow::Result<Publisher> {
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(VecDeque::new()),
+            wake: Condvar::new(),
+            output,
+            noise,
+        });
+        let worker = Arc::clone(&shared);
+        std::thread::Builder::new()
+            .name("fake-publisher".into())
+            .spawn(move || worker.run())?;
+        Ok(Publisher { shared })
+    }
+
+    /// Publishes `message` after `delay` (inline when nothing is pending and `delay` is zero).
+    pub fn publish(&self, message: Value, delay: Duration) {
+        let mut queue = self.shared.lock();
+        if queue.is_empty() && delay.is_zero() {
+            // Written under the queue lock so the thread cannot overtake it.
+            self.shared.emit(&message);
+            return;
+        }
+        queue.push_back((Instant::now() + delay, message));
+        self.shared.wake.notify_one();
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, VecDeque<(Instant, Value)>> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn run(&self) {
+        let mut queue = self.lock();
+        loop {
+            let now = Instant::now();
+            match queue.front() {
+                None => {
+                    queue = self
+                        .wake
+                        .wait(queue)
+                        .unwrap_or_else(PoisonError::into_inner);
+                }
+                Some((due, _)) if *due > now => {
+                    let wait = *due - now;
+                    queue = self
+                        .wake
+                        .wait_timeout(queue, wait)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0;
+                }
+                Some(_) => {
+                    // Emitted while still holding the lock: inline publishes wait for it.
+                    if let Some((_, message)) = queue.pop_front() {
+                        self.emit(&message);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes the scripted noise and then `message`; write errors go to stderr.
+    fn emit(&self, message: &Value) {
+        if let Err(e) = self.try_emit(message) {
+            eprintln!("fake-server: publishing: {e:#}");
+        }
+    }
+
+    fn try_emit(&self, message: &Value) -> anyhow::Result<()> {
+        let out = &self.output;
+        if self.noise.garbage {
+            out.raw(b"this is not a frame\n")?;
+        }
+        if self.noise.malformed {
+            out.raw(&super::wire::frame(b"{not json"))?;
+            out.raw(&super::wire::frame(b""))?;
+        }
+        if self.noise.unknown_notifications {
+            out.send(&json!({"jsonrpc": "2.0", "method": "$/fake/unknownThing", "params": {}}))?;
+            out.send(
+                &json!({"jsonrpc": "2.0", "method": "fake/customNotification", "params": {"x": 1}}),
+            )?;
+        }
+        out.send(message)
+    }
+}

@@ -1,0 +1,279 @@
+//! The fake server's behaviour model (`Script`) and the named presets.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{bail, Context as _};
+use serde::Deserialize;
+
+use super::diagnose::Encoding;
+
+/// A document event that can trigger a publish.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Trigger {
+    /// `textDocument/didOpen`.
+    Open,
+    /// `textDocument/didChange`.
+    Change,
+    /// `textDocument/didSave`.
+    Save,
+}
+
+/// A request the server sends to the client right after `initialized`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum ServerRequest {
+    /// `workspace/configuration` for sections `fake` and `fake.nested`.
+    #[serde(rename = "workspace/configuration")]
+    Configuration,
+    /// `client/registerCapability` for `workspace/didChangeWatchedFiles`.
+    #[serde(rename = "client/registerCapability")]
+    RegisterCapability,
+    /// `window/workDoneProgress/create` with token `fake-progress-1`.
+    #[serde(rename = "window/workDoneProgress/create")]
+    WorkDoneProgressCreate,
+    /// `workspace/workspaceFolders`.
+    #[serde(rename = "workspace/workspaceFolders")]
+    WorkspaceFolders,
+}
+
+/// Everything the fake server can be told to do; every field is optional.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Script {
+    /// Document events after which diagnostics are published.
+    pub diagnose_on: Vec<Trigger>,
+    /// Encoding to negotiate if the client offers it (else UTF-16).
+    pub position_encoding: Option<Encoding>,
+    /// Delay before each publish, in milliseconds.
+    pub publish_delay_ms: u64,
+    /// Publish an empty list immediately before the (delayed) real one.
+    pub publish_empty_first: bool,
+    /// Extra files (path relative to the root → text) published on every touch.
+    pub also_publish: BTreeMap<String, String>,
+    /// Delay before answering `initialize`, in milliseconds.
+    pub initialize_delay_ms: u64,
+    /// Never answer `initialize`.
+    pub hang_on_initialize: bool,
+    /// Exit with status 3 once the Nth incoming message (1-based) is read.
+    pub crash_on_message: Option<u64>,
+    /// Exit with status 3 when a message with this method arrives.
+    pub crash_on_method: Option<String>,
+    /// Write a raw non-frame line before every publish.
+    pub garbage_before_publish: bool,
+    /// Write a non-JSON frame and an empty frame before every publish.
+    pub malformed_body: bool,
+    /// Send two unknown notifications before every publish.
+    pub unknown_notification: bool,
+    /// Requests sent to the client after `initialized`.
+    pub server_requests: Vec<ServerRequest>,
+    /// Never answer `shutdown`.
+    pub shutdown_hangs: bool,
+    /// Spawn a `sleep 1000` grandchild at start.
+    pub spawn_grandchild: bool,
+    /// Support pull diagnostics (`textDocument/diagnostic`).
+    pub pull: bool,
+}
+
+impl Default for Script {
+    fn default() -> Self {
+        Script {
+            diagnose_on: vec![Trigger::Open, Trigger::Change],
+            position_encoding: None,
+            publish_delay_ms: 0,
+            publish_empty_first: false,
+            also_publish: BTreeMap::new(),
+            initialize_delay_ms: 0,
+            hang_on_initialize: false,
+            crash_on_message: None,
+            crash_on_method: None,
+            garbage_before_publish: false,
+            malformed_body: false,
+            unknown_notification: false,
+            server_requests: Vec::new(),
+            shutdown_hangs: false,
+            spawn_grandchild: false,
+            pull: false,
+        }
+    }
+}
+
+/// Names accepted by `--scenario`.
+pub const PRESETS: &[&str] = &[
+    "default",
+    "slow-publish",
+    "crash-on-init",
+    "crash-on-open",
+    "hang-on-init",
+    "garbage",
+    "unknown-notification",
+    "server-requests",
+    "shutdown-hangs",
+    "grandchild",
+    "empty-first",
+    "pull",
+];
+
+impl Script {
+    /// Parses a script from JSON text.
+    pub fn parse(json: &str) -> anyhow::Result<Script> {
+        Ok(serde_json::from_str(json)?)
+    }
+
+    /// Reads and parses a script file.
+    pub fn load(path: &Path) -> anyhow::Result<Script> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading script {}", path.display()))?;
+        Script::parse(&text).with_context(|| format!("parsing script {}", path.display()))
+    }
+
+    /// The named preset behaviour.
+    pub fn preset(name: &str) -> anyhow::Result<Script> {
+        let base = Script::default();
+        Ok(match name {
+            "default" => base,
+            "slow-publish" => Script {
+                publish_delay_ms: 500,
+                ..base
+            },
+            "crash-on-init" => Script {
+                crash_on_method: Some("initialize".into()),
+                ..base
+            },
+            "crash-on-open" => Script {
+                crash_on_method: Some("textDocument/didOpen".into()),
+                ..base
+            },
+            "hang-on-init" => Script {
+                hang_on_initialize: true,
+                ..base
+            },
+            "garbage" => Script {
+                garbage_before_publish: true,
+                malformed_body: true,
+                ..base
+            },
+            "unknown-notification" => Script {
+                unknown_notification: true,
+                ..base
+            },
+            "server-requests" => Script {
+                server_requests: vec![
+                    ServerRequest::Configuration,
+                    ServerRequest::RegisterCapability,
+                    ServerRequest::WorkDoneProgressCreate,
+                    ServerRequest::WorkspaceFolders,
+                ],
+                ..base
+            },
+            "shutdown-hangs" => Script {
+                shutdown_hangs: true,
+                ..base
+            },
+            "grandchild" => Script {
+                spawn_grandchild: true,
+                ..base
+            },
+            "empty-first" => Script {
+                publish_empty_first: true,
+                publish_delay_ms: 300,
+                ..base
+            },
+            "pull" => Script {
+                pull: true,
+                diagnose_on: Vec::new(),
+                ..base
+            },
+            other => bail!(
+                "unknown scenario {other:?}; known scenarios: {}",
+                PRESETS.join(", ")
+            ),
+        })
+    }
+
+    /// The script selected by `[--scenario NAME | --script FILE]`.
+    pub fn from_args(args: &[String]) -> anyhow::Result<Script> {
+        match args {
+            [] => Script::preset("default"),
+            [flag, name] if flag == "--scenario" => Script::preset(name),
+            [flag, file] if flag == "--script" => Script::load(Path::new(file)),
+            _ => bail!("usage: fake-server [--scenario NAME | --script FILE]"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_object_gives_defaults() -> anyhow::Result<()> {
+        let s = Script::parse("{}")?;
+        assert_eq!(s.diagnose_on, vec![Trigger::Open, Trigger::Change]);
+        assert_eq!(s.publish_delay_ms, 0);
+        assert!(s.position_encoding.is_none());
+        assert!(s.server_requests.is_empty());
+        assert!(!s.pull && !s.shutdown_hangs && !s.hang_on_initialize);
+        Ok(())
+    }
+
+    #[test]
+    fn fields_parse() -> anyhow::Result<()> {
+        let s = Script::parse(
+            r#"{"diagnose_on": ["save"], "position_encoding": "utf-8",
+                "also_publish": {"src/b.rs": "ERROR b"}, "crash_on_message": 4,
+                "server_requests": ["workspace/configuration", "workspace/workspaceFolders"]}"#,
+        )?;
+        assert_eq!(s.diagnose_on, vec![Trigger::Save]);
+        assert_eq!(s.position_encoding, Some(Encoding::Utf8));
+        assert_eq!(
+            s.also_publish.get("src/b.rs").map(String::as_str),
+            Some("ERROR b")
+        );
+        assert_eq!(s.crash_on_message, Some(4));
+        assert_eq!(
+            s.server_requests,
+            vec![
+                ServerRequest::Configuration,
+                ServerRequest::WorkspaceFolders
+            ]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn unknown_field_is_an_error() {
+        let err = Script::parse(r#"{"publish_delay": 5}"#)
+            .err()
+            .map(|e| e.to_string());
+        assert!(err.is_some_and(|e| e.contains("unknown field")));
+    }
+
+    #[test]
+    fn bad_values_are_errors() {
+        assert!(Script::parse(r#"{"diagnose_on": ["close"]}"#).is_err());
+        assert!(Script::parse(r#"{"position_encoding": "utf-7"}"#).is_err());
+        assert!(Script::parse(r#"{"server_requests": ["window/showMessage"]}"#).is_err());
+    }
+
+    #[test]
+    fn presets() -> anyhow::Result<()> {
+        for name in PRESETS {
+            Script::preset(name)?;
+        }
+        assert_eq!(Script::preset("slow-publish")?.publish_delay_ms, 500);
+        assert!(Script::preset("pull")?.diagnose_on.is_empty());
+        let err = Script::preset("nope").err().map(|e| e.to_string());
+        assert!(err.is_some_and(|e| e.contains("crash-on-open")));
+        Ok(())
+    }
+
+    #[test]
+    fn args() -> anyhow::Result<()> {
+        assert_eq!(Script::from_args(&[])?.publish_delay_ms, 0);
+        let a = ["--scenario".to_string(), "empty-first".to_string()];
+        assert!(Script::from_args(&a)?.publish_empty_first);
+        assert!(Script::from_args(&["--bogus".to_string()]).is_err());
+        Ok(())
+    }
+}

@@ -1,0 +1,119 @@
+//! The real language servers the tests and the demo use, installed from the package
+//! registries into `target/lsp-servers/` (npm packages under `node_modules/.bin`, Python
+//! packages in a virtual environment under `venv/bin`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context};
+
+/// npm packages, pinned so that expected diagnostics stay exact.
+const NPM_PACKAGES: &[&str] = &[
+    "pyright@1.1.414",
+    "typescript@5.9.3",
+    "typescript-language-server@5.3.0",
+];
+/// PyPI packages, pinned likewise.
+const PIP_PACKAGES: &[&str] = &["ruff==0.17.5"];
+
+/// The folder the servers are installed into.
+pub fn install_dir(workspace: &Path) -> PathBuf {
+    workspace.join("target").join("lsp-servers")
+}
+
+/// The folders holding the installed servers' executables, to put in front of PATH.
+pub fn bin_dirs(workspace: &Path) -> Vec<PathBuf> {
+    let dir = install_dir(workspace);
+    vec![
+        dir.join("node_modules").join(".bin"),
+        dir.join("venv").join("bin"),
+    ]
+}
+
+/// PATH with the installed servers in front.
+pub fn path_with_servers(workspace: &Path) -> anyhow::Result<std::ffi::OsString> {
+    let current = std::env::var_os("PATH").unwrap_or_default();
+    let dirs = bin_dirs(workspace)
+        .into_iter()
+        .chain(std::env::split_paths(&current));
+    std::env::join_paths(dirs).context("cannot build PATH")
+}
+
+/// Installs every pinned server that is not installed yet; returns the bin folders.
+pub fn install(workspace: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let dir = install_dir(workspace);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    install_npm(&dir)?;
+    install_pip(&dir)?;
+    Ok(bin_dirs(workspace))
+}
+
+fn install_npm(dir: &Path) -> anyhow::Result<()> {
+    let stamp = dir.join(".npm-installed");
+    let wanted = NPM_PACKAGES.join(" ");
+    if std::fs::read_to_string(&stamp).is_ok_and(|s| s == wanted) {
+        return Ok(());
+    }
+    eprintln!("xtask: installing {wanted} (npm) into {}", dir.display());
+    let manifest = dir.join("package.json");
+    if !manifest.exists() {
+        std::fs::write(
+            &manifest,
+            "{\"name\":\"squiggle-lsp-servers\",\"private\":true}\n",
+        )?;
+    }
+    let status = Command::new("npm")
+        .args([
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+            "--save-exact",
+        ])
+        .args(NPM_PACKAGES)
+        .current_dir(dir)
+        .status()
+        .context("cannot run npm (install Node.js 18 or newer)")?;
+    if !status.success() {
+        bail!("npm install failed ({status})");
+    }
+    std::fs::write(&stamp, wanted)?;
+    Ok(())
+}
+
+fn install_pip(dir: &Path) -> anyhow::Result<()> {
+    let stamp = dir.join(".pip-installed");
+    let wanted = PIP_PACKAGES.join(" ");
+    if std::fs::read_to_string(&stamp).is_ok_and(|s| s == wanted) {
+        return Ok(());
+    }
+    eprintln!("xtask: installing {wanted} (pip) into {}", dir.display());
+    let venv = dir.join("venv");
+    let python = venv.join("bin").join("python");
+    if !python.exists() {
+        let status = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .context("cannot run python3 (install Python 3.8 or newer)")?;
+        if !status.success() {
+            bail!("python3 -m venv failed ({status})");
+        }
+    }
+    let status = Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .args(PIP_PACKAGES)
+        .status()
+        .context("cannot run pip in the virtual environment")?;
+    if !status.success() {
+        bail!("pip install failed ({status})");
+    }
+    std::fs::write(&stamp, wanted)?;
+    Ok(())
+}

@@ -1,0 +1,28 @@
+//! `cargo xtask test`: install what the tests need, then run every test.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{bail, Context};
+
+use crate::lsp_servers;
+
+/// Installs the test language servers and runs `cargo test` for the whole workspace, with the
+/// servers on PATH and the fake server located for the tests; extra args go to `cargo test`.
+pub fn run(workspace: &Path, extra: &[String]) -> anyhow::Result<()> {
+    lsp_servers::install(workspace)?;
+    let xtask = std::env::current_exe().context("cannot locate the xtask binary")?;
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let status = Command::new(cargo)
+        .args(["test", "--workspace"])
+        .args(extra)
+        .current_dir(workspace)
+        .env("PATH", lsp_servers::path_with_servers(workspace)?)
+        .env("SQUIGGLE_XTASK", &xtask)
+        .status()
+        .context("cannot run cargo test")?;
+    if !status.success() {
+        bail!("tests failed ({status})");
+    }
+    Ok(())
+}
