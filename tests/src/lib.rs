@@ -148,12 +148,13 @@ impl FakeWorkspace {
 
     /// A configuration with only the given fake servers and short timeouts.
     pub fn config(&self, servers: Vec<ServerSpec>) -> Config {
-        let mut config = Config::default();
-        config.servers = servers.into_iter().map(|s| (s.id.clone(), s)).collect();
-        config.diagnostic_timeout_ms = 5_000;
-        config.first_touch_timeout_ms = 10_000;
-        config.settle_ms = 50;
-        config
+        Config {
+            servers: servers.into_iter().map(|s| (s.id.clone(), s)).collect(),
+            diagnostic_timeout_ms: 5_000,
+            first_touch_timeout_ms: 10_000,
+            settle_ms: 50,
+            ..Config::default()
+        }
     }
 
     /// Every message the fake servers logged so far.
@@ -244,4 +245,90 @@ pub fn assert_all_gone(pids: &[u32], what: &str) {
     });
     let alive: Vec<u32> = pids.iter().copied().filter(|pid| is_alive(*pid)).collect();
     assert!(gone, "{what} still running: {alive:?}");
+}
+
+/// Copies a fixture project from `tests/fixtures/<name>` into a new temporary folder; returns
+/// the folder (kept alive by the returned guard) and the copy's resolved path.
+pub fn fixture(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let target = std::fs::canonicalize(dir.path()).unwrap().join(name);
+    copy_dir(
+        &repo_root().join("tests").join("fixtures").join(name),
+        &target,
+    );
+    (dir, target)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The pids of running processes whose working folder is `dir` or inside it.
+pub fn processes_in(dir: &Path) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
+                && is_alive(*pid)
+        })
+        .collect()
+}
+
+/// Asserts that no process runs inside `dir` within a few seconds, naming any that do.
+pub fn assert_no_process_in(dir: &Path) {
+    let gone = wait_until(Duration::from_secs(5), || processes_in(dir).is_empty());
+    let left: Vec<String> = processes_in(dir)
+        .into_iter()
+        .map(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            format!(
+                "{pid}: {}",
+                String::from_utf8_lossy(&cmdline).replace('\0', " ")
+            )
+        })
+        .collect();
+    assert!(
+        gone,
+        "processes left running in {}: {left:#?}",
+        dir.display()
+    );
+}
+
+/// The output of one `squiggle` run.
+#[derive(Debug)]
+pub struct Run {
+    /// The exit code.
+    pub code: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+/// Runs the squiggle binary in `cwd` with `args`, real servers on PATH.
+pub fn squiggle(cwd: &Path, args: &[&str]) -> Run {
+    let output = std::process::Command::new(squiggle_bin())
+        .args(args)
+        .current_dir(cwd)
+        .env("PATH", path_with_servers())
+        .env("XDG_CONFIG_HOME", cwd.join(".no-user-config"))
+        .output()
+        .unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
 }

@@ -13,12 +13,23 @@ pub fn run(workspace: &Path, extra: &[String]) -> anyhow::Result<()> {
     lsp_servers::install(workspace)?;
     let xtask = std::env::current_exe().context("cannot locate the xtask binary")?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    // The tests drive the real binary: build it first.
+    let status = Command::new(&cargo)
+        .args(["build", "--package", "squiggle"])
+        .current_dir(workspace)
+        .status()
+        .context("cannot run cargo build")?;
+    if !status.success() {
+        bail!("building squiggle failed ({status})");
+    }
+    let squiggle = workspace.join("target").join("debug").join("squiggle");
     let status = Command::new(cargo)
         .args(["test", "--workspace"])
         .args(extra)
         .current_dir(workspace)
         .env("PATH", lsp_servers::path_with_servers(workspace)?)
         .env("SQUIGGLE_XTASK", &xtask)
+        .env("SQUIGGLE_BIN", &squiggle)
         .status()
         .context("cannot run cargo test")?;
     if !status.success() {

@@ -140,7 +140,8 @@ impl Actor for ServerActor {
 
         let documents = Documents::default();
         let encoding = Arc::new(OnceLock::new());
-        let context = ClientContext {
+        let context = |socket| ClientContext {
+            _keep_alive: socket,
             key: key.clone(),
             workspace_root,
             documents: documents.clone(),
@@ -149,7 +150,7 @@ impl Actor for ServerActor {
             diagnostics,
             max_file_bytes,
         };
-        let (main_loop, socket) = MainLoop::new_client(|_| client::router(context));
+        let (main_loop, socket) = MainLoop::new_client(|socket| client::router(context(socket)));
         let (exited_tx, exited) = watch::channel(false);
         let me = myself.clone();
         let process_exit = exited.clone();

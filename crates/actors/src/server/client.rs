@@ -15,7 +15,7 @@ use async_lsp::lsp_types::request::{
 };
 use async_lsp::lsp_types::{PublishDiagnosticsParams, Url, WorkspaceFolder};
 use async_lsp::router::Router;
-use async_lsp::AnyNotification;
+use async_lsp::{AnyNotification, ServerSocket};
 use ractor::ActorRef;
 use serde_json::Value;
 use squiggle_protocol::{convert_diagnostics, paths, PositionEncoding};
@@ -27,6 +27,9 @@ use crate::server::documents::Documents;
 /// What the client loop needs to know about its server.
 #[derive(Debug, Clone)]
 pub struct ClientContext {
+    /// A socket to the server, held for as long as the loop runs: async-lsp's loop panics when
+    /// every socket is gone while the server still talks.
+    pub _keep_alive: ServerSocket,
     /// Which server this connection belongs to.
     pub key: ServerKey,
     /// The workspace root, resolved; published files outside it are ignored.

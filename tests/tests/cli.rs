@@ -1,0 +1,203 @@
+//! The `squiggle` command line against the fake server: formats, exit codes, configuration
+//! errors, and no process left behind.
+
+#![allow(clippy::unwrap_used)]
+
+use serde_json::{json, Value};
+use squiggle_tests::{assert_all_gone, squiggle, xtask_bin, FakeWorkspace};
+
+/// A workspace whose `squiggle.toml` serves `.fake` files with the fake server.
+fn workspace(scenario: &str) -> FakeWorkspace {
+    let ws = FakeWorkspace::new();
+    let config = format!(
+        "settle_ms = 20\n[servers.fake]\ncommand = {command:?}\nargs = [\"fake-server\", \"--scenario\", {scenario:?}]\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_PID_DIR = {pids:?}, FAKE_LSP_LOG = {log:?} }}\n",
+        command = xtask_bin().display().to_string(),
+        pids = ws.pids.display().to_string(),
+        log = ws.log.display().to_string(),
+    );
+    ws.write("squiggle.toml", &config);
+    ws
+}
+
+#[test]
+fn text_format_prints_one_line_per_error_and_exits_one() {
+    let ws = workspace("default");
+    ws.write("src/a.fake", "x\n  ERROR broken <thing>\nWARNING meh\n");
+
+    let run = squiggle(&ws.root, &["check", "src/a.fake"]);
+
+    assert_eq!(run.code, 1, "stderr: {}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "src/a.fake:2:3: error[E1]: found ERROR: broken <thing>\n"
+    );
+    assert!(
+        run.stderr.contains("1 error in 1 file"),
+        "stderr: {}",
+        run.stderr
+    );
+}
+
+#[test]
+fn severity_flag_chooses_what_is_reported() {
+    let ws = workspace("default");
+    ws.write("a.fake", "WARNING meh\nHINT psst\n");
+
+    let errors_only = squiggle(&ws.root, &["check", "a.fake"]);
+    let with_warnings = squiggle(
+        &ws.root,
+        &["check", "--severity", "error,warning", "a.fake"],
+    );
+
+    assert_eq!(errors_only.code, 0);
+    assert_eq!(errors_only.stdout, "");
+    assert_eq!(with_warnings.code, 1);
+    assert_eq!(
+        with_warnings.stdout,
+        "a.fake:1:1: warning[W1]: found WARNING: meh\n"
+    );
+}
+
+#[test]
+fn llm_format_is_the_block_an_edit_tool_appends() {
+    let ws = workspace("default");
+    ws.write("a.fake", "ERROR x < y & z\nok\nERROR second\n");
+
+    let run = squiggle(&ws.root, &["check", "--format", "llm", "a.fake"]);
+
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stdout,
+        "<diagnostics file=\"a.fake\">\nERROR [1:1] found ERROR: x &lt; y &amp; z (E1)\nERROR [3:1] found ERROR: second (E1)\n</diagnostics>"
+    );
+}
+
+#[test]
+fn json_format_has_the_stable_schema() {
+    let ws = workspace("default");
+    ws.write("b.fake", "fine\n");
+    ws.write("a.fake", "  ERROR x\n");
+
+    let run = squiggle(&ws.root, &["check", "--format", "json", "b.fake", "a.fake"]);
+
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        report,
+        json!({
+            "files": {
+                "a.fake": [{"line": 1, "column": 3, "end_line": 1, "end_column": 8, "severity": "error",
+                            "message": "found ERROR: x", "code": "E1", "source": "fake"}],
+                "b.fake": []
+            },
+            "servers": [{"id": "fake", "root": ".", "status": "active", "reason": null}],
+            "timed_out": []
+        })
+    );
+}
+
+#[test]
+fn an_invalid_config_file_exits_two_naming_file_line_and_key() {
+    let ws = FakeWorkspace::new();
+    ws.write(
+        "squiggle.toml",
+        "settle_ms = 10\ndiagnostic_timeout_ms = \"soon\"\n",
+    );
+    ws.write("a.fake", "ERROR x\n");
+
+    let run = squiggle(&ws.root, &["check", "a.fake"]);
+
+    assert_eq!(run.code, 2);
+    let expected = format!("{}:2:", ws.root.join("squiggle.toml").display());
+    assert!(run.stderr.contains(&expected), "stderr: {}", run.stderr);
+    assert!(
+        run.stderr.contains("diagnostic_timeout_ms"),
+        "stderr: {}",
+        run.stderr
+    );
+}
+
+#[test]
+fn usage_errors_exit_two() {
+    let ws = FakeWorkspace::new();
+    assert_eq!(squiggle(&ws.root, &["check"]).code, 2);
+    assert_eq!(
+        squiggle(&ws.root, &["check", "--format", "yaml", "a.fake"]).code,
+        2
+    );
+    assert_eq!(
+        squiggle(&ws.root, &["check", "--severity", "fatal", "a.fake"]).code,
+        2
+    );
+}
+
+#[test]
+fn no_server_or_grandchild_outlives_the_command() {
+    let ws = workspace("grandchild");
+    ws.write("a.fake", "ERROR x\n");
+
+    let run = squiggle(&ws.root, &["check", "a.fake"]);
+
+    assert_eq!(run.code, 1, "stderr: {}", run.stderr);
+    assert_all_gone(&ws.server_pids(), "server");
+    assert_all_gone(&ws.grandchild_pids(), "grandchild");
+}
+
+#[test]
+fn status_shows_configured_servers_and_why_one_cannot_run() {
+    let ws = workspace("default");
+    let mut config = std::fs::read_to_string(ws.root.join("squiggle.toml")).unwrap();
+    config.push_str("[servers.missing]\ncommand = \"squiggle-no-such-server\"\nextensions = [\"nope\"]\ninstall_hint = \"pip install nope\"\n[servers.gopls]\nenabled = false\n");
+    ws.write("squiggle.toml", &config);
+
+    let run = squiggle(&ws.root, &["status", "--format", "json"]);
+
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let list: Value = serde_json::from_str(&run.stdout).unwrap();
+    let state = |id: &str| {
+        let entry = list
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .unwrap();
+        (
+            entry["state"].as_str().unwrap().to_string(),
+            entry["detail"].as_str().unwrap().to_string(),
+        )
+    };
+    assert_eq!(state("fake").0, "installed");
+    assert_eq!(state("gopls").0, "disabled");
+    let (missing, detail) = state("missing");
+    assert_eq!(missing, "unavailable");
+    assert!(detail.contains("pip install nope"), "detail: {detail}");
+}
+
+#[test]
+fn servers_lists_the_built_in_table_with_install_hints() {
+    let ws = FakeWorkspace::new();
+    let run = squiggle(&ws.root, &["servers"]);
+    assert_eq!(run.code, 0);
+    for id in [
+        "rust-analyzer",
+        "typescript",
+        "eslint",
+        "pyright",
+        "basedpyright",
+        "ruff",
+        "gopls",
+        "clangd",
+        "bash",
+        "yaml",
+    ] {
+        assert!(
+            run.stdout.lines().any(|line| line.starts_with(id)),
+            "{id} listed:\n{}",
+            run.stdout
+        );
+    }
+    assert!(
+        run.stdout.contains("pip install ruff") || run.stdout.contains("/ruff"),
+        "{}",
+        run.stdout
+    );
+}

@@ -1,0 +1,122 @@
+//! `squiggle check` against real language servers installed from the registries
+//! (`cargo xtask install-servers`): exact positions, columns counted in characters.
+
+#![allow(clippy::unwrap_used)]
+
+use serde_json::Value;
+use squiggle_tests::{assert_no_process_in, fixture, require_server, squiggle};
+
+/// (file, line, column, code, source) of every diagnostic in a JSON report.
+fn positions(report: &Value) -> Vec<(String, u64, u64, String, String)> {
+    let mut found = Vec::new();
+    for (file, list) in report["files"].as_object().unwrap() {
+        for d in list.as_array().unwrap() {
+            found.push((
+                file.clone(),
+                d["line"].as_u64().unwrap(),
+                d["column"].as_u64().unwrap(),
+                d["code"].as_str().unwrap_or_default().to_string(),
+                d["source"].as_str().unwrap_or_default().to_string(),
+            ));
+        }
+    }
+    found
+}
+
+fn tuple(
+    file: &str,
+    line: u64,
+    column: u64,
+    code: &str,
+    source: &str,
+) -> (String, u64, u64, String, String) {
+    (
+        file.to_string(),
+        line,
+        column,
+        code.to_string(),
+        source.to_string(),
+    )
+}
+
+#[test]
+fn pyright_and_ruff_report_exact_positions_in_a_python_project() {
+    require_server("pyright-langserver", "npm install pyright");
+    require_server("ruff", "pip install ruff");
+    let (_dir, project) = fixture("python");
+
+    let run = squiggle(
+        &project,
+        &[
+            "check",
+            "--root",
+            ".",
+            "--format",
+            "json",
+            "orders.py",
+            "clean.py",
+        ],
+    );
+
+    assert_eq!(run.code, 1, "diagnostics were found: {}", run.stderr);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        positions(&report),
+        vec![
+            tuple("orders.py", 8, 33, "reportAssignmentType", "Pyright"),
+            tuple("orders.py", 9, 27, "reportUndefinedVariable", "Pyright"),
+            tuple("orders.py", 9, 27, "F821", "Ruff"),
+        ]
+    );
+    assert_eq!(report["files"]["clean.py"], Value::Array(vec![]));
+    let servers: Vec<(&str, &str)> = report["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["id"].as_str().unwrap(), s["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(servers, vec![("pyright", "active"), ("ruff", "active")]);
+    assert_eq!(report["timed_out"], Value::Array(vec![]));
+    assert_no_process_in(&project);
+}
+
+#[test]
+fn typescript_language_server_reports_exact_positions() {
+    require_server(
+        "typescript-language-server",
+        "npm install typescript typescript-language-server",
+    );
+    let (_dir, project) = fixture("typescript");
+
+    let run = squiggle(
+        &project,
+        &["check", "--root", ".", "--format", "json", "src/user.ts"],
+    );
+
+    assert_eq!(run.code, 1, "diagnostics were found: {}", run.stderr);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        positions(&report),
+        vec![
+            tuple("src/user.ts", 6, 54, "2322", "typescript"),
+            tuple("src/user.ts", 7, 15, "2339", "typescript"),
+        ]
+    );
+    assert_no_process_in(&project);
+}
+
+#[test]
+fn a_clean_file_exits_zero_in_text_format() {
+    require_server("pyright-langserver", "npm install pyright");
+    let (_dir, project) = fixture("python");
+
+    let run = squiggle(&project, &["check", "--root", ".", "clean.py"]);
+
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr.contains("no diagnostics"),
+        "stderr: {}",
+        run.stderr
+    );
+}
