@@ -483,3 +483,108 @@ async fn each_project_root_gets_its_own_server() {
     assert_eq!(ws.server_pids().len(), 2);
     squiggle.shutdown().await;
 }
+
+#[tokio::test]
+async fn columns_stay_right_when_the_server_picks_utf8_positions() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "let s = \"😀中\"; ERROR x\n");
+    let script = ws.script(&json!({"position_encoding": "utf-8"}));
+    let squiggle = Squiggle::start(
+        &ws.root,
+        ws.config(vec![
+            ws.server("fake", &["--script", script.to_str().unwrap()])
+        ]),
+    )
+    .await
+    .unwrap();
+
+    let result = squiggle.check_file(&file, None).await;
+
+    let init = &ws
+        .messages()
+        .into_iter()
+        .find(|m| m["dir"] == "out" && m["result"]["capabilities"].is_object())
+        .unwrap();
+    assert_eq!(init["result"]["capabilities"]["positionEncoding"], "utf-8");
+    assert_eq!(
+        result
+            .diagnostics
+            .iter()
+            .map(|d| (d.line, d.column, d.end_column))
+            .collect::<Vec<_>>(),
+        vec![(1, 15, 20)]
+    );
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_slow_server_is_waited_for_until_it_publishes() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR late\n");
+    let squiggle = Squiggle::start(
+        &ws.root,
+        ws.config(vec![ws.server("fake", &["--scenario", "slow-publish"])]),
+    )
+    .await
+    .unwrap();
+
+    let first = squiggle.check_file(&file, None).await;
+    let second = squiggle
+        .check_file(&file, Some("ok\nERROR later\n".to_string()))
+        .await;
+
+    assert_eq!(
+        first.diagnostics.iter().map(|d| d.line).collect::<Vec<_>>(),
+        vec![1]
+    );
+    assert_eq!(
+        second
+            .diagnostics
+            .iter()
+            .map(|d| d.line)
+            .collect::<Vec<_>>(),
+        vec![2],
+        "the fresh result, not the previous one"
+    );
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_slower_than_the_deadline_times_out_with_no_diagnostics() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR late\n");
+    let script = ws.script(&json!({"publish_delay_ms": 3000}));
+    let mut config = ws.config(vec![
+        ws.server("fake", &["--script", script.to_str().unwrap()])
+    ]);
+    config.first_touch_timeout_ms = 400;
+    config.diagnostic_timeout_ms = 400;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+
+    let started = Instant::now();
+    let result = squiggle.check_file(&file, None).await;
+
+    assert!(
+        started.elapsed() < Duration::from_millis(2500),
+        "the deadline bounds the wait"
+    );
+    assert!(result.diagnostics.is_empty());
+    assert_eq!(result.timed_out, vec!["fake".to_string()]);
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn lsp_false_checks_nothing() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR x\n");
+    let mut config = ws.config(vec![ws.server("fake", &[])]);
+    config.enabled = false;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+
+    assert_eq!(
+        squiggle.check_file(&file, None).await.skipped,
+        Some(Skip::Disabled)
+    );
+    assert!(ws.server_pids().is_empty());
+    squiggle.shutdown().await;
+}

@@ -266,7 +266,7 @@ impl Servers {
             self.entries.remove(&key);
             return;
         }
-        tracing::warn!(server = %key.id, root = %key.root.display(), %reason, "server broken");
+        tracing::info!(server = %key.id, root = %key.root.display(), %reason, "server broken");
         let previous = self.entries.insert(
             key,
             Entry::Unusable {

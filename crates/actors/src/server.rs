@@ -179,7 +179,7 @@ impl Actor for ServerActor {
                 Ok(status) => format!("the server exited ({status})"),
                 Err(err) => format!("the server could not be waited for: {err}"),
             };
-            if let Some(line) = tail.last_line() {
+            if let Some(line) = tail.reason_line() {
                 reason.push_str(": ");
                 reason.push_str(&line);
             }
@@ -249,7 +249,7 @@ impl Actor for ServerActor {
                 });
             }
             ServerMsg::Initialized(Err(reason)) => {
-                let reason = match conn.stderr.last_line() {
+                let reason = match conn.stderr.reason_line() {
                     Some(line) => format!("{reason}: {line}"),
                     None => reason,
                 };

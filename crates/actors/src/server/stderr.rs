@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::task::JoinHandle;
 
-const KEPT_LINES: usize = 5;
+/// Enough lines to see past a backtrace to the error above it.
+const KEPT_LINES: usize = 50;
 
 /// The last lines a server wrote to stderr.
 #[derive(Debug, Clone, Default)]
@@ -38,8 +39,71 @@ impl StderrTail {
         (tail, handle)
     }
 
-    /// The last non-empty line, if any.
-    pub fn last_line(&self) -> Option<String> {
-        self.0.lock().ok().and_then(|lines| lines.back().cloned())
+    /// The line that best says why the server failed: the last one that reads like an error,
+    /// else the last line.
+    pub fn reason_line(&self) -> Option<String> {
+        let lines = self.0.lock().ok()?;
+        telling_line(lines.iter().map(String::as_str)).map(str::to_string)
+    }
+}
+
+/// The last line that reads like an error (not a backtrace frame), else the last line.
+fn telling_line<'a>(lines: impl DoubleEndedIterator<Item = &'a str> + Clone) -> Option<&'a str> {
+    let reads_like_error = |line: &&str| {
+        let lower = line.to_ascii_lowercase();
+        [
+            "error",
+            "panicked",
+            "fatal",
+            "exception",
+            "cannot",
+            "not found",
+        ]
+        .iter()
+        .any(|word| lower.contains(word))
+            && !lower.trim_start().starts_with("at ")
+            && !lower
+                .trim_start()
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_digit())
+    };
+    lines
+        .clone()
+        .rev()
+        .find(reads_like_error)
+        .or_else(|| lines.last())
+        .map(str::trim)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::telling_line;
+
+    #[test]
+    fn the_error_above_a_backtrace_is_the_telling_line() {
+        let lines = [
+            "error: Unknown binary 'rust-analyzer' in official toolchain 'stable'.",
+            "",
+            "Stack backtrace:",
+            "   0: anyhow::kind::Adhoc::new",
+            "   1: rustup::toolchain::distributable::DistributableToolchain::recursion_error",
+            "             at ./csu/../sysdeps/nptl/libc_start_call_main.h:58:16",
+            "  15: <unknown>",
+        ];
+        assert_eq!(
+            telling_line(lines.iter().copied()),
+            Some("error: Unknown binary 'rust-analyzer' in official toolchain 'stable'.")
+        );
+    }
+
+    #[test]
+    fn without_an_error_line_the_last_line_tells() {
+        let lines = ["starting", "fake-server: crashing on purpose"];
+        assert_eq!(
+            telling_line(lines.iter().copied()),
+            Some("fake-server: crashing on purpose")
+        );
+        assert_eq!(telling_line(std::iter::empty()), None);
     }
 }
