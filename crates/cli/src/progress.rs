@@ -39,16 +39,22 @@ impl Progress {
             }
             loop {
                 let statuses = squiggle.status().await;
-                let starting: Vec<&str> = statuses
-                    .iter()
-                    .filter(|s| s.state == ServerState::Starting)
-                    .map(|s| s.id.as_str())
-                    .collect();
+                let ids = |state: ServerState| {
+                    let ids: Vec<&str> = statuses
+                        .iter()
+                        .filter(|s| s.state == state)
+                        .map(|s| s.id.as_str())
+                        .collect();
+                    ids.join(", ")
+                };
+                let (starting, active) = (ids(ServerState::Starting), ids(ServerState::Active));
                 let waited = started.elapsed().as_secs_f32();
-                let line = if starting.is_empty() {
-                    format!("squiggle: waiting for diagnostics… {waited:.1}s")
-                } else {
-                    format!("squiggle: starting {}… {waited:.1}s", starting.join(", "))
+                let line = match (starting.is_empty(), active.is_empty()) {
+                    (true, true) => format!("squiggle: waiting… {waited:.1}s"),
+                    (true, false) => {
+                        format!("squiggle: waiting for diagnostics from {active}… {waited:.1}s")
+                    }
+                    (false, _) => format!("squiggle: starting {starting}… {waited:.1}s"),
                 };
                 eprint!("\r\x1b[2K{line}");
                 let _ = std::io::stderr().flush();
