@@ -201,3 +201,27 @@ fn servers_lists_the_built_in_table_with_install_hints() {
         run.stdout
     );
 }
+
+#[test]
+fn missing_files_and_files_outside_the_root_are_usage_errors() {
+    let ws = workspace("default");
+    let outside = ws.root.parent().unwrap().join("outside.fake");
+    std::fs::write(&outside, "ERROR x\n").unwrap();
+
+    let missing = squiggle(&ws.root, &["check", "nope.fake"]);
+    let refused = squiggle(&ws.root, &["check", outside.to_str().unwrap()]);
+
+    assert_eq!(missing.code, 2);
+    assert!(
+        missing.stderr.contains("nope.fake: no such file"),
+        "stderr: {}",
+        missing.stderr
+    );
+    assert_eq!(refused.code, 2);
+    assert!(
+        refused.stderr.contains("outside the workspace root"),
+        "stderr: {}",
+        refused.stderr
+    );
+    assert!(ws.server_pids().is_empty(), "no server started");
+}

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::ValueEnum;
 use squiggle_actors::{CheckResult, Squiggle};
 use squiggle_protocol::render::{json, llm, text};
-use squiggle_protocol::{merge, Report, ServerReport, ServerState, Severity};
+use squiggle_protocol::{merge, paths, Report, ServerReport, ServerState, Severity};
 
 use crate::progress::Progress;
 use crate::workspace::{absolute, WorkspaceArgs};
@@ -41,6 +41,19 @@ enum Format {
 /// Runs `squiggle check`; returns the exit code.
 pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
     let (root, config) = args.workspace.load()?;
+    let files: Vec<PathBuf> = args.files.iter().map(|file| absolute(file)).collect();
+    for (given, file) in args.files.iter().zip(&files) {
+        if !file.is_file() {
+            anyhow::bail!("{}: no such file", given.display());
+        }
+        if !paths::is_within(&root, file) {
+            anyhow::bail!(
+                "{}: outside the workspace root {} (see --root)",
+                given.display(),
+                root.display()
+            );
+        }
+    }
     let severities = args
         .severity
         .clone()
