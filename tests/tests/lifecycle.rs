@@ -588,3 +588,34 @@ async fn lsp_false_checks_nothing() {
     assert!(ws.server_pids().is_empty());
     squiggle.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_late_publish_for_an_older_version_is_not_taken_as_fresh() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR old\n");
+    let script = ws.script(&json!({"publish_delay_ms": 600}));
+    let mut config = ws.config(vec![
+        ws.server("fake", &["--script", script.to_str().unwrap()])
+    ]);
+    config.first_touch_timeout_ms = 300;
+    config.diagnostic_timeout_ms = 5_000;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+
+    let first = squiggle.check_file(&file, None).await;
+    let second = squiggle
+        .check_file(&file, Some("fixed\nfixed\nERROR new\n".to_string()))
+        .await;
+
+    assert_eq!(first.timed_out, vec!["fake".to_string()]);
+    let found: Vec<_> = second
+        .diagnostics
+        .iter()
+        .map(|d| (d.line, d.message.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        vec![(3, "found ERROR: new")],
+        "the version-1 publish arriving late is not the answer"
+    );
+    squiggle.shutdown().await;
+}

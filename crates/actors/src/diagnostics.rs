@@ -1,7 +1,7 @@
 //! The diagnostics actor: the one store of what every server last published, the epoch that
 //! advances on every change, and the waits for fresh results.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -14,22 +14,25 @@ use crate::key::ServerKey;
 /// Messages of the diagnostics actor.
 #[derive(Debug)]
 pub enum DiagnosticsMsg {
-    /// A server published diagnostics for a file (replacing what it published before).
+    /// A server published diagnostics for a file (replacing what it published before), for
+    /// the document version it names, if it names one.
     Publish {
         key: ServerKey,
         path: PathBuf,
+        version: Option<i32>,
         diagnostics: Vec<Diagnostic>,
     },
     /// A server is gone: forget what it published and end the waits on it.
     ServerGone { key: ServerKey },
     /// The current epoch.
     Epoch(RpcReplyPort<u64>),
-    /// Wait until `key` published for `path` after epoch `after` and then stayed quiet for the
-    /// settle time, or until `deadline`.
+    /// Wait until `key` published for `path` after epoch `after` (for at least `version`, when
+    /// the server names versions) and then stayed quiet for the settle time, or until `deadline`.
     WaitFresh {
         key: ServerKey,
         path: PathBuf,
         after: u64,
+        version: i32,
         deadline: Instant,
         reply: RpcReplyPort<Freshness>,
     },
@@ -58,6 +61,7 @@ pub struct DiagnosticsActor;
 #[derive(Debug)]
 struct Published {
     diagnostics: Vec<Diagnostic>,
+    version: Option<i32>,
     epoch: u64,
     at: Instant,
 }
@@ -68,6 +72,7 @@ struct Waiter {
     key: ServerKey,
     path: PathBuf,
     after: u64,
+    version: i32,
     deadline: Instant,
     reply: RpcReplyPort<Freshness>,
     /// When a recheck is already scheduled.
@@ -80,6 +85,8 @@ pub struct Store {
     files: HashMap<PathBuf, HashMap<ServerKey, Published>>,
     epoch: u64,
     settle: Duration,
+    /// Servers that went away; late publishes from them are dropped.
+    gone: HashSet<ServerKey>,
     waiters: HashMap<u64, Waiter>,
     next_waiter: u64,
 }
@@ -98,6 +105,7 @@ impl Actor for DiagnosticsActor {
             files: HashMap::new(),
             epoch: 0,
             settle,
+            gone: HashSet::new(),
             waiters: HashMap::new(),
             next_waiter: 0,
         })
@@ -113,11 +121,16 @@ impl Actor for DiagnosticsActor {
             DiagnosticsMsg::Publish {
                 key,
                 path,
+                version,
                 diagnostics,
             } => {
+                if store.gone.contains(&key) {
+                    return Ok(()); // Frames a dead server sent before it died.
+                }
                 store.epoch += 1;
                 let published = Published {
                     diagnostics,
+                    version,
                     epoch: store.epoch,
                     at: Instant::now(),
                 };
@@ -137,6 +150,7 @@ impl Actor for DiagnosticsActor {
                 }
             }
             DiagnosticsMsg::ServerGone { key } => {
+                store.gone.insert(key.clone());
                 store.epoch += 1;
                 for published in store.files.values_mut() {
                     published.remove(&key);
@@ -161,9 +175,14 @@ impl Actor for DiagnosticsActor {
                 key,
                 path,
                 after,
+                version,
                 deadline,
                 reply,
             } => {
+                if store.gone.contains(&key) {
+                    let _ = reply.send(Freshness::ServerGone);
+                    return Ok(());
+                }
                 let id = store.next_waiter;
                 store.next_waiter += 1;
                 store.waiters.insert(
@@ -172,6 +191,7 @@ impl Actor for DiagnosticsActor {
                         key,
                         path,
                         after,
+                        version,
                         deadline,
                         reply,
                         recheck_at: None,
@@ -204,7 +224,7 @@ impl Store {
             .files
             .get(&waiter.path)
             .and_then(|p| p.get(&waiter.key))
-            .filter(|p| p.epoch > waiter.after);
+            .filter(|p| p.epoch > waiter.after && p.version.is_none_or(|v| v >= waiter.version));
         let (done, next) = match fresh {
             Some(p) if now >= p.at + self.settle || now >= waiter.deadline => {
                 (Some(Freshness::Fresh(p.diagnostics.clone())), None)

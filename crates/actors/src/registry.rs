@@ -114,17 +114,7 @@ impl Actor for RegistryActor {
     ) -> Result<(), ActorProcessingErr> {
         match msg {
             RegistryMsg::Acquire { key, reply } => servers.acquire(&myself, key, reply).await,
-            RegistryMsg::ServerUp { key, pid } => {
-                if let Some(Entry::Starting { server, waiters }) = servers.entries.remove(&key) {
-                    for waiter in waiters {
-                        let _ = waiter.send(Acquired::Ready {
-                            server: server.clone(),
-                            first_touch: true,
-                        });
-                    }
-                    servers.entries.insert(key, Entry::Active { server, pid });
-                }
-            }
+            RegistryMsg::ServerUp { key, pid } => servers.server_up(key, pid),
             RegistryMsg::Status(reply) => {
                 let _ = reply.send(servers.status());
             }
@@ -254,6 +244,23 @@ impl Servers {
             .await
             .map(|(server, _)| server)
             .map_err(|err| (ServerState::Broken, format!("{err}")))
+    }
+
+    /// Hands a server that finished its handshake to everyone waiting for it.
+    fn server_up(&mut self, key: ServerKey, pid: Option<u32>) {
+        // Supervision events overtake messages: a server that died right after its handshake is
+        // already marked broken and must stay so.
+        let Some(Entry::Starting { server, waiters }) = self.entries.get_mut(&key) else {
+            return;
+        };
+        let server = server.clone();
+        for waiter in waiters.drain(..) {
+            let _ = waiter.send(Acquired::Ready {
+                server: server.clone(),
+                first_touch: true,
+            });
+        }
+        self.entries.insert(key, Entry::Active { server, pid });
     }
 
     /// Marks a server that went away as broken and ends what waited on it.

@@ -43,11 +43,12 @@ const EXIT_TIMEOUT: Duration = Duration::from_secs(2);
 /// Messages of the server actor.
 #[derive(Debug)]
 pub enum ServerMsg {
-    /// Open or change a document to this full text, then save it; replies once queued.
+    /// Open or change a document to this full text, then save it; replies with the version
+    /// sent, once queued.
     Sync {
         path: PathBuf,
         text: Arc<str>,
-        reply: RpcReplyPort<Result<(), String>>,
+        reply: RpcReplyPort<Result<i32, String>>,
     },
     /// The initialize handshake ended (sent by the actor's handshake task).
     Initialized(Result<Box<InitializeResult>, String>),
@@ -129,6 +130,7 @@ impl Actor for ServerActor {
         } = args;
         let (mut child, group) = process::spawn(&program, &spec.args, &key.root, &spec.env)
             .map_err(|err| format!("cannot start `{}`: {err}", program.display()))?;
+        let group = Arc::new(group);
         let pid = child.id();
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
@@ -170,8 +172,11 @@ impl Actor for ServerActor {
 
         let me = myself.clone();
         let tail = stderr.clone();
+        let reaped = group.clone();
         tokio::spawn(async move {
             let status = child.wait().await;
+            // Whatever the server left in its group goes with it.
+            reaped.retire();
             let _ = exited_tx.send(true);
             // Let the stderr reader catch the last words before describing the exit.
             let _ = tokio::time::timeout(Duration::from_millis(200), stderr_done).await;
@@ -188,15 +193,21 @@ impl Actor for ServerActor {
 
         let params = initialize_params(&key, &spec);
         let mut handshake = socket.clone();
+        let negotiated = encoding.clone();
         let me = myself.clone();
         let process_exit = exited.clone();
         tokio::spawn(async move {
             let outcome =
                 match tokio::time::timeout(init_timeout, handshake.initialize(params)).await {
-                    Ok(Ok(result)) => match handshake.initialized(InitializedParams {}) {
-                        Ok(()) => Ok(Box::new(result)),
-                        Err(err) => Err(format!("initialized could not be sent: {err}")),
-                    },
+                    Ok(Ok(result)) => {
+                        // Set before `initialized`: the server may publish right after it.
+                        let kind = result.capabilities.position_encoding.as_ref();
+                        let _ = negotiated.set(PositionEncoding::from_kind(kind));
+                        match handshake.initialized(InitializedParams {}) {
+                            Ok(()) => Ok(Box::new(result)),
+                            Err(err) => Err(format!("initialized could not be sent: {err}")),
+                        }
+                    }
                     Ok(Err(err)) => Err(format!("initialize failed: {err}")),
                     Err(_) => Err(format!(
                         "initialize timed out after {} ms",
@@ -216,7 +227,7 @@ impl Actor for ServerActor {
             socket,
             documents,
             encoding,
-            group: Arc::new(group),
+            group,
             pid,
             exited,
             stderr,
@@ -237,12 +248,9 @@ impl Actor for ServerActor {
                 let _ = reply.send(conn.sync(path, text));
             }
             ServerMsg::Initialized(Ok(result)) => {
-                let encoding =
-                    PositionEncoding::from_kind(result.capabilities.position_encoding.as_ref());
-                let _ = conn.encoding.set(encoding);
                 conn.save = save_of(result.capabilities.text_document_sync.as_ref());
                 conn.initialized = true;
-                tracing::debug!(server = %conn.key.id, root = %conn.key.root.display(), ?encoding, "server initialized");
+                tracing::debug!(server = %conn.key.id, root = %conn.key.root.display(), encoding = ?conn.encoding.get(), "server initialized");
                 let _ = conn.registry.cast(RegistryMsg::ServerUp {
                     key: conn.key.clone(),
                     pid: conn.pid,
@@ -294,7 +302,7 @@ impl Actor for ServerActor {
 
 impl Connection {
     /// Sends didOpen (version 1) or a full-text didChange (version + 1), then didSave.
-    fn sync(&mut self, path: PathBuf, text: Arc<str>) -> Result<(), String> {
+    fn sync(&mut self, path: PathBuf, text: Arc<str>) -> Result<i32, String> {
         let uri = Url::parse(&paths::path_to_uri(&path.to_string_lossy()))
             .map_err(|err| format!("cannot make a URI of {}: {err}", path.display()))?;
         let version = self.documents.get(&path).map_or(1, |doc| doc.version + 1);
@@ -340,7 +348,7 @@ impl Connection {
                 })
                 .map_err(|err| format!("{} is not connected: {err}", self.key.id))?;
         }
-        Ok(())
+        Ok(version)
     }
 }
 

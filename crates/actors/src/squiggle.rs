@@ -281,8 +281,8 @@ impl Squiggle {
             remaining,
         )
         .await;
-        match synced {
-            Some(Ok(())) => {}
+        let version = match synced {
+            Some(Ok(version)) => version,
             Some(Err(reason)) => {
                 return ServerOutcome {
                     report: report(ServerState::Broken, Some(reason)),
@@ -296,11 +296,12 @@ impl Squiggle {
                     "the server did not take the document in time",
                 )
             }
-        }
+        };
         let wait = |reply| DiagnosticsMsg::WaitFresh {
             key: key.clone(),
             path: path.clone(),
             after: epoch,
+            version,
             deadline,
             reply,
         };

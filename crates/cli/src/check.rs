@@ -41,7 +41,7 @@ enum Format {
 /// Runs `squiggle check`; returns the exit code.
 pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
     let (root, config) = args.workspace.load()?;
-    let files: Vec<PathBuf> = args.files.iter().map(|file| absolute(file)).collect();
+    let mut files: Vec<PathBuf> = args.files.iter().map(|file| absolute(file)).collect();
     for (given, file) in args.files.iter().zip(&files) {
         if !file.is_file() {
             anyhow::bail!("{}: no such file", given.display());
@@ -54,6 +54,8 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
             );
         }
     }
+    let mut seen = std::collections::HashSet::new();
+    files.retain(|file| seen.insert(paths::resolve(file)));
     let severities = args
         .severity
         .clone()

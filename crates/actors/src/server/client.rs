@@ -127,6 +127,7 @@ impl ClientContext {
         let _ = self.diagnostics.cast(DiagnosticsMsg::Publish {
             key: self.key.clone(),
             path,
+            version: params.version,
             diagnostics,
         });
     }

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::process::{Child, Command};
 
@@ -15,12 +16,21 @@ use tokio::process::{Child, Command};
 #[derive(Debug)]
 pub struct ProcessGroup {
     pgid: i32,
+    /// Set once the group was killed after its leader was reaped: from then on the group id may
+    /// belong to someone else.
+    retired: AtomicBool,
 }
 
 impl ProcessGroup {
+    /// Kills what is left of the group after its leader was reaped, and never signals it again.
+    pub fn retire(&self) {
+        self.kill();
+        self.retired.store(true, Ordering::SeqCst);
+    }
+
     /// Sends SIGKILL to every process in the group (harmless if they are all gone).
     pub fn kill(&self) {
-        if self.pgid > 0 {
+        if self.pgid > 0 && !self.retired.load(Ordering::SeqCst) {
             // SAFETY: killpg has no memory-safety preconditions; a stale group id yields ESRCH.
             unsafe {
                 libc::killpg(self.pgid, libc::SIGKILL);
@@ -56,7 +66,13 @@ pub fn spawn(
     set_parent_death_signal(&mut cmd);
     let child = cmd.spawn()?;
     let pgid = child.id().map_or(0, |pid| pid as i32);
-    Ok((child, ProcessGroup { pgid }))
+    Ok((
+        child,
+        ProcessGroup {
+            pgid,
+            retired: AtomicBool::new(false),
+        },
+    ))
 }
 
 #[cfg(target_os = "linux")]

@@ -22,8 +22,16 @@ impl StderrTail {
         let tail = Self::default();
         let lines = tail.0.clone();
         let handle = tokio::spawn(async move {
-            let mut reader = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = reader.next_line().await {
+            let mut reader = BufReader::new(stderr);
+            let mut raw = Vec::new();
+            // Read to the end whatever the bytes are: a closed pipe would kill the server.
+            while reader
+                .read_until(b'\n', &mut raw)
+                .await
+                .is_ok_and(|n| n > 0)
+            {
+                let line = String::from_utf8_lossy(&raw).trim_end().to_string();
+                raw.clear();
                 tracing::debug!(target: "squiggle::server_stderr", %server, "{line}");
                 if line.trim().is_empty() {
                     continue;
