@@ -120,3 +120,23 @@ fn a_clean_file_exits_zero_in_text_format() {
         run.stderr
     );
 }
+
+#[test]
+#[ignore = "needs rust-analyzer (not in this toolchain): build one with ../shared/tools/build-rust-analyzer.sh; `cargo xtask test` runs this when one is on PATH"]
+fn rust_analyzer_reports_exact_positions_in_a_crate() {
+    require_server("rust-analyzer", "rustup component add rust-analyzer");
+    let (_dir, project) = fixture("rust");
+
+    let run = squiggle(
+        &project,
+        &["check", "--root", ".", "--format", "json", "src/main.rs"],
+    );
+
+    assert_eq!(run.code, 1, "diagnostics were found: {}", run.stderr);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        positions(&report),
+        vec![tuple("src/main.rs", 2, 42, "E0308", "rust-analyzer")]
+    );
+    assert_no_process_in(&project);
+}

@@ -23,7 +23,7 @@ pub fn run(workspace: &Path, extra: &[String]) -> anyhow::Result<()> {
         bail!("building squiggle failed ({status})");
     }
     let squiggle = workspace.join("target").join("debug").join("squiggle");
-    let status = Command::new(cargo)
+    let status = Command::new(&cargo)
         .args(["test", "--workspace"])
         .args(extra)
         .current_dir(workspace)
@@ -34,6 +34,49 @@ pub fn run(workspace: &Path, extra: &[String]) -> anyhow::Result<()> {
         .context("cannot run cargo test")?;
     if !status.success() {
         bail!("tests failed ({status})");
+    }
+    run_rust_analyzer_tests(workspace, &cargo, &squiggle, &xtask)
+}
+
+/// The rust-analyzer tests run only where a working rust-analyzer is on PATH (the toolchain here
+/// has none); otherwise this says so plainly instead of counting them as passed.
+fn run_rust_analyzer_tests(
+    workspace: &Path,
+    cargo: &str,
+    squiggle: &Path,
+    xtask: &Path,
+) -> anyhow::Result<()> {
+    let path = lsp_servers::path_with_servers(workspace)?;
+    let works = Command::new("rust-analyzer")
+        .arg("--version")
+        .env("PATH", &path)
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !works {
+        eprintln!(
+            "xtask: rust-analyzer is not installed, so its tests did not run \
+             (build one with ../shared/tools/build-rust-analyzer.sh and put it on PATH)"
+        );
+        return Ok(());
+    }
+    let status = Command::new(cargo)
+        .args([
+            "test",
+            "--package",
+            "squiggle-tests",
+            "--test",
+            "real_servers",
+            "--",
+            "--ignored",
+        ])
+        .current_dir(workspace)
+        .env("PATH", path)
+        .env("SQUIGGLE_XTASK", xtask)
+        .env("SQUIGGLE_BIN", squiggle)
+        .status()
+        .context("cannot run cargo test")?;
+    if !status.success() {
+        bail!("rust-analyzer tests failed ({status})");
     }
     Ok(())
 }
