@@ -11,6 +11,9 @@ use tokio::time::Instant;
 
 use crate::key::ServerKey;
 
+/// Every file with diagnostics, merged across servers.
+pub type Snapshot = BTreeMap<PathBuf, Vec<Diagnostic>>;
+
 /// Messages of the diagnostics actor.
 #[derive(Debug)]
 pub enum DiagnosticsMsg {
@@ -36,8 +39,15 @@ pub enum DiagnosticsMsg {
         deadline: Instant,
         reply: RpcReplyPort<Freshness>,
     },
-    /// Every file with diagnostics, merged across servers.
-    All(RpcReplyPort<BTreeMap<PathBuf, Vec<Diagnostic>>>),
+    /// Every file with diagnostics, once the epoch passed `after` and every server stayed quiet
+    /// for the settle time, or at `deadline` with what is known then.
+    AllAfter {
+        after: u64,
+        deadline: Instant,
+        reply: RpcReplyPort<Snapshot>,
+    },
+    /// Every file with diagnostics, now.
+    All(RpcReplyPort<Snapshot>),
     /// Timer: look at a wait again.
     Recheck(u64),
 }
@@ -66,15 +76,26 @@ struct Published {
     at: Instant,
 }
 
-/// One caller waiting for fresh diagnostics.
+/// What a waiter waits for, and where its answer goes.
+#[derive(Debug)]
+enum Wait {
+    /// One server's fresh result for one file.
+    File {
+        key: ServerKey,
+        path: PathBuf,
+        version: i32,
+        reply: RpcReplyPort<Freshness>,
+    },
+    /// A quiet store after some change.
+    All { reply: RpcReplyPort<Snapshot> },
+}
+
+/// One caller waiting.
 #[derive(Debug)]
 struct Waiter {
-    key: ServerKey,
-    path: PathBuf,
+    wait: Wait,
     after: u64,
-    version: i32,
     deadline: Instant,
-    reply: RpcReplyPort<Freshness>,
     /// When a recheck is already scheduled.
     recheck_at: Option<Instant>,
 }
@@ -84,6 +105,8 @@ struct Waiter {
 pub struct Store {
     files: HashMap<PathBuf, HashMap<ServerKey, Published>>,
     epoch: u64,
+    /// When anything was last published.
+    last_publish: Option<Instant>,
     settle: Duration,
     /// Servers that went away; late publishes from them are dropped.
     gone: HashSet<ServerKey>,
@@ -104,6 +127,7 @@ impl Actor for DiagnosticsActor {
         Ok(Store {
             files: HashMap::new(),
             epoch: 0,
+            last_publish: None,
             settle,
             gone: HashSet::new(),
             waiters: HashMap::new(),
@@ -128,11 +152,13 @@ impl Actor for DiagnosticsActor {
                     return Ok(()); // Frames a dead server sent before it died.
                 }
                 store.epoch += 1;
+                let now = Instant::now();
+                store.last_publish = Some(now);
                 let published = Published {
                     diagnostics,
                     version,
                     epoch: store.epoch,
-                    at: Instant::now(),
+                    at: now,
                 };
                 store
                     .files
@@ -142,7 +168,12 @@ impl Actor for DiagnosticsActor {
                 let ids: Vec<u64> = store
                     .waiters
                     .iter()
-                    .filter(|(_, w)| w.key == key && w.path == path)
+                    .filter(|(_, w)| match &w.wait {
+                        Wait::File {
+                            key: k, path: p, ..
+                        } => *k == key && *p == path,
+                        Wait::All { .. } => true,
+                    })
                     .map(|(id, _)| *id)
                     .collect();
                 for id in ids {
@@ -159,12 +190,16 @@ impl Actor for DiagnosticsActor {
                 let gone: Vec<u64> = store
                     .waiters
                     .iter()
-                    .filter(|(_, w)| w.key == key)
+                    .filter(|(_, w)| matches!(&w.wait, Wait::File { key: k, .. } if *k == key))
                     .map(|(id, _)| *id)
                     .collect();
                 for id in gone {
-                    if let Some(waiter) = store.waiters.remove(&id) {
-                        let _ = waiter.reply.send(Freshness::ServerGone);
+                    if let Some(Waiter {
+                        wait: Wait::File { reply, .. },
+                        ..
+                    }) = store.waiters.remove(&id)
+                    {
+                        let _ = reply.send(Freshness::ServerGone);
                     }
                 }
             }
@@ -183,21 +218,20 @@ impl Actor for DiagnosticsActor {
                     let _ = reply.send(Freshness::ServerGone);
                     return Ok(());
                 }
-                let id = store.next_waiter;
-                store.next_waiter += 1;
-                store.waiters.insert(
-                    id,
-                    Waiter {
-                        key,
-                        path,
-                        after,
-                        version,
-                        deadline,
-                        reply,
-                        recheck_at: None,
-                    },
-                );
-                store.check(&myself, id);
+                let wait = Wait::File {
+                    key,
+                    path,
+                    version,
+                    reply,
+                };
+                store.add_waiter(&myself, wait, after, deadline);
+            }
+            DiagnosticsMsg::AllAfter {
+                after,
+                deadline,
+                reply,
+            } => {
+                store.add_waiter(&myself, Wait::All { reply }, after, deadline);
             }
             DiagnosticsMsg::All(reply) => {
                 let _ = reply.send(store.all());
@@ -214,45 +248,94 @@ impl Actor for DiagnosticsActor {
 }
 
 impl Store {
+    fn add_waiter(
+        &mut self,
+        myself: &ActorRef<DiagnosticsMsg>,
+        wait: Wait,
+        after: u64,
+        deadline: Instant,
+    ) {
+        let id = self.next_waiter;
+        self.next_waiter += 1;
+        self.waiters.insert(
+            id,
+            Waiter {
+                wait,
+                after,
+                deadline,
+                recheck_at: None,
+            },
+        );
+        self.check(myself, id);
+    }
+
+    /// When what a waiter waits for last changed after its touch, if it did.
+    fn fresh_at(&self, waiter: &Waiter) -> Option<Instant> {
+        match &waiter.wait {
+            Wait::File {
+                key, path, version, ..
+            } => self
+                .files
+                .get(path)
+                .and_then(|p| p.get(key))
+                .filter(|p| p.epoch > waiter.after && p.version.is_none_or(|v| v >= *version))
+                .map(|p| p.at),
+            Wait::All { .. } => self.last_publish.filter(|_| self.epoch > waiter.after),
+        }
+    }
+
     /// Answers a waiter if it is done, or schedules a look at it for when it could be.
     fn check(&mut self, myself: &ActorRef<DiagnosticsMsg>, id: u64) {
         let Some(waiter) = self.waiters.get(&id) else {
             return;
         };
         let now = Instant::now();
-        let fresh = self
-            .files
-            .get(&waiter.path)
-            .and_then(|p| p.get(&waiter.key))
-            .filter(|p| p.epoch > waiter.after && p.version.is_none_or(|v| v >= waiter.version));
-        let (done, next) = match fresh {
-            Some(p) if now >= p.at + self.settle || now >= waiter.deadline => {
-                (Some(Freshness::Fresh(p.diagnostics.clone())), None)
-            }
-            Some(p) => (None, Some((p.at + self.settle).min(waiter.deadline))),
-            None if now >= waiter.deadline => (Some(Freshness::TimedOut), None),
-            None => (None, Some(waiter.deadline)),
+        let next = match self.fresh_at(waiter) {
+            Some(at) if now >= at + self.settle => None,
+            Some(at) => Some((at + self.settle).min(waiter.deadline)),
+            None => Some(waiter.deadline),
         };
-        if let Some(outcome) = done {
-            if let Some(waiter) = self.waiters.remove(&id) {
-                let _ = waiter.reply.send(outcome);
+        match next {
+            Some(at) if now < at => {
+                let Some(waiter) = self.waiters.get_mut(&id) else {
+                    return;
+                };
+                if waiter.recheck_at.is_some_and(|scheduled| scheduled <= at) {
+                    return;
+                }
+                waiter.recheck_at = Some(at);
+                myself.send_after(at.saturating_duration_since(now), move || {
+                    DiagnosticsMsg::Recheck(id)
+                });
             }
-            return;
+            _ => self.answer(id),
         }
-        let (Some(at), Some(waiter)) = (next, self.waiters.get_mut(&id)) else {
+    }
+
+    /// Ends a wait with what is known now.
+    fn answer(&mut self, id: u64) {
+        let Some(waiter) = self.waiters.remove(&id) else {
             return;
         };
-        if waiter.recheck_at.is_some_and(|scheduled| scheduled <= at) {
-            return;
+        let fresh = self.fresh_at(&waiter).is_some();
+        match waiter.wait {
+            Wait::File {
+                key, path, reply, ..
+            } => {
+                let outcome = match self.files.get(&path).and_then(|p| p.get(&key)) {
+                    Some(published) if fresh => Freshness::Fresh(published.diagnostics.clone()),
+                    _ => Freshness::TimedOut,
+                };
+                let _ = reply.send(outcome);
+            }
+            Wait::All { reply } => {
+                let _ = reply.send(self.all());
+            }
         }
-        waiter.recheck_at = Some(at);
-        myself.send_after(at.saturating_duration_since(now), move || {
-            DiagnosticsMsg::Recheck(id)
-        });
     }
 
     /// Every file with non-empty diagnostics, merged across servers.
-    fn all(&self) -> BTreeMap<PathBuf, Vec<Diagnostic>> {
+    fn all(&self) -> Snapshot {
         self.files
             .iter()
             .map(|(path, by_server)| {

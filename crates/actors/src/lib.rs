@@ -13,15 +13,17 @@
 mod check;
 mod commands;
 mod diagnostics;
+mod feedback;
 mod key;
 mod registry;
 mod server;
 mod squiggle;
 
 pub use check::{CheckResult, Skip};
+pub use feedback::{Feedback, NewErrors};
 pub use squiggle::Squiggle;
 pub use squiggle_config::Config;
-pub use squiggle_protocol::{Diagnostic, ServerReport, ServerState, ServerStatus, Severity};
+pub use squiggle_protocol::{Diagnostic, Scope, ServerReport, ServerState, ServerStatus, Severity};
 
 /// Errors starting the runtime.
 #[derive(Debug, thiserror::Error)]

@@ -1,7 +1,7 @@
 //! The public handle: start a runtime for a workspace, check files, read diagnostics and
 //! statuses, shut down.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,12 +10,16 @@ use std::time::Duration;
 use ractor::rpc::CallResult;
 use ractor::{Actor, ActorRef, RpcReplyPort};
 use squiggle_config::{Config, ServerSpec};
-use squiggle_protocol::{merge, paths, Diagnostic, ServerReport, ServerState, ServerStatus};
+use squiggle_protocol::{
+    delta, merge, paths, render_feedback, DeltaKey, Diagnostic, Scope, ServerReport, ServerState,
+    ServerStatus,
+};
 use tokio::time::Instant;
 
 use crate::check::{CheckResult, Skip};
 use crate::commands::Commands;
-use crate::diagnostics::{DiagnosticsActor, DiagnosticsMsg, Freshness};
+use crate::diagnostics::{DiagnosticsActor, DiagnosticsMsg, Freshness, Snapshot};
+use crate::feedback::{Feedback, NewErrors};
 use crate::key::ServerKey;
 use crate::registry::{Acquired, RegistryActor, RegistryArgs, RegistryMsg};
 use crate::server::ServerMsg;
@@ -39,6 +43,8 @@ struct Inner {
     commands: Arc<Commands>,
     registry: ActorRef<RegistryMsg>,
     diagnostics: ActorRef<DiagnosticsMsg>,
+    /// Each file's errors at the previous `new_errors` call.
+    baselines: tokio::sync::Mutex<HashMap<String, HashSet<DeltaKey>>>,
 }
 
 /// One server's part in a check.
@@ -75,6 +81,7 @@ impl Squiggle {
                 commands,
                 registry,
                 diagnostics,
+                baselines: tokio::sync::Mutex::default(),
             }),
         })
     }
@@ -95,8 +102,7 @@ impl Squiggle {
     pub async fn check_file(&self, path: impl AsRef<Path>, text: Option<String>) -> CheckResult {
         let started = Instant::now();
         let inner = &self.inner;
-        let path = paths::resolve(&inner.workspace_root.join(path.as_ref()));
-        let file = paths::relative_to(&inner.workspace_root, &path);
+        let (path, file) = self.locate(path.as_ref());
         if !inner.config.enabled {
             return CheckResult::skipped(file, Skip::Disabled);
         }
@@ -147,9 +153,107 @@ impl Squiggle {
         let all = ask(&self.inner.diagnostics, DiagnosticsMsg::All, ASK_LIMIT)
             .await
             .unwrap_or_default();
-        all.into_iter()
+        self.relative(all)
+    }
+
+    /// A snapshot keyed by paths relative to the workspace root.
+    fn relative(&self, snapshot: Snapshot) -> BTreeMap<String, Vec<Diagnostic>> {
+        snapshot
+            .into_iter()
             .map(|(path, list)| (paths::relative_to(&self.inner.workspace_root, &path), list))
             .collect()
+    }
+
+    /// A path as given (relative ones are taken from the workspace root), resolved, and
+    /// relative to the workspace root.
+    fn locate(&self, path: &Path) -> (PathBuf, String) {
+        let root = &self.inner.workspace_root;
+        let path = paths::resolve(&root.join(path));
+        let file = paths::relative_to(root, &path);
+        (path, file)
+    }
+
+    /// The current diagnostics epoch; it advances whenever any server publishes.
+    pub async fn epoch(&self) -> u64 {
+        ask(&self.inner.diagnostics, DiagnosticsMsg::Epoch, ASK_LIMIT)
+            .await
+            .unwrap_or_default()
+    }
+
+    /// Like [`Squiggle::diagnostics`], once the epoch passed `after_epoch` and the servers went
+    /// quiet, waiting at most `wait` (then with what is known).
+    pub async fn diagnostics_after(
+        &self,
+        after_epoch: u64,
+        wait: Duration,
+    ) -> BTreeMap<String, Vec<Diagnostic>> {
+        let deadline = Instant::now() + wait;
+        let message = |reply| DiagnosticsMsg::AllAfter {
+            after: after_epoch,
+            deadline,
+            reply,
+        };
+        let all = ask(&self.inner.diagnostics, message, wait + ASK_LIMIT)
+            .await
+            .unwrap_or_default();
+        self.relative(all)
+    }
+
+    /// Checks an edited (or written) file and returns the text its tool result should carry:
+    /// the file's errors, and for [`Scope::Write`] also other files' errors, capped. Never
+    /// fails: problems give an empty text, and the result says why.
+    pub async fn feedback(
+        &self,
+        path: impl AsRef<Path>,
+        text: Option<String>,
+        scope: Scope,
+    ) -> Feedback {
+        let before = self.epoch().await;
+        let check = self.check_file(path, text).await;
+        if check.skipped.is_some() {
+            return Feedback {
+                text: String::new(),
+                check,
+                others: BTreeMap::new(),
+            };
+        }
+        let others = match scope {
+            Scope::Edit => BTreeMap::new(),
+            Scope::Write => {
+                let wait = Duration::from_millis(self.inner.config.other_files_wait_ms);
+                let mut all = self.diagnostics_after(before, wait).await;
+                all.remove(&check.file);
+                all
+            }
+        };
+        let caps = self.inner.config.caps();
+        let text = render_feedback(scope, &check.file, &check.diagnostics, &others, &caps);
+        Feedback {
+            text,
+            check,
+            others,
+        }
+    }
+
+    /// The errors in these files that were not there at the previous call for each file (all of
+    /// a file's errors the first time), keyed by source, code, severity and message.
+    pub async fn new_errors<P: AsRef<Path>>(&self, paths: &[P]) -> NewErrors {
+        let snapshot = self.diagnostics().await;
+        let mut files = BTreeMap::new();
+        let mut baselines = self.inner.baselines.lock().await;
+        for path in paths {
+            let (_, file) = self.locate(path.as_ref());
+            let current = snapshot.get(&file).map(Vec::as_slice).unwrap_or_default();
+            let new = delta::new_errors(baselines.get(&file), current);
+            baselines.insert(file.clone(), delta::baseline_of(current));
+            if !new.is_empty() {
+                files.insert(file, new);
+            }
+        }
+        NewErrors {
+            text: delta::render_delta(&files),
+            files,
+        }
     }
 
     /// The status of every server squiggle has tried to use, sorted by id.

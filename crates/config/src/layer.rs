@@ -34,6 +34,7 @@ pub(crate) struct Layer {
     pub enabled: Option<bool>,
     pub diagnostic_timeout_ms: Option<u64>,
     pub first_touch_timeout_ms: Option<u64>,
+    pub other_files_wait_ms: Option<u64>,
     pub initialize_timeout_ms: Option<u64>,
     pub settle_ms: Option<u64>,
     pub include_severities: Option<Vec<(String, Place)>>,
@@ -177,6 +178,7 @@ impl Config {
             &mut next.first_touch_timeout_ms,
             layer.first_touch_timeout_ms,
         );
+        set(&mut next.other_files_wait_ms, layer.other_files_wait_ms);
         set(&mut next.initialize_timeout_ms, layer.initialize_timeout_ms);
         set(&mut next.settle_ms, layer.settle_ms);
         if let Some(names) = layer.include_severities {

@@ -12,6 +12,8 @@ pub struct Config {
     pub diagnostic_timeout_ms: u64,
     /// How long to wait for diagnostics the first time a server sees a file, in milliseconds.
     pub first_touch_timeout_ms: u64,
+    /// After a write, how long to wait for other files' diagnostics to settle, in milliseconds.
+    pub other_files_wait_ms: u64,
     /// How long a server may take to answer `initialize`, in milliseconds.
     pub initialize_timeout_ms: u64,
     /// How long diagnostics must stay unchanged before they count as final, in milliseconds.
@@ -32,12 +34,25 @@ pub struct Config {
     pub servers: BTreeMap<String, ServerSpec>,
 }
 
+impl Config {
+    /// The caps feedback for agents applies.
+    pub fn caps(&self) -> squiggle_protocol::Caps {
+        squiggle_protocol::Caps {
+            include_severities: self.include_severities.clone(),
+            max_diagnostics_per_file: self.max_diagnostics_per_file,
+            max_other_files: self.max_other_files,
+            max_total_lines: self.max_total_lines,
+        }
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
             enabled: true,
             diagnostic_timeout_ms: 3000,
             first_touch_timeout_ms: 10_000,
+            other_files_wait_ms: 500,
             initialize_timeout_ms: 10_000,
             settle_ms: 150,
             include_severities: vec![Severity::Error],

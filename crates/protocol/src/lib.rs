@@ -5,8 +5,10 @@
 #![deny(clippy::print_stdout)]
 
 pub mod convert;
+pub mod delta;
 pub mod diagnostic;
 pub mod encoding;
+pub mod feedback;
 pub mod frame_guard;
 pub mod merge;
 pub mod paths;
@@ -14,7 +16,9 @@ pub mod render;
 pub mod report;
 
 pub use convert::{convert_diagnostics, severity_from_lsp};
+pub use delta::DeltaKey;
 pub use diagnostic::{Diagnostic, ServerState, ServerStatus, Severity, UnknownSeverity};
 pub use encoding::{column_in_chars, PositionEncoding};
+pub use feedback::{render_feedback, Caps, Scope};
 pub use frame_guard::{encode_frame, FrameGuard};
 pub use report::{Report, ServerReport};

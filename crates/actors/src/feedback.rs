@@ -1,0 +1,27 @@
+//! What an agent's edit tool appends after an edit, and the new errors an edit introduced.
+
+use std::collections::BTreeMap;
+
+use squiggle_protocol::Diagnostic;
+
+use crate::check::CheckResult;
+
+/// The feedback for one edit: the text to append and the diagnostics behind it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Feedback {
+    /// The text to append to the tool result; empty when there is nothing to report.
+    pub text: String,
+    /// The check of the edited file: its diagnostics, the servers, and why it was skipped if it was.
+    pub check: CheckResult,
+    /// Other files with diagnostics when the feedback was made (write scope only).
+    pub others: BTreeMap<String, Vec<Diagnostic>>,
+}
+
+/// The errors that are new since the previous call for each file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NewErrors {
+    /// The rendered note and lines; empty when nothing is new.
+    pub text: String,
+    /// The new errors per file (relative path).
+    pub files: BTreeMap<String, Vec<Diagnostic>>,
+}

@@ -1,0 +1,452 @@
+//! The text an agent's edit or write tool appends after an edit: the edited file's diagnostics,
+//! and for a write also other files with errors, within configured caps.
+
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::render::render_file_block;
+use std::collections::BTreeMap;
+
+/// The header above the edited or written file's block.
+const THIS_FILE_HEADER: &str = "LSP errors detected in this file, please fix:";
+/// The header above the other files' blocks.
+const OTHER_FILES_HEADER: &str = "LSP errors detected in other files:";
+
+/// Which files a feedback covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// Only the edited file.
+    Edit,
+    /// The written file, then other files with errors.
+    Write,
+}
+
+/// The caps feedback applies (from configuration).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caps {
+    /// The severities shown; others are dropped before any cap applies.
+    pub include_severities: Vec<Severity>,
+    /// At most this many diagnostic lines per file, then `... and N more`.
+    pub max_diagnostics_per_file: usize,
+    /// At most this many other files (with diagnostics left after filtering).
+    pub max_other_files: usize,
+    /// At most this many diagnostic lines in all (headers, tags and `... and N more` not counted).
+    pub max_total_lines: usize,
+}
+
+impl Default for Caps {
+    /// The configuration defaults: errors only, 20 per file, 5 other files, 50 lines in all.
+    fn default() -> Self {
+        Caps {
+            include_severities: vec![Severity::Error],
+            max_diagnostics_per_file: 20,
+            max_other_files: 5,
+            max_total_lines: 50,
+        }
+    }
+}
+
+/// Renders feedback: `file`'s diagnostics, and for Scope::Write also `others` (relative path -> diagnostics; the file itself is ignored if present there).
+///
+/// Each non-empty section is "\n" + header + "\n" + its blocks joined by "\n"; sections are
+/// joined by "\n"; no trailing newline; empty string when nothing is left after filtering.
+/// The edited file always gets its block (up to its per-file cap and the total); each other
+/// file, in path order, gets what is left of the total, and none is shown once it is spent.
+pub fn render_feedback(
+    scope: Scope,
+    file: &str,
+    diagnostics: &[Diagnostic],
+    others: &BTreeMap<String, Vec<Diagnostic>>,
+    caps: &Caps,
+) -> String {
+    let keep = |diags: &[Diagnostic]| -> Vec<Diagnostic> {
+        diags
+            .iter()
+            .filter(|diag| caps.include_severities.contains(&diag.severity))
+            .cloned()
+            .collect()
+    };
+    let mut budget = caps.max_total_lines;
+    let mut sections = Vec::new();
+
+    let own = keep(diagnostics);
+    if !own.is_empty() {
+        let block = render_file_block(file, &own, take(own.len(), caps, &mut budget));
+        sections.push(section(THIS_FILE_HEADER, &[block]));
+    }
+
+    if scope == Scope::Write {
+        let mut blocks = Vec::new();
+        for (path, diags) in others {
+            if blocks.len() >= caps.max_other_files || budget == 0 {
+                break;
+            }
+            if path == file {
+                continue;
+            }
+            let kept = keep(diags);
+            if kept.is_empty() {
+                continue;
+            }
+            blocks.push(render_file_block(
+                path,
+                &kept,
+                take(kept.len(), caps, &mut budget),
+            ));
+        }
+        if !blocks.is_empty() {
+            sections.push(section(OTHER_FILES_HEADER, &blocks));
+        }
+    }
+
+    sections.join("\n")
+}
+
+/// How many of a file's `count` diagnostics to show (per-file cap and what is left of `budget`), spending them.
+fn take(count: usize, caps: &Caps, budget: &mut usize) -> usize {
+    let shown = count.min(caps.max_diagnostics_per_file).min(*budget);
+    *budget -= shown;
+    shown
+}
+
+/// One section: "\n" + header + "\n" + blocks joined by "\n".
+fn section(header: &str, blocks: &[String]) -> String {
+    format!("\n{header}\n{}", blocks.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn diag(line: u32, severity: Severity, message: &str, code: Option<&str>) -> Diagnostic {
+        Diagnostic {
+            file: String::new(),
+            line,
+            column: 1,
+            end_line: line,
+            end_column: 2,
+            severity,
+            message: message.to_string(),
+            code: code.map(str::to_string),
+            source: None,
+        }
+    }
+
+    fn errors(count: u32) -> Vec<Diagnostic> {
+        (1..=count)
+            .rev()
+            .map(|line| diag(line, Severity::Error, &format!("e{line}"), None))
+            .collect()
+    }
+
+    /// The lines `ERROR [i:1] ei\n` for i in `lines`.
+    fn error_lines(lines: std::ops::RangeInclusive<u32>) -> String {
+        lines
+            .map(|line| format!("ERROR [{line}:1] e{line}\n"))
+            .collect()
+    }
+
+    fn others(entries: &[(&str, Vec<Diagnostic>)]) -> BTreeMap<String, Vec<Diagnostic>> {
+        entries
+            .iter()
+            .map(|(path, diags)| (path.to_string(), diags.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn edit_with_errors_renders_this_file_section() {
+        let diags = [diag(1, Severity::Error, "msg", Some("code"))];
+        assert_eq!(
+            render_feedback(
+                Scope::Edit,
+                "a.ts",
+                &diags,
+                &BTreeMap::new(),
+                &Caps::default()
+            ),
+            "\nLSP errors detected in this file, please fix:\n\
+             <diagnostics file=\"a.ts\">\n\
+             ERROR [1:1] msg (code)\n\
+             </diagnostics>"
+        );
+    }
+
+    #[test]
+    fn edit_without_diagnostics_is_empty() {
+        assert_eq!(
+            render_feedback(Scope::Edit, "a.ts", &[], &BTreeMap::new(), &Caps::default()),
+            ""
+        );
+    }
+
+    #[test]
+    fn edit_ignores_other_files() {
+        let others = others(&[("b.ts", errors(1))]);
+        assert_eq!(
+            render_feedback(Scope::Edit, "a.ts", &[], &others, &Caps::default()),
+            ""
+        );
+    }
+
+    #[test]
+    fn warnings_are_filtered_by_default_and_shown_when_included() {
+        let diags = [
+            diag(2, Severity::Warning, "unused", None),
+            diag(1, Severity::Hint, "fade", None),
+        ];
+        assert_eq!(
+            render_feedback(
+                Scope::Edit,
+                "a.ts",
+                &diags,
+                &BTreeMap::new(),
+                &Caps::default()
+            ),
+            ""
+        );
+        let caps = Caps {
+            include_severities: vec![Severity::Error, Severity::Warning],
+            ..Caps::default()
+        };
+        assert_eq!(
+            render_feedback(Scope::Edit, "a.ts", &diags, &BTreeMap::new(), &caps),
+            "\nLSP errors detected in this file, please fix:\n\
+             <diagnostics file=\"a.ts\">\n\
+             WARNING [2:1] unused\n\
+             </diagnostics>"
+        );
+    }
+
+    #[test]
+    fn message_code_and_path_are_escaped() {
+        let diags = [diag(3, Severity::Error, "a < b && c > d", Some("<E&>"))];
+        assert_eq!(
+            render_feedback(
+                Scope::Edit,
+                "<a>&.ts",
+                &diags,
+                &BTreeMap::new(),
+                &Caps::default()
+            ),
+            "\nLSP errors detected in this file, please fix:\n\
+             <diagnostics file=\"&lt;a&gt;&amp;.ts\">\n\
+             ERROR [3:1] a &lt; b &amp;&amp; c &gt; d (&lt;E&amp;&gt;)\n\
+             </diagnostics>"
+        );
+    }
+
+    #[test]
+    fn edit_with_25_errors_shows_20_and_counts_5_more() {
+        assert_eq!(
+            render_feedback(
+                Scope::Edit,
+                "a.ts",
+                &errors(25),
+                &BTreeMap::new(),
+                &Caps::default()
+            ),
+            format!(
+                "\nLSP errors detected in this file, please fix:\n\
+                 <diagnostics file=\"a.ts\">\n{}... and 5 more\n</diagnostics>",
+                error_lines(1..=20)
+            )
+        );
+    }
+
+    #[test]
+    fn write_shows_written_file_then_others_sorted_by_path() {
+        let others = others(&[
+            ("src/z.ts", vec![diag(4, Severity::Error, "z", Some("Z1"))]),
+            ("src/b.ts", vec![diag(7, Severity::Error, "b", None)]),
+        ]);
+        let diags = [diag(1, Severity::Error, "a", Some("TS2322"))];
+        assert_eq!(
+            render_feedback(Scope::Write, "src/a.ts", &diags, &others, &Caps::default()),
+            "\nLSP errors detected in this file, please fix:\n\
+             <diagnostics file=\"src/a.ts\">\n\
+             ERROR [1:1] a (TS2322)\n\
+             </diagnostics>\n\
+             \n\
+             LSP errors detected in other files:\n\
+             <diagnostics file=\"src/b.ts\">\n\
+             ERROR [7:1] b\n\
+             </diagnostics>\n\
+             <diagnostics file=\"src/z.ts\">\n\
+             ERROR [4:1] z (Z1)\n\
+             </diagnostics>"
+        );
+    }
+
+    #[test]
+    fn write_with_only_other_files_starts_with_other_files_header() {
+        let others = others(&[("b.ts", errors(1))]);
+        assert_eq!(
+            render_feedback(Scope::Write, "a.ts", &[], &others, &Caps::default()),
+            "\nLSP errors detected in other files:\n\
+             <diagnostics file=\"b.ts\">\n\
+             ERROR [1:1] e1\n\
+             </diagnostics>"
+        );
+    }
+
+    #[test]
+    fn write_shows_at_most_five_other_files_in_path_order() {
+        let others = others(&[
+            ("g.ts", errors(1)),
+            ("c.ts", errors(1)),
+            ("a.ts", errors(1)),
+            ("f.ts", errors(1)),
+            ("b.ts", errors(1)),
+            ("e.ts", errors(1)),
+            ("d.ts", errors(1)),
+        ]);
+        let block =
+            |path: &str| format!("<diagnostics file=\"{path}\">\nERROR [1:1] e1\n</diagnostics>");
+        assert_eq!(
+            render_feedback(Scope::Write, "w.ts", &[], &others, &Caps::default()),
+            format!(
+                "\nLSP errors detected in other files:\n{}",
+                ["a.ts", "b.ts", "c.ts", "d.ts", "e.ts"]
+                    .map(block)
+                    .join("\n")
+            )
+        );
+    }
+
+    #[test]
+    fn written_file_with_50_errors_and_cap_20_leaves_30_lines_for_others() {
+        let others = others(&[("b.ts", errors(25)), ("c.ts", errors(15))]);
+        assert_eq!(
+            render_feedback(Scope::Write, "a.ts", &errors(50), &others, &Caps::default()),
+            format!(
+                "\nLSP errors detected in this file, please fix:\n\
+                 <diagnostics file=\"a.ts\">\n{}... and 30 more\n</diagnostics>\n\
+                 \n\
+                 LSP errors detected in other files:\n\
+                 <diagnostics file=\"b.ts\">\n{}... and 5 more\n</diagnostics>\n\
+                 <diagnostics file=\"c.ts\">\n{}... and 5 more\n</diagnostics>",
+                error_lines(1..=20),
+                error_lines(1..=20),
+                error_lines(1..=10),
+            )
+        );
+    }
+
+    #[test]
+    fn written_file_filling_the_total_leaves_no_other_file() {
+        let others = others(&[("b.ts", errors(1))]);
+        let caps = Caps {
+            max_diagnostics_per_file: 60,
+            ..Caps::default()
+        };
+        assert_eq!(
+            render_feedback(Scope::Write, "a.ts", &errors(50), &others, &caps),
+            format!(
+                "\nLSP errors detected in this file, please fix:\n\
+                 <diagnostics file=\"a.ts\">\n{}</diagnostics>",
+                error_lines(1..=50)
+            )
+        );
+    }
+
+    #[test]
+    fn written_file_over_the_total_counts_the_rest() {
+        let caps = Caps {
+            max_diagnostics_per_file: 60,
+            ..Caps::default()
+        };
+        assert_eq!(
+            render_feedback(Scope::Edit, "a.ts", &errors(55), &BTreeMap::new(), &caps),
+            format!(
+                "\nLSP errors detected in this file, please fix:\n\
+                 <diagnostics file=\"a.ts\">\n{}... and 5 more\n</diagnostics>",
+                error_lines(1..=50)
+            )
+        );
+    }
+
+    #[test]
+    fn budget_running_out_inside_an_other_file_hides_later_files() {
+        let others = others(&[
+            ("b.ts", errors(3)),
+            ("c.ts", errors(6)),
+            ("d.ts", errors(1)),
+        ]);
+        let caps = Caps {
+            max_total_lines: 6,
+            ..Caps::default()
+        };
+        assert_eq!(
+            render_feedback(Scope::Write, "a.ts", &errors(2), &others, &caps),
+            format!(
+                "\nLSP errors detected in this file, please fix:\n\
+                 <diagnostics file=\"a.ts\">\n{}</diagnostics>\n\
+                 \n\
+                 LSP errors detected in other files:\n\
+                 <diagnostics file=\"b.ts\">\n{}</diagnostics>\n\
+                 <diagnostics file=\"c.ts\">\n{}... and 5 more\n</diagnostics>",
+                error_lines(1..=2),
+                error_lines(1..=3),
+                error_lines(1..=1),
+            )
+        );
+    }
+
+    #[test]
+    fn written_file_present_in_others_is_not_repeated() {
+        let others = others(&[("a.ts", errors(1)), ("b.ts", errors(1))]);
+        assert_eq!(
+            render_feedback(Scope::Write, "a.ts", &errors(1), &others, &Caps::default()),
+            "\nLSP errors detected in this file, please fix:\n\
+             <diagnostics file=\"a.ts\">\n\
+             ERROR [1:1] e1\n\
+             </diagnostics>\n\
+             \n\
+             LSP errors detected in other files:\n\
+             <diagnostics file=\"b.ts\">\n\
+             ERROR [1:1] e1\n\
+             </diagnostics>"
+        );
+    }
+
+    #[test]
+    fn written_file_only_in_others_yields_nothing() {
+        let others = others(&[("a.ts", errors(1))]);
+        assert_eq!(
+            render_feedback(Scope::Write, "a.ts", &[], &others, &Caps::default()),
+            ""
+        );
+    }
+
+    #[test]
+    fn other_file_with_only_warnings_takes_no_slot() {
+        let warning = vec![diag(1, Severity::Warning, "w", None)];
+        let others = others(&[
+            ("a.ts", warning),
+            ("b.ts", errors(1)),
+            ("c.ts", errors(1)),
+            ("d.ts", errors(1)),
+            ("e.ts", errors(1)),
+            ("f.ts", errors(1)),
+            ("g.ts", errors(1)),
+        ]);
+        let block =
+            |path: &str| format!("<diagnostics file=\"{path}\">\nERROR [1:1] e1\n</diagnostics>");
+        assert_eq!(
+            render_feedback(Scope::Write, "w.ts", &[], &others, &Caps::default()),
+            format!(
+                "\nLSP errors detected in other files:\n{}",
+                ["b.ts", "c.ts", "d.ts", "e.ts", "f.ts"]
+                    .map(block)
+                    .join("\n")
+            )
+        );
+    }
+
+    #[test]
+    fn scope_serializes_lowercase() {
+        assert_eq!(
+            serde_json::to_string(&[Scope::Edit, Scope::Write]).ok(),
+            Some("[\"edit\",\"write\"]".to_string())
+        );
+    }
+}

@@ -1,0 +1,146 @@
+//! Feedback for agents after an edit, against the fake server: scopes, other files, caps,
+//! new-error deltas, and the CLI's `--scope` and `--format delta`.
+
+#![allow(clippy::unwrap_used)]
+
+use serde_json::json;
+use squiggle_actors::{Scope, Skip, Squiggle};
+use squiggle_tests::{squiggle, xtask_bin, FakeWorkspace};
+
+/// A fake server that, on every touch, also publishes errors for two other files.
+fn multi_file_server(ws: &FakeWorkspace) -> squiggle_config::ServerSpec {
+    let script = ws.script(&json!({
+        "also_publish": {"src/z.fake": "ERROR in z\n", "src/b.fake": "ok\nERROR in b <T>\nWARNING meh\n"}
+    }));
+    ws.server("fake", &["--script", script.to_str().unwrap()])
+}
+
+#[tokio::test]
+async fn edit_scope_reports_only_the_edited_file() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("src/a.fake", "ERROR here\n");
+    let squiggle = Squiggle::start(&ws.root, ws.config(vec![multi_file_server(&ws)])).await.unwrap();
+
+    let feedback = squiggle.feedback(&file, None, Scope::Edit).await;
+
+    assert_eq!(
+        feedback.text,
+        "\nLSP errors detected in this file, please fix:\n<diagnostics file=\"src/a.fake\">\nERROR [1:1] found ERROR: here (E1)\n</diagnostics>"
+    );
+    assert!(feedback.others.is_empty());
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn write_scope_adds_other_files_sorted_after_the_written_one() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("src/a.fake", "ERROR here\n");
+    let squiggle = Squiggle::start(&ws.root, ws.config(vec![multi_file_server(&ws)])).await.unwrap();
+
+    let feedback = squiggle.feedback(&file, None, Scope::Write).await;
+
+    assert_eq!(
+        feedback.text,
+        "\nLSP errors detected in this file, please fix:\n<diagnostics file=\"src/a.fake\">\nERROR [1:1] found ERROR: here (E1)\n</diagnostics>\n\
+         \nLSP errors detected in other files:\n<diagnostics file=\"src/b.fake\">\nERROR [2:1] found ERROR: in b &lt;T&gt; (E1)\n</diagnostics>\n\
+         <diagnostics file=\"src/z.fake\">\nERROR [1:1] found ERROR: in z (E1)\n</diagnostics>"
+    );
+    assert_eq!(feedback.others.keys().collect::<Vec<_>>(), vec!["src/b.fake", "src/z.fake"]);
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn write_scope_caps_the_other_files() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("src/a.fake", "fine\n");
+    let mut config = ws.config(vec![multi_file_server(&ws)]);
+    config.max_other_files = 1;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+
+    let feedback = squiggle.feedback(&file, None, Scope::Write).await;
+
+    assert_eq!(
+        feedback.text,
+        "\nLSP errors detected in other files:\n<diagnostics file=\"src/b.fake\">\nERROR [2:1] found ERROR: in b &lt;T&gt; (E1)\n</diagnostics>"
+    );
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn clean_files_and_skipped_files_give_empty_text_with_a_reason() {
+    let ws = FakeWorkspace::new();
+    let clean = ws.write("a.fake", "fine\n");
+    let squiggle = Squiggle::start(&ws.root, ws.config(vec![ws.server("fake", &[])])).await.unwrap();
+
+    let feedback = squiggle.feedback(&clean, None, Scope::Write).await;
+    let deleted = squiggle.feedback(ws.root.join("deleted.fake"), None, Scope::Edit).await;
+    let outside = squiggle.feedback("/etc/hostname", None, Scope::Edit).await;
+
+    assert_eq!(feedback.text, "");
+    assert_eq!(feedback.check.skipped, None);
+    assert_eq!(deleted.text, "");
+    assert!(matches!(deleted.check.skipped, Some(Skip::Unreadable(_))));
+    assert_eq!(outside.text, "");
+    assert_eq!(outside.check.skipped, Some(Skip::OutsideWorkspace));
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn new_errors_are_keyed_by_source_code_severity_and_message() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR one\n");
+    let squiggle = Squiggle::start(&ws.root, ws.config(vec![ws.server("fake", &[])])).await.unwrap();
+
+    squiggle.check_file(&file, None).await;
+    let first = squiggle.new_errors(&[&file]).await;
+    squiggle.check_file(&file, Some("moved down\nERROR one\n".to_string())).await;
+    let moved = squiggle.new_errors(&[&file]).await;
+    squiggle.check_file(&file, Some("ERROR one\nERROR two\n".to_string())).await;
+    let added = squiggle.new_errors(&[&file]).await;
+
+    assert_eq!(first.text, "New LSP errors introduced by your last edit (fix these):\na.fake:1:1: error: found ERROR: one\n");
+    assert_eq!(moved.text, "", "the same error on another line is not new");
+    assert_eq!(added.text, "New LSP errors introduced by your last edit (fix these):\na.fake:2:1: error: found ERROR: two\n");
+    squiggle.shutdown().await;
+}
+
+/// A workspace whose `squiggle.toml` runs the multi-file fake server.
+fn cli_workspace() -> FakeWorkspace {
+    let ws = FakeWorkspace::new();
+    let script = ws.script(&json!({"also_publish": {"b.fake": "ERROR in b\n"}}));
+    let config = format!(
+        "settle_ms = 20\n[servers.fake]\ncommand = {:?}\nargs = [\"fake-server\", \"--script\", {:?}]\nextensions = [\"fake\"]\n",
+        xtask_bin().display().to_string(),
+        script.display().to_string(),
+    );
+    ws.write("squiggle.toml", &config);
+    ws
+}
+
+#[test]
+fn cli_scope_prints_exactly_what_a_tool_appends() {
+    let ws = cli_workspace();
+    ws.write("a.fake", "ERROR mine\n");
+
+    let edit = squiggle(&ws.root, &["check", "--format", "llm", "--scope", "edit", "a.fake"]);
+    let write = squiggle(&ws.root, &["check", "--format", "llm", "--scope", "write", "a.fake"]);
+
+    let this_file = "\nLSP errors detected in this file, please fix:\n<diagnostics file=\"a.fake\">\nERROR [1:1] found ERROR: mine (E1)\n</diagnostics>";
+    assert_eq!(edit.stdout, this_file);
+    assert_eq!(
+        write.stdout,
+        format!("{this_file}\n\nLSP errors detected in other files:\n<diagnostics file=\"b.fake\">\nERROR [1:1] found ERROR: in b (E1)\n</diagnostics>")
+    );
+    assert_eq!(squiggle(&ws.root, &["check", "--scope", "edit", "a.fake"]).code, 2, "--scope needs --format llm");
+}
+
+#[test]
+fn cli_delta_reports_every_error_on_a_first_look() {
+    let ws = cli_workspace();
+    ws.write("a.fake", "ok\nERROR mine\n");
+
+    let run = squiggle(&ws.root, &["check", "--format", "delta", "a.fake"]);
+
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stdout, "New LSP errors introduced by your last edit (fix these):\na.fake:2:1: error: found ERROR: mine\n");
+}
