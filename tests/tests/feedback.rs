@@ -19,7 +19,9 @@ fn multi_file_server(ws: &FakeWorkspace) -> squiggle_config::ServerSpec {
 async fn edit_scope_reports_only_the_edited_file() {
     let ws = FakeWorkspace::new();
     let file = ws.write("src/a.fake", "ERROR here\n");
-    let squiggle = Squiggle::start(&ws.root, ws.config(vec![multi_file_server(&ws)])).await.unwrap();
+    let squiggle = Squiggle::start(&ws.root, ws.config(vec![multi_file_server(&ws)]))
+        .await
+        .unwrap();
 
     let feedback = squiggle.feedback(&file, None, Scope::Edit).await;
 
@@ -35,7 +37,9 @@ async fn edit_scope_reports_only_the_edited_file() {
 async fn write_scope_adds_other_files_sorted_after_the_written_one() {
     let ws = FakeWorkspace::new();
     let file = ws.write("src/a.fake", "ERROR here\n");
-    let squiggle = Squiggle::start(&ws.root, ws.config(vec![multi_file_server(&ws)])).await.unwrap();
+    let squiggle = Squiggle::start(&ws.root, ws.config(vec![multi_file_server(&ws)]))
+        .await
+        .unwrap();
 
     let feedback = squiggle.feedback(&file, None, Scope::Write).await;
 
@@ -45,7 +49,10 @@ async fn write_scope_adds_other_files_sorted_after_the_written_one() {
          \nLSP errors detected in other files:\n<diagnostics file=\"src/b.fake\">\nERROR [2:1] found ERROR: in b &lt;T&gt; (E1)\n</diagnostics>\n\
          <diagnostics file=\"src/z.fake\">\nERROR [1:1] found ERROR: in z (E1)\n</diagnostics>"
     );
-    assert_eq!(feedback.others.keys().collect::<Vec<_>>(), vec!["src/b.fake", "src/z.fake"]);
+    assert_eq!(
+        feedback.others.keys().collect::<Vec<_>>(),
+        vec!["src/b.fake", "src/z.fake"]
+    );
     squiggle.shutdown().await;
 }
 
@@ -70,10 +77,14 @@ async fn write_scope_caps_the_other_files() {
 async fn clean_files_and_skipped_files_give_empty_text_with_a_reason() {
     let ws = FakeWorkspace::new();
     let clean = ws.write("a.fake", "fine\n");
-    let squiggle = Squiggle::start(&ws.root, ws.config(vec![ws.server("fake", &[])])).await.unwrap();
+    let squiggle = Squiggle::start(&ws.root, ws.config(vec![ws.server("fake", &[])]))
+        .await
+        .unwrap();
 
     let feedback = squiggle.feedback(&clean, None, Scope::Write).await;
-    let deleted = squiggle.feedback(ws.root.join("deleted.fake"), None, Scope::Edit).await;
+    let deleted = squiggle
+        .feedback(ws.root.join("deleted.fake"), None, Scope::Edit)
+        .await;
     let outside = squiggle.feedback("/etc/hostname", None, Scope::Edit).await;
 
     assert_eq!(feedback.text, "");
@@ -89,13 +100,19 @@ async fn clean_files_and_skipped_files_give_empty_text_with_a_reason() {
 async fn new_errors_are_keyed_by_source_code_severity_and_message() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR one\n");
-    let squiggle = Squiggle::start(&ws.root, ws.config(vec![ws.server("fake", &[])])).await.unwrap();
+    let squiggle = Squiggle::start(&ws.root, ws.config(vec![ws.server("fake", &[])]))
+        .await
+        .unwrap();
 
     squiggle.check_file(&file, None).await;
     let first = squiggle.new_errors(&[&file]).await;
-    squiggle.check_file(&file, Some("moved down\nERROR one\n".to_string())).await;
+    squiggle
+        .check_file(&file, Some("moved down\nERROR one\n".to_string()))
+        .await;
     let moved = squiggle.new_errors(&[&file]).await;
-    squiggle.check_file(&file, Some("ERROR one\nERROR two\n".to_string())).await;
+    squiggle
+        .check_file(&file, Some("ERROR one\nERROR two\n".to_string()))
+        .await;
     let added = squiggle.new_errors(&[&file]).await;
 
     assert_eq!(first.text, "New LSP errors introduced by your last edit (fix these):\na.fake:1:1: error: found ERROR: one\n");
@@ -122,8 +139,14 @@ fn cli_scope_prints_exactly_what_a_tool_appends() {
     let ws = cli_workspace();
     ws.write("a.fake", "ERROR mine\n");
 
-    let edit = squiggle(&ws.root, &["check", "--format", "llm", "--scope", "edit", "a.fake"]);
-    let write = squiggle(&ws.root, &["check", "--format", "llm", "--scope", "write", "a.fake"]);
+    let edit = squiggle(
+        &ws.root,
+        &["check", "--format", "llm", "--scope", "edit", "a.fake"],
+    );
+    let write = squiggle(
+        &ws.root,
+        &["check", "--format", "llm", "--scope", "write", "a.fake"],
+    );
 
     let this_file = "\nLSP errors detected in this file, please fix:\n<diagnostics file=\"a.fake\">\nERROR [1:1] found ERROR: mine (E1)\n</diagnostics>";
     assert_eq!(edit.stdout, this_file);
@@ -131,7 +154,11 @@ fn cli_scope_prints_exactly_what_a_tool_appends() {
         write.stdout,
         format!("{this_file}\n\nLSP errors detected in other files:\n<diagnostics file=\"b.fake\">\nERROR [1:1] found ERROR: in b (E1)\n</diagnostics>")
     );
-    assert_eq!(squiggle(&ws.root, &["check", "--scope", "edit", "a.fake"]).code, 2, "--scope needs --format llm");
+    assert_eq!(
+        squiggle(&ws.root, &["check", "--scope", "edit", "a.fake"]).code,
+        2,
+        "--scope needs --format llm"
+    );
 }
 
 #[test]

@@ -140,3 +140,40 @@ fn rust_analyzer_reports_exact_positions_in_a_crate() {
     );
     assert_no_process_in(&project);
 }
+
+#[tokio::test]
+async fn writing_a_typescript_interface_shows_the_break_in_an_already_checked_file() {
+    let command = require_server(
+        "typescript-language-server",
+        "npm install typescript typescript-language-server",
+    );
+    let (_dir, project) = fixture("ts-multi");
+    let mut config = squiggle_actors::Config::default();
+    for spec in config.servers.values_mut() {
+        spec.enabled = spec.id == "typescript";
+    }
+    config.servers.get_mut("typescript").unwrap().command = command.display().to_string();
+    let squiggle = squiggle_actors::Squiggle::start(&project, config)
+        .await
+        .unwrap();
+
+    let user = squiggle.check_file(project.join("src/user.ts"), None).await;
+    assert_eq!(user.diagnostics, vec![], "user.ts is clean at first");
+    let renamed = "export interface User {\n  name: string;\n  years: number;\n}\n";
+    std::fs::write(project.join("src/types.ts"), renamed).unwrap();
+    let feedback = squiggle
+        .feedback(
+            project.join("src/types.ts"),
+            Some(renamed.to_string()),
+            squiggle_actors::Scope::Write,
+        )
+        .await;
+    squiggle.shutdown().await;
+
+    assert_eq!(
+        feedback.text,
+        "\nLSP errors detected in other files:\n<diagnostics file=\"src/user.ts\">\n\
+         ERROR [4:34] Property 'age' does not exist on type 'User'. (2339)\n</diagnostics>"
+    );
+    assert_no_process_in(&project);
+}
