@@ -2,13 +2,14 @@
 //! advances on every change, and the waits for fresh results.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
-use squiggle_protocol::{merge, Diagnostic};
+use squiggle_protocol::{merge, paths, Diagnostic};
 use tokio::time::Instant;
 
+use crate::events::{Events, LspEvent};
 use crate::key::ServerKey;
 
 /// Every file with diagnostics, merged across servers.
@@ -67,6 +68,17 @@ pub enum Freshness {
 #[derive(Debug)]
 pub struct DiagnosticsActor;
 
+/// What the diagnostics actor is started with.
+#[derive(Debug)]
+pub struct DiagnosticsArgs {
+    /// How long a result must stay unchanged to count as settled.
+    pub settle: Duration,
+    /// The workspace root, resolved, for the relative paths of events.
+    pub workspace_root: PathBuf,
+    /// Where changed diagnostics are announced.
+    pub events: Events,
+}
+
 /// What one server last published for one file.
 #[derive(Debug)]
 struct Published {
@@ -104,6 +116,8 @@ struct Waiter {
 #[derive(Debug)]
 pub struct Store {
     files: HashMap<PathBuf, HashMap<ServerKey, Published>>,
+    workspace_root: PathBuf,
+    events: Events,
     epoch: u64,
     /// When anything was last published.
     last_publish: Option<Instant>,
@@ -117,15 +131,22 @@ pub struct Store {
 impl Actor for DiagnosticsActor {
     type Msg = DiagnosticsMsg;
     type State = Store;
-    type Arguments = Duration;
+    type Arguments = DiagnosticsArgs;
 
     async fn pre_start(
         &self,
         _myself: ActorRef<Self::Msg>,
-        settle: Duration,
+        args: DiagnosticsArgs,
     ) -> Result<Self::State, ActorProcessingErr> {
+        let DiagnosticsArgs {
+            settle,
+            workspace_root,
+            events,
+        } = args;
         Ok(Store {
             files: HashMap::new(),
+            workspace_root,
+            events,
             epoch: 0,
             last_publish: None,
             settle,
@@ -165,6 +186,7 @@ impl Actor for DiagnosticsActor {
                     .entry(path.clone())
                     .or_default()
                     .insert(key.clone(), published);
+                store.announce(&path);
                 let ids: Vec<u64> = store
                     .waiters
                     .iter()
@@ -183,8 +205,14 @@ impl Actor for DiagnosticsActor {
             DiagnosticsMsg::ServerGone { key } => {
                 store.gone.insert(key.clone());
                 store.epoch += 1;
-                for published in store.files.values_mut() {
-                    published.remove(&key);
+                let mut touched = Vec::new();
+                for (path, published) in store.files.iter_mut() {
+                    if published.remove(&key).is_some() {
+                        touched.push(path.clone());
+                    }
+                }
+                for path in &touched {
+                    store.announce(path);
                 }
                 store.files.retain(|_, p| !p.is_empty());
                 let gone: Vec<u64> = store
@@ -332,6 +360,22 @@ impl Store {
                 let _ = reply.send(self.all());
             }
         }
+    }
+
+    /// Tells subscribers a file's diagnostics now.
+    fn announce(&self, path: &Path) {
+        if self.events.receiver_count() == 0 {
+            return;
+        }
+        let lists = self
+            .files
+            .get(path)
+            .into_iter()
+            .flat_map(|p| p.values().map(|p| p.diagnostics.clone()));
+        let _ = self.events.send(LspEvent::Diagnostics {
+            path: paths::relative_to(&self.workspace_root, path),
+            items: merge::merge(lists),
+        });
     }
 
     /// Every file with non-empty diagnostics, merged across servers.

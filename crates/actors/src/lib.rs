@@ -13,14 +13,18 @@
 mod check;
 mod commands;
 mod diagnostics;
+mod events;
 mod feedback;
 mod key;
+mod manager;
 mod registry;
 mod server;
 mod squiggle;
 
 pub use check::{CheckResult, Skip};
+pub use events::LspEvent;
 pub use feedback::{Feedback, NewErrors};
+pub use manager::{DiagnosticsSnapshot, LspManager, COALESCE};
 pub use squiggle::Squiggle;
 pub use squiggle_config::Config;
 pub use squiggle_protocol::{Diagnostic, Scope, ServerReport, ServerState, ServerStatus, Severity};

@@ -8,9 +8,11 @@ use std::time::Duration;
 use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use squiggle_config::Config;
 use squiggle_protocol::{paths, ServerState, ServerStatus};
+use tokio::time::Instant;
 
 use crate::commands::Commands;
 use crate::diagnostics::DiagnosticsMsg;
+use crate::events::{Events, LspEvent};
 use crate::key::ServerKey;
 use crate::server::{ServerActor, ServerArgs, ServerMsg};
 
@@ -20,10 +22,20 @@ const SERVER_SHUTDOWN_LIMIT: Duration = Duration::from_secs(8);
 /// Messages of the registry actor.
 #[derive(Debug)]
 pub enum RegistryMsg {
-    /// A ready server for this key, started if needed; callers during a start share it.
+    /// A ready server for this key, started if needed; callers during a start share it. A
+    /// broken server is restarted only when `restart` is set and the cooldown has passed.
     Acquire {
         key: ServerKey,
+        restart: bool,
         reply: RpcReplyPort<Acquired>,
+    },
+    /// Start the server for this key if it is not running, restarting a broken one once the
+    /// cooldown has passed; nobody waits for it.
+    Warm { key: ServerKey },
+    /// The running server for this key, if it is active; never starts one.
+    Running {
+        key: ServerKey,
+        reply: RpcReplyPort<Option<ActorRef<ServerMsg>>>,
     },
     /// A server actor finished its handshake.
     ServerUp { key: ServerKey, pid: Option<u32> },
@@ -56,6 +68,8 @@ pub struct RegistryArgs {
     pub diagnostics: ActorRef<DiagnosticsMsg>,
     /// Located server commands.
     pub commands: Arc<Commands>,
+    /// Where state changes are announced.
+    pub events: Events,
 }
 
 /// The registry actor.
@@ -76,6 +90,7 @@ enum Entry {
     Unusable {
         state: ServerState,
         reason: String,
+        since: Instant,
     },
 }
 
@@ -113,7 +128,21 @@ impl Actor for RegistryActor {
         servers: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
-            RegistryMsg::Acquire { key, reply } => servers.acquire(&myself, key, reply).await,
+            RegistryMsg::Acquire {
+                key,
+                restart,
+                reply,
+            } => {
+                servers.acquire(&myself, key, restart, Some(reply)).await;
+            }
+            RegistryMsg::Warm { key } => servers.acquire(&myself, key, true, None).await,
+            RegistryMsg::Running { key, reply } => {
+                let running = match servers.entries.get(&key) {
+                    Some(Entry::Active { server, .. }) => Some(server.clone()),
+                    _ => None,
+                };
+                let _ = reply.send(running);
+            }
             RegistryMsg::ServerUp { key, pid } => servers.server_up(key, pid),
             RegistryMsg::Status(reply) => {
                 let _ = reply.send(servers.status());
@@ -152,55 +181,81 @@ impl Servers {
         &mut self,
         myself: &ActorRef<RegistryMsg>,
         key: ServerKey,
-        reply: RpcReplyPort<Acquired>,
+        restart: bool,
+        reply: Option<RpcReplyPort<Acquired>>,
     ) {
+        let answer = |reply: Option<RpcReplyPort<Acquired>>, acquired: Acquired| {
+            if let Some(reply) = reply {
+                let _ = reply.send(acquired);
+            }
+        };
+        let cooldown = self.restart_cooldown();
         match self.entries.get_mut(&key) {
             Some(Entry::Active { server, .. }) => {
-                let _ = reply.send(Acquired::Ready {
-                    server: server.clone(),
-                    first_touch: false,
-                });
-                return;
+                let server = server.clone();
+                return answer(
+                    reply,
+                    Acquired::Ready {
+                        server,
+                        first_touch: false,
+                    },
+                );
             }
             Some(Entry::Starting { waiters, .. }) => {
-                waiters.push(reply);
+                waiters.extend(reply);
                 return;
             }
-            Some(Entry::Unusable { state, reason }) => {
-                let _ = reply.send(Acquired::Unusable {
-                    state: *state,
-                    reason: reason.clone(),
-                });
-                return;
+            Some(Entry::Unusable {
+                state: ServerState::Broken,
+                since,
+                ..
+            }) if restart && since.elapsed() >= cooldown => {}
+            Some(Entry::Unusable { state, reason, .. }) => {
+                let (state, reason) = (*state, reason.clone());
+                return answer(reply, Acquired::Unusable { state, reason });
             }
             None => {}
         }
         if self.shutting_down {
             let reason = "squiggle is shutting down".to_string();
-            let _ = reply.send(Acquired::Unusable {
-                state: ServerState::Broken,
-                reason,
-            });
-            return;
+            return answer(
+                reply,
+                Acquired::Unusable {
+                    state: ServerState::Broken,
+                    reason,
+                },
+            );
         }
         let entry = match self.start(myself, &key).await {
             Ok(server) => {
                 self.by_actor.insert(server.get_id(), key.clone());
                 Entry::Starting {
                     server,
-                    waiters: vec![reply],
+                    waiters: reply.into_iter().collect(),
                 }
             }
             Err((state, reason)) => {
                 tracing::debug!(server = %key.id, %state, %reason, "server cannot start");
-                let _ = reply.send(Acquired::Unusable {
+                answer(
+                    reply,
+                    Acquired::Unusable {
+                        state,
+                        reason: reason.clone(),
+                    },
+                );
+                Entry::Unusable {
                     state,
-                    reason: reason.clone(),
-                });
-                Entry::Unusable { state, reason }
+                    reason,
+                    since: Instant::now(),
+                }
             }
         };
-        self.entries.insert(key, entry);
+        self.set(key, entry);
+    }
+
+    /// How long a broken server stays broken before an explicit restart may start it.
+    fn restart_cooldown(&self) -> Duration {
+        Duration::from_millis(self.args.config.restart_cooldown_ms)
     }
 
     /// Spawns the server actor for a key; its handshake runs on its own and reports back.
@@ -260,7 +315,7 @@ impl Servers {
                 first_touch: true,
             });
         }
-        self.entries.insert(key, Entry::Active { server, pid });
+        self.set(key, Entry::Active { server, pid });
     }
 
     /// Marks a server that went away as broken and ends what waited on it.
@@ -274,14 +329,12 @@ impl Servers {
             return;
         }
         tracing::info!(server = %key.id, root = %key.root.display(), %reason, "server broken");
-        let previous = self.entries.insert(
-            key,
-            Entry::Unusable {
-                state: ServerState::Broken,
-                reason: reason.clone(),
-            },
-        );
-        if let Some(Entry::Starting { waiters, .. }) = previous {
+        let broken = Entry::Unusable {
+            state: ServerState::Broken,
+            reason: reason.clone(),
+            since: Instant::now(),
+        };
+        if let Some(Entry::Starting { waiters, .. }) = self.set(key, broken) {
             for waiter in waiters {
                 let reason = reason.clone();
                 let _ = waiter.send(Acquired::Unusable {
@@ -292,31 +345,45 @@ impl Servers {
         }
     }
 
+    /// Records a server's new entry and announces its state; returns the entry it replaced.
+    fn set(&mut self, key: ServerKey, entry: Entry) -> Option<Entry> {
+        let status = self.status_of(&key, &entry);
+        let _ = self.args.events.send(LspEvent::Status {
+            server: status.id,
+            root: status.root,
+            state: status.state,
+            reason: status.reason,
+        });
+        self.entries.insert(key, entry)
+    }
+
+    fn status_of(&self, key: &ServerKey, entry: &Entry) -> ServerStatus {
+        let (state, reason, pid) = match entry {
+            Entry::Starting { .. } => (ServerState::Starting, None, None),
+            Entry::Active { pid, .. } => (ServerState::Active, None, *pid),
+            Entry::Unusable { state, reason, .. } => (*state, Some(reason.clone()), None),
+        };
+        let language = self
+            .args
+            .config
+            .servers
+            .get(&key.id)
+            .map(|s| s.language_id.clone());
+        ServerStatus {
+            id: key.id.clone(),
+            root: paths::relative_to(&self.args.workspace_root, &key.root),
+            language: language.unwrap_or_default(),
+            state,
+            reason,
+            pid,
+        }
+    }
+
     fn status(&self) -> Vec<ServerStatus> {
         let mut statuses: Vec<ServerStatus> = self
             .entries
             .iter()
-            .map(|(key, entry)| {
-                let (state, reason, pid) = match entry {
-                    Entry::Starting { .. } => (ServerState::Starting, None, None),
-                    Entry::Active { pid, .. } => (ServerState::Active, None, *pid),
-                    Entry::Unusable { state, reason } => (*state, Some(reason.clone()), None),
-                };
-                let language = self
-                    .args
-                    .config
-                    .servers
-                    .get(&key.id)
-                    .map(|s| s.language_id.clone());
-                ServerStatus {
-                    id: key.id.clone(),
-                    root: paths::relative_to(&self.args.workspace_root, &key.root),
-                    language: language.unwrap_or_default(),
-                    state,
-                    reason,
-                    pid,
-                }
-            })
+            .map(|(key, entry)| self.status_of(key, entry))
             .collect();
         statuses.sort_by(|a, b| (&a.id, &a.root).cmp(&(&b.id, &b.root)));
         statuses

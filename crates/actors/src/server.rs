@@ -7,18 +7,19 @@ mod process;
 mod pump;
 mod stderr;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use async_lsp::lsp_types::{
-    ClientCapabilities, ClientInfo, DidChangeTextDocumentParams, DidOpenTextDocumentParams,
-    DidSaveTextDocumentParams, GeneralClientCapabilities, InitializeParams, InitializeResult,
-    InitializedParams, PositionEncodingKind, PublishDiagnosticsClientCapabilities,
-    TextDocumentClientCapabilities, TextDocumentContentChangeEvent, TextDocumentIdentifier,
-    TextDocumentItem, TextDocumentSyncCapability, TextDocumentSyncClientCapabilities,
-    TextDocumentSyncSaveOptions, Url, VersionedTextDocumentIdentifier, WindowClientCapabilities,
-    WorkspaceClientCapabilities, WorkspaceFolder,
+    ClientCapabilities, ClientInfo, DidChangeTextDocumentParams, DidCloseTextDocumentParams,
+    DidOpenTextDocumentParams, DidSaveTextDocumentParams, GeneralClientCapabilities,
+    InitializeParams, InitializeResult, InitializedParams, PositionEncodingKind,
+    PublishDiagnosticsClientCapabilities, TextDocumentClientCapabilities,
+    TextDocumentContentChangeEvent, TextDocumentIdentifier, TextDocumentItem,
+    TextDocumentSyncCapability, TextDocumentSyncClientCapabilities, TextDocumentSyncSaveOptions,
+    Url, VersionedTextDocumentIdentifier, WindowClientCapabilities, WorkspaceClientCapabilities,
+    WorkspaceFolder,
 };
 use async_lsp::{LanguageServer, MainLoop, ServerSocket};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
@@ -50,6 +51,10 @@ pub enum ServerMsg {
         text: Arc<str>,
         reply: RpcReplyPort<Result<i32, String>>,
     },
+    /// Send `didSave` for an open document, if the server wants it.
+    Save { path: PathBuf },
+    /// Send `didClose` for an open document and forget it.
+    Close { path: PathBuf },
     /// The initialize handshake ended (sent by the actor's handshake task).
     Initialized(Result<Box<InitializeResult>, String>),
     /// The process exited or its connection ended (sent by the actor's own tasks).
@@ -247,6 +252,8 @@ impl Actor for ServerActor {
             ServerMsg::Sync { path, text, reply } => {
                 let _ = reply.send(conn.sync(path, text));
             }
+            ServerMsg::Save { path } => conn.save(&path),
+            ServerMsg::Close { path } => conn.close(&path),
             ServerMsg::Initialized(Ok(result)) => {
                 conn.save = save_of(result.capabilities.text_document_sync.as_ref());
                 conn.initialized = true;
@@ -350,6 +357,40 @@ impl Connection {
         }
         Ok(version)
     }
+}
+
+impl Connection {
+    /// Sends didSave for an open document when the server asked for it.
+    fn save(&mut self, path: &Path) {
+        let Some(doc) = self.documents.get(path).map(|d| d.clone()) else {
+            return;
+        };
+        let Save::Send { include_text } = self.save else {
+            return;
+        };
+        let Some(uri) = uri_of(path) else { return };
+        let _ = self.socket.did_save(DidSaveTextDocumentParams {
+            text_document: TextDocumentIdentifier { uri },
+            text: include_text.then(|| doc.text.to_string()),
+        });
+    }
+
+    /// Sends didClose for an open document and forgets it.
+    fn close(&mut self, path: &Path) {
+        if self.documents.remove(path).is_none() {
+            return;
+        }
+        if let Some(uri) = uri_of(path) {
+            let _ = self.socket.did_close(DidCloseTextDocumentParams {
+                text_document: TextDocumentIdentifier { uri },
+            });
+        }
+    }
+}
+
+/// The `file://` URI of a path.
+fn uri_of(path: &Path) -> Option<Url> {
+    Url::parse(&paths::path_to_uri(&path.to_string_lossy())).ok()
 }
 
 /// Whether the process exits within a moment (when its connection failed, it usually does).

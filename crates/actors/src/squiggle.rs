@@ -14,11 +14,13 @@ use squiggle_protocol::{
     delta, merge, paths, render_feedback, DeltaKey, Diagnostic, Scope, ServerReport, ServerState,
     ServerStatus,
 };
+use tokio::sync::broadcast;
 use tokio::time::Instant;
 
 use crate::check::{CheckResult, Skip};
 use crate::commands::Commands;
-use crate::diagnostics::{DiagnosticsActor, DiagnosticsMsg, Freshness, Snapshot};
+use crate::diagnostics::{DiagnosticsActor, DiagnosticsArgs, DiagnosticsMsg, Freshness, Snapshot};
+use crate::events::{Events, LspEvent, EVENT_CAPACITY};
 use crate::feedback::{Feedback, NewErrors};
 use crate::key::ServerKey;
 use crate::registry::{Acquired, RegistryActor, RegistryArgs, RegistryMsg};
@@ -27,6 +29,8 @@ use crate::Error;
 
 /// How much of a file is looked at to decide that it is binary.
 const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+/// How many folder entries the workspace scan for languages looks at, at most.
+const SCAN_LIMIT: usize = 5_000;
 /// How long a quick question to an actor may take.
 const ASK_LIMIT: Duration = Duration::from_secs(5);
 
@@ -43,6 +47,8 @@ struct Inner {
     commands: Arc<Commands>,
     registry: ActorRef<RegistryMsg>,
     diagnostics: ActorRef<DiagnosticsMsg>,
+    /// Where server states and changed diagnostics are announced.
+    events: Events,
     /// Each file's errors at the previous `new_errors` call.
     baselines: tokio::sync::Mutex<HashMap<String, HashSet<DeltaKey>>>,
 }
@@ -64,14 +70,20 @@ impl Squiggle {
             }
         })?;
         let config = Arc::new(config);
-        let settle = Duration::from_millis(config.settle_ms);
-        let (diagnostics, _) = Actor::spawn(None, DiagnosticsActor, settle).await?;
+        let (events, _) = broadcast::channel(EVENT_CAPACITY);
+        let args = DiagnosticsArgs {
+            settle: Duration::from_millis(config.settle_ms),
+            workspace_root: workspace_root.clone(),
+            events: events.clone(),
+        };
+        let (diagnostics, _) = Actor::spawn(None, DiagnosticsActor, args).await?;
         let commands = Arc::new(Commands::new(&workspace_root));
         let args = RegistryArgs {
             config: config.clone(),
             workspace_root: workspace_root.clone(),
             diagnostics: diagnostics.clone(),
             commands: commands.clone(),
+            events: events.clone(),
         };
         let (registry, _) = Actor::spawn(None, RegistryActor, args).await?;
         Ok(Self {
@@ -81,6 +93,7 @@ impl Squiggle {
                 commands,
                 registry,
                 diagnostics,
+                events,
                 baselines: tokio::sync::Mutex::default(),
             }),
         })
@@ -113,21 +126,14 @@ impl Squiggle {
             Ok(text) => text,
             Err(skip) => return CheckResult::skipped(file, skip),
         };
-        let specs = inner.config.servers_for(&path, &|spec: &ServerSpec| {
-            inner.commands.locate(spec).is_some()
-        });
-        if specs.is_empty() {
+        let keys = self.keys_for(&path);
+        if keys.is_empty() {
             return CheckResult::skipped(file, Skip::NoServer);
         }
         let text: Arc<str> = Arc::from(text);
-        let checks = specs.into_iter().map(|spec| {
-            let root = squiggle_config::find_root(&path, &inner.workspace_root, &spec.root_markers);
-            let key = ServerKey {
-                id: spec.id.clone(),
-                root: paths::resolve(&root),
-            };
-            self.check_with(key, path.clone(), text.clone(), started)
-        });
+        let checks = keys
+            .into_iter()
+            .map(|key| self.check_with(key, path.clone(), text.clone(), started));
         let outcomes = futures::future::join_all(checks).await;
         let mut result = CheckResult {
             file,
@@ -171,6 +177,80 @@ impl Squiggle {
         let path = paths::resolve(&root.join(path));
         let file = paths::relative_to(root, &path);
         (path, file)
+    }
+
+    /// Server state changes and changed diagnostics, as they happen; a subscriber that falls
+    /// more than 256 events behind loses the oldest.
+    pub fn subscribe(&self) -> broadcast::Receiver<LspEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// Starts (without waiting for them) the servers for the languages found in the workspace,
+    /// one per project root; a broken one is restarted once the 30 s cooldown has passed.
+    pub async fn start_workspace_servers(&self) {
+        let inner = &self.inner;
+        let root = inner.workspace_root.clone();
+        let samples =
+            tokio::task::spawn_blocking(move || squiggle_config::sample_files(&root, SCAN_LIMIT))
+                .await
+                .unwrap_or_default();
+        let mut keys = HashSet::new();
+        for file in samples {
+            keys.extend(self.keys_for(&file));
+        }
+        for key in keys {
+            let _ = inner.registry.cast(RegistryMsg::Warm { key });
+        }
+    }
+
+    /// Sends `didSave` for a file to its running servers.
+    pub async fn save_file(&self, path: impl AsRef<Path>) {
+        let (path, _) = self.locate(path.as_ref());
+        for server in self.running_servers(&path).await {
+            let _ = server.cast(ServerMsg::Save { path: path.clone() });
+        }
+    }
+
+    /// Sends `didClose` for a file to its running servers, which then forget its text.
+    pub async fn close_file(&self, path: impl AsRef<Path>) {
+        let (path, _) = self.locate(path.as_ref());
+        for server in self.running_servers(&path).await {
+            let _ = server.cast(ServerMsg::Close { path: path.clone() });
+        }
+    }
+
+    /// The servers (with their roots) that handle this file.
+    fn keys_for(&self, path: &Path) -> Vec<ServerKey> {
+        let inner = &self.inner;
+        let available = |spec: &ServerSpec| inner.commands.locate(spec).is_some();
+        inner
+            .config
+            .servers_for(path, &available)
+            .into_iter()
+            .map(|spec| {
+                let root =
+                    squiggle_config::find_root(path, &inner.workspace_root, &spec.root_markers);
+                ServerKey {
+                    id: spec.id.clone(),
+                    root: paths::resolve(&root),
+                }
+            })
+            .collect()
+    }
+
+    /// The active servers for a file, without starting any.
+    async fn running_servers(&self, path: &Path) -> Vec<ActorRef<ServerMsg>> {
+        let mut running = Vec::new();
+        for key in self.keys_for(path) {
+            let asked = ask(
+                &self.inner.registry,
+                |reply| RegistryMsg::Running { key, reply },
+                ASK_LIMIT,
+            )
+            .await;
+            running.extend(asked.flatten());
+        }
+        running
     }
 
     /// The current diagnostics epoch; it advances whenever any server publishes.
@@ -340,6 +420,7 @@ impl Squiggle {
             &inner.registry,
             |reply| RegistryMsg::Acquire {
                 key: key.clone(),
+                restart: false,
                 reply,
             },
             first_touch_limit,

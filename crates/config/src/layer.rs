@@ -35,6 +35,7 @@ pub(crate) struct Layer {
     pub diagnostic_timeout_ms: Option<u64>,
     pub first_touch_timeout_ms: Option<u64>,
     pub other_files_wait_ms: Option<u64>,
+    pub restart_cooldown_ms: Option<u64>,
     pub initialize_timeout_ms: Option<u64>,
     pub settle_ms: Option<u64>,
     pub include_severities: Option<Vec<(String, Place)>>,
@@ -179,6 +180,7 @@ impl Config {
             layer.first_touch_timeout_ms,
         );
         set(&mut next.other_files_wait_ms, layer.other_files_wait_ms);
+        set(&mut next.restart_cooldown_ms, layer.restart_cooldown_ms);
         set(&mut next.initialize_timeout_ms, layer.initialize_timeout_ms);
         set(&mut next.settle_ms, layer.settle_ms);
         if let Some(names) = layer.include_severities {

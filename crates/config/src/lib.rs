@@ -9,6 +9,7 @@ pub mod load;
 pub mod locate;
 pub mod model;
 pub mod root;
+pub mod scan;
 pub mod select;
 pub mod settings;
 
@@ -23,4 +24,5 @@ pub use model::{Config, ServerSpec};
 pub use root::{
     find_project_file, find_root, find_workspace_root, user_config_path, user_config_path_from,
 };
+pub use scan::sample_files;
 pub use settings::settings_section;

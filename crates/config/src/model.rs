@@ -14,6 +14,9 @@ pub struct Config {
     pub first_touch_timeout_ms: u64,
     /// After a write, how long to wait for other files' diagnostics to settle, in milliseconds.
     pub other_files_wait_ms: u64,
+    /// How long a broken server stays broken before an explicit restart may start it again, in
+    /// milliseconds.
+    pub restart_cooldown_ms: u64,
     /// How long a server may take to answer `initialize`, in milliseconds.
     pub initialize_timeout_ms: u64,
     /// How long diagnostics must stay unchanged before they count as final, in milliseconds.
@@ -53,6 +56,7 @@ impl Default for Config {
             diagnostic_timeout_ms: 3000,
             first_touch_timeout_ms: 10_000,
             other_files_wait_ms: 500,
+            restart_cooldown_ms: 30_000,
             initialize_timeout_ms: 10_000,
             settle_ms: 150,
             include_severities: vec![Severity::Error],
