@@ -332,3 +332,136 @@ pub fn squiggle(cwd: &Path, args: &[&str]) -> Run {
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
 }
+
+/// A running `squiggle serve`, driven over its stdio with LSP framing.
+#[derive(Debug)]
+pub struct Serve {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    frames: std::sync::mpsc::Receiver<Value>,
+    /// Frames read while looking for another answer.
+    unclaimed: Vec<Value>,
+}
+
+impl Serve {
+    /// Starts `squiggle serve --root <root>` with extra environment variables.
+    pub fn start(root: &Path, env: &[(&str, &str)]) -> Self {
+        use std::io::{BufRead, Read};
+        let mut child = std::process::Command::new(squiggle_bin())
+            .args(["serve", "--root"])
+            .arg(root)
+            .env("PATH", path_with_servers())
+            .env("XDG_CONFIG_HOME", root.join(".no-user-config"))
+            .envs(env.iter().copied())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let (tx, frames) = std::sync::mpsc::channel();
+        std::thread::spawn(move || loop {
+            let mut length = None;
+            loop {
+                let mut line = String::new();
+                if stdout.read_line(&mut line).unwrap_or(0) == 0 {
+                    return;
+                }
+                if line == "\r\n" {
+                    break;
+                }
+                if let Some(value) = line.strip_prefix("Content-Length: ") {
+                    length = value.trim().parse::<usize>().ok();
+                }
+            }
+            let mut body = vec![0; length.unwrap()];
+            stdout.read_exact(&mut body).unwrap();
+            if tx.send(serde_json::from_slice(&body).unwrap()).is_err() {
+                return;
+            }
+        });
+        Self {
+            child,
+            stdin,
+            frames,
+            unclaimed: Vec::new(),
+        }
+    }
+
+    /// The process id of the service.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends a raw body in a frame.
+    pub fn send_raw(&mut self, body: &[u8]) {
+        use std::io::Write;
+        let header = format!("Content-Length: {}\r\n\r\n", body.len());
+        self.stdin.write_all(header.as_bytes()).unwrap();
+        self.stdin.write_all(body).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Sends a JSON-RPC message.
+    pub fn send(&mut self, message: Value) {
+        self.send_raw(message.to_string().as_bytes());
+    }
+
+    /// Sends a request.
+    pub fn request(&mut self, id: i64, method: &str, params: Value) {
+        self.send(
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        );
+    }
+
+    /// The next frame the service writes, within `limit`.
+    pub fn next(&self, limit: Duration) -> Value {
+        self.frames
+            .recv_timeout(limit)
+            .expect("the service answered in time")
+    }
+
+    /// The answer to request `id`, within `limit`; other frames read meanwhile are kept.
+    pub fn answer(&mut self, id: i64, limit: Duration) -> Value {
+        if let Some(at) = self.unclaimed.iter().position(|frame| frame["id"] == id) {
+            return self.unclaimed.remove(at);
+        }
+        let deadline = Instant::now() + limit;
+        loop {
+            let frame = self.next(deadline.saturating_duration_since(Instant::now()));
+            if frame["id"] == id {
+                return frame;
+            }
+            self.unclaimed.push(frame);
+        }
+    }
+
+    /// Closes the service's stdin.
+    pub fn close_stdin(self) -> std::process::Child {
+        drop(self.stdin);
+        self.child
+    }
+
+    /// Sends a signal to the service.
+    pub fn signal(&self, signal: i32) {
+        // SAFETY: kill has no memory-safety preconditions.
+        unsafe {
+            libc::kill(self.child.id() as i32, signal);
+        }
+    }
+
+    /// Waits for the service to exit, within `limit`; returns its exit code (None: by signal).
+    pub fn wait(&mut self, limit: Duration) -> Option<i32> {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the service did not exit in time"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}

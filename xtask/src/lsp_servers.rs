@@ -12,6 +12,7 @@ const NPM_PACKAGES: &[&str] = &[
     "pyright@1.1.414",
     "typescript@5.9.3",
     "typescript-language-server@5.3.0",
+    "vscode-jsonrpc@8.2.1",
 ];
 /// PyPI packages, pinned likewise.
 const PIP_PACKAGES: &[&str] = &["ruff==0.17.5"];

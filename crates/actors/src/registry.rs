@@ -14,6 +14,7 @@ use crate::commands::Commands;
 use crate::diagnostics::DiagnosticsMsg;
 use crate::events::{Events, LspEvent};
 use crate::key::ServerKey;
+use crate::server::watchdog::Watchdog;
 use crate::server::{ServerActor, ServerArgs, ServerMsg};
 
 /// How long one server may take to shut down before it is killed.
@@ -70,6 +71,8 @@ pub struct RegistryArgs {
     pub commands: Arc<Commands>,
     /// Where state changes are announced.
     pub events: Events,
+    /// The guard that kills servers should squiggle be killed outright.
+    pub watchdog: Option<Arc<Watchdog>>,
 }
 
 /// The registry actor.
@@ -294,6 +297,7 @@ impl Servers {
             diagnostics: self.args.diagnostics.clone(),
             init_timeout: Duration::from_millis(config.initialize_timeout_ms),
             max_file_bytes: config.max_file_bytes,
+            watchdog: self.args.watchdog.clone(),
         };
         ServerActor::spawn_linked(None, ServerActor, args, myself.get_cell())
             .await

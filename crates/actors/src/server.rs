@@ -6,6 +6,7 @@ mod documents;
 mod process;
 mod pump;
 mod stderr;
+pub mod watchdog;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -35,6 +36,7 @@ use client::ClientContext;
 use documents::{Document, Documents};
 use process::ProcessGroup;
 use stderr::StderrTail;
+use watchdog::Watchdog;
 
 /// How long a server gets to answer `shutdown`.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
@@ -82,6 +84,8 @@ pub struct ServerArgs {
     pub init_timeout: Duration,
     /// Files larger than this are not read to convert positions.
     pub max_file_bytes: u64,
+    /// The guard that kills the server's group should squiggle be killed outright.
+    pub watchdog: Option<Arc<Watchdog>>,
 }
 
 /// The server actor.
@@ -132,9 +136,11 @@ impl Actor for ServerActor {
             diagnostics,
             init_timeout,
             max_file_bytes,
+            watchdog,
         } = args;
-        let (mut child, group) = process::spawn(&program, &spec.args, &key.root, &spec.env)
-            .map_err(|err| format!("cannot start `{}`: {err}", program.display()))?;
+        let (mut child, group) =
+            process::spawn(&program, &spec.args, &key.root, &spec.env, watchdog)
+                .map_err(|err| format!("cannot start `{}`: {err}", program.display()))?;
         let group = Arc::new(group);
         let pid = child.id();
         let (Some(stdin), Some(stdout), Some(stderr)) =

@@ -24,6 +24,7 @@ use crate::events::{Events, LspEvent, EVENT_CAPACITY};
 use crate::feedback::{Feedback, NewErrors};
 use crate::key::ServerKey;
 use crate::registry::{Acquired, RegistryActor, RegistryArgs, RegistryMsg};
+use crate::server::watchdog::Watchdog;
 use crate::server::ServerMsg;
 use crate::Error;
 
@@ -84,6 +85,7 @@ impl Squiggle {
             diagnostics: diagnostics.clone(),
             commands: commands.clone(),
             events: events.clone(),
+            watchdog: start_watchdog(),
         };
         let (registry, _) = Actor::spawn(None, RegistryActor, args).await?;
         Ok(Self {
@@ -168,6 +170,12 @@ impl Squiggle {
             .into_iter()
             .map(|(path, list)| (paths::relative_to(&self.inner.workspace_root, &path), list))
             .collect()
+    }
+
+    /// A path as results name it: relative to the workspace root (relative input is taken from
+    /// the workspace root).
+    pub fn relative_path(&self, path: impl AsRef<Path>) -> String {
+        self.locate(path.as_ref()).1
     }
 
     /// A path as given (relative ones are taken from the workspace root), resolved, and
@@ -523,6 +531,18 @@ impl Squiggle {
             .into_iter()
             .find(|s| s.id == key.id && s.root == root)
             .and_then(|s| s.reason)
+    }
+}
+
+/// The guard against squiggle being killed outright; without it, servers still die with
+/// squiggle (parent-death signal) but what they started may not.
+fn start_watchdog() -> Option<Arc<Watchdog>> {
+    match Watchdog::spawn() {
+        Ok(watchdog) => Some(Arc::new(watchdog)),
+        Err(err) => {
+            tracing::warn!(%err, "no watchdog: servers' own children may outlive a killed squiggle");
+            None
+        }
     }
 }
 

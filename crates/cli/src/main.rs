@@ -2,6 +2,7 @@
 
 mod check;
 mod progress;
+mod serve;
 mod servers;
 mod workspace;
 
@@ -35,6 +36,14 @@ enum Command {
     Status(servers::StatusArgs),
     /// List the built-in language servers, installed or not, with install hints.
     Servers(servers::ServersArgs),
+    /// Serve JSON-RPC on stdin/stdout for agent hosts in other languages.
+    ///
+    /// LSP-framed JSON-RPC 2.0: sends `lsp/ready` once set up, then answers `lsp/checkFile`,
+    /// `lsp/diagnostics`, `lsp/getDiagnosticEpoch`, `lsp/diagnosticsAfter`, `lsp/status`,
+    /// `lsp/shutdown`, `squiggle/feedback` and `$/cancelRequest`. The environment variable
+    /// LSP_BOOTSTRAP may hold {"workspaceRoot": "...", "config": {...} | false}. Stdout carries
+    /// protocol bytes only; logs go to stderr. Every language server dies with the service.
+    Serve(serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +61,7 @@ fn main() -> ExitCode {
     };
     let outcome = match cli.command {
         Command::Check(args) => runtime.block_on(check::run(args)),
+        Command::Serve(args) => runtime.block_on(serve::run(args)),
         Command::Status(args) => servers::status(args),
         Command::Servers(args) => servers::servers(args),
     };

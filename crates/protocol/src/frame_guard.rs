@@ -52,6 +52,25 @@ impl FrameGuard {
     /// Returns the body of the next clean frame, skipping (with tracing::warn!) anything that is not one.
     pub fn next_frame(&mut self) -> Option<Vec<u8>> {
         loop {
+            let body = self.next_body()?;
+            match check_body(&body) {
+                Ok(()) => return Some(body),
+                Err(reason) => {
+                    self.skipped += 1;
+                    tracing::warn!(
+                        reason,
+                        body = %preview(&body),
+                        "skipping a bad frame from the language server"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Returns the body of the next well-framed message, whatever it holds (for peers that
+    /// answer a bad body with an error rather than skipping it); junk between frames is skipped.
+    pub fn next_body(&mut self) -> Option<Vec<u8>> {
+        loop {
             if self.mid_line && !self.drop_rest_of_line() {
                 return None;
             }
@@ -71,17 +90,7 @@ impl FrameGuard {
                     }
                     let body = self.buffer[header_len..end].to_vec();
                     self.buffer.drain(..end);
-                    match check_body(&body) {
-                        Ok(()) => return Some(body),
-                        Err(reason) => {
-                            self.skipped += 1;
-                            tracing::warn!(
-                                reason,
-                                body = %preview(&body),
-                                "skipping a bad frame from the language server"
-                            );
-                        }
-                    }
+                    return Some(body);
                 }
             }
         }

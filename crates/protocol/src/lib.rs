@@ -14,6 +14,7 @@ pub mod merge;
 pub mod paths;
 pub mod render;
 pub mod report;
+pub mod service;
 
 pub use convert::{convert_diagnostics, severity_from_lsp};
 pub use delta::DeltaKey;

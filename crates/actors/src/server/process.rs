@@ -9,13 +9,18 @@ use std::io;
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use tokio::process::{Child, Command};
+
+use crate::server::watchdog::Watchdog;
 
 /// A spawned server's process group; dropping it kills every process in the group.
 #[derive(Debug)]
 pub struct ProcessGroup {
     pgid: i32,
+    /// Kills the group should squiggle die without running any cleanup.
+    watchdog: Option<Arc<Watchdog>>,
     /// Set once the group was killed after its leader was reaped: from then on the group id may
     /// belong to someone else.
     retired: AtomicBool,
@@ -26,6 +31,9 @@ impl ProcessGroup {
     pub fn retire(&self) {
         self.kill();
         self.retired.store(true, Ordering::SeqCst);
+        if let Some(watchdog) = &self.watchdog {
+            watchdog.forget(self.pgid);
+        }
     }
 
     /// Sends SIGKILL to every process in the group (harmless if they are all gone).
@@ -53,6 +61,7 @@ pub fn spawn(
     args: &[String],
     cwd: &Path,
     env: &BTreeMap<String, String>,
+    watchdog: Option<Arc<Watchdog>>,
 ) -> io::Result<(Child, ProcessGroup)> {
     let mut cmd = Command::new(program);
     cmd.args(args)
@@ -66,10 +75,14 @@ pub fn spawn(
     set_parent_death_signal(&mut cmd);
     let child = cmd.spawn()?;
     let pgid = child.id().map_or(0, |pid| pid as i32);
+    if let Some(watchdog) = &watchdog {
+        watchdog.watch(pgid);
+    }
     Ok((
         child,
         ProcessGroup {
             pgid,
+            watchdog,
             retired: AtomicBool::new(false),
         },
     ))

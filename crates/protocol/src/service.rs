@@ -1,0 +1,250 @@
+//! The contract of `squiggle serve`: JSON-RPC 2.0 over LSP-framed stdio, for agent hosts written
+//! in other languages. Method names, params and results, with the JSON field names hosts expect.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::feedback::Scope;
+use crate::render::llm::escape;
+use crate::{Diagnostic, ServerState, Severity};
+
+/// Method names of the service.
+pub mod method {
+    /// Notification sent once set-up is complete, before anything is answered.
+    pub const READY: &str = "lsp/ready";
+    /// Check one file: `CheckFileParams` -> `Vec<ServiceDiagnostic>`.
+    pub const CHECK_FILE: &str = "lsp/checkFile";
+    /// Every known file's diagnostics: `{}` -> `{ path: Vec<ServiceDiagnostic> }`.
+    pub const DIAGNOSTICS: &str = "lsp/diagnostics";
+    /// The runtime's diagnostics epoch: `{}` -> number.
+    pub const GET_DIAGNOSTIC_EPOCH: &str = "lsp/getDiagnosticEpoch";
+    /// Diagnostics once the epoch passed a value: `DiagnosticsAfterParams` -> like DIAGNOSTICS.
+    pub const DIAGNOSTICS_AFTER: &str = "lsp/diagnosticsAfter";
+    /// Every configured server's state: `{}` -> `Vec<ServiceStatus>`.
+    pub const STATUS: &str = "lsp/status";
+    /// Stop every server and exit: `{}` -> null.
+    pub const SHUTDOWN: &str = "lsp/shutdown";
+    /// Edit-tool feedback: `FeedbackParams` -> `FeedbackResult`.
+    pub const FEEDBACK: &str = "squiggle/feedback";
+    /// Ends the wait of a request early with what is known so far.
+    pub const CANCEL: &str = "$/cancelRequest";
+}
+
+/// JSON-RPC error codes the service answers with.
+pub mod error_code {
+    /// The body is not JSON.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// The JSON is not a request or notification.
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// No such method.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// The params do not fit the method.
+    pub const INVALID_PARAMS: i64 = -32602;
+}
+
+/// Params of `lsp/checkFile`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckFileParams {
+    /// The file, absolute or relative to the workspace root.
+    pub file_path: String,
+    /// The authoritative content, when given.
+    #[serde(default)]
+    pub text: Option<String>,
+}
+
+/// Params of `lsp/diagnosticsAfter`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiagnosticsAfterParams {
+    /// The epoch taken before the change.
+    pub after_epoch: u64,
+    /// How long to wait at most, in milliseconds (default 250).
+    #[serde(default)]
+    pub wait_ms: Option<u64>,
+}
+
+/// Params of `squiggle/feedback`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FeedbackParams {
+    /// The edited or written file.
+    pub file_path: String,
+    /// The authoritative content, when given.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// `edit` or `write`.
+    pub scope: Scope,
+}
+
+/// Params of `$/cancelRequest`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CancelParams {
+    /// The id of the request to end early.
+    pub id: Value,
+}
+
+/// A diagnostic as the service sends it: 1-based, message escaped for the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServiceDiagnostic {
+    /// The file, relative to the workspace root.
+    pub file: String,
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column, in characters.
+    pub character: u32,
+    /// `error`, `warning`, `info` or `hint`.
+    pub severity: Severity,
+    /// The message with `<`, `>` and `&` escaped.
+    pub message: String,
+    /// The diagnostic code, if any.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub code: Option<String>,
+    /// The tool that reported it, if known.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub source: Option<String>,
+}
+
+/// Diagnostics in the service's shape, only the severities kept, ordered by line then column.
+pub fn service_diagnostics(
+    diagnostics: &[Diagnostic],
+    keep: &[Severity],
+) -> Vec<ServiceDiagnostic> {
+    let mut kept: Vec<&Diagnostic> = diagnostics
+        .iter()
+        .filter(|d| keep.contains(&d.severity))
+        .collect();
+    kept.sort_by_key(|d| (d.line, d.column));
+    kept.into_iter()
+        .map(|d| ServiceDiagnostic {
+            file: d.file.clone(),
+            line: d.line,
+            character: d.column,
+            severity: d.severity,
+            message: escape(&d.message),
+            code: d.code.clone(),
+            source: d.source.clone(),
+        })
+        .collect()
+}
+
+/// One server in `lsp/status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceStatus {
+    /// The server id.
+    pub id: String,
+    /// Its state.
+    pub status: ServerState,
+    /// The language it serves.
+    pub language: String,
+    /// The process id while it runs.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub server_pid: Option<u32>,
+    /// Why it is broken, disabled or unavailable, or that it starts on demand.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
+}
+
+/// The result of `squiggle/feedback`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FeedbackResult {
+    /// The text to append to the tool result ("" when there is nothing to report).
+    pub text: String,
+    /// The edited file's diagnostics at the configured severities.
+    pub diagnostics: Vec<ServiceDiagnostic>,
+}
+
+/// The `LSP_BOOTSTRAP` environment variable: where to work and how.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Bootstrap {
+    /// The workspace root.
+    #[serde(default)]
+    pub workspace_root: Option<String>,
+    /// The `lsp` configuration object, or `false` to disable everything.
+    #[serde(default)]
+    pub config: Option<Value>,
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn diagnostic(
+        line: u32,
+        column: u32,
+        severity: Severity,
+        message: &str,
+        code: Option<&str>,
+    ) -> Diagnostic {
+        Diagnostic {
+            file: "src/a.ts".to_string(),
+            line,
+            column,
+            end_line: line,
+            end_column: column + 1,
+            severity,
+            message: message.to_string(),
+            code: code.map(String::from),
+            source: Some("ts".to_string()),
+        }
+    }
+
+    #[test]
+    fn service_diagnostics_filter_order_escape_and_skip_absent_fields() {
+        let diagnostics = vec![
+            diagnostic(9, 1, Severity::Error, "b", None),
+            diagnostic(2, 5, Severity::Warning, "w", Some("W1")),
+            diagnostic(2, 3, Severity::Error, "a <T> & b", Some("2322")),
+        ];
+        let out = service_diagnostics(&diagnostics, &[Severity::Error]);
+        assert_eq!(
+            serde_json::to_value(&out).unwrap(),
+            json!([
+                {"file": "src/a.ts", "line": 2, "character": 3, "severity": "error", "message": "a &lt;T&gt; &amp; b", "code": "2322", "source": "ts"},
+                {"file": "src/a.ts", "line": 9, "character": 1, "severity": "error", "message": "b", "source": "ts"}
+            ])
+        );
+    }
+
+    #[test]
+    fn params_use_camel_case_and_optional_fields() {
+        let check: CheckFileParams =
+            serde_json::from_value(json!({"filePath": "/w/a.py"})).unwrap();
+        assert_eq!(
+            check,
+            CheckFileParams {
+                file_path: "/w/a.py".to_string(),
+                text: None
+            }
+        );
+        let after: DiagnosticsAfterParams =
+            serde_json::from_value(json!({"afterEpoch": 3})).unwrap();
+        assert_eq!(after.wait_ms, None);
+        let feedback: FeedbackParams =
+            serde_json::from_value(json!({"filePath": "a.py", "text": "x", "scope": "write"}))
+                .unwrap();
+        assert_eq!(feedback.scope, Scope::Write);
+        let bootstrap: Bootstrap =
+            serde_json::from_value(json!({"workspaceRoot": "/w", "config": false})).unwrap();
+        assert_eq!(bootstrap.config, Some(json!(false)));
+    }
+
+    #[test]
+    fn status_uses_server_pid_in_camel_case() {
+        let status = ServiceStatus {
+            id: "pyright".to_string(),
+            status: ServerState::Active,
+            language: "python".to_string(),
+            server_pid: Some(42),
+            reason: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&status).unwrap(),
+            json!({"id": "pyright", "status": "active", "language": "python", "serverPid": 42})
+        );
+    }
+}
