@@ -25,9 +25,11 @@ pub use check::{CheckResult, Skip};
 pub use events::LspEvent;
 pub use feedback::{Feedback, NewErrors};
 pub use manager::{DiagnosticsSnapshot, LspManager, COALESCE};
-pub use squiggle::Squiggle;
+pub use squiggle::{Answer, NavError, Squiggle, Target};
 pub use squiggle_config::Config;
-pub use squiggle_protocol::{Diagnostic, Scope, ServerReport, ServerState, ServerStatus, Severity};
+pub use squiggle_protocol::{
+    Diagnostic, Location, Scope, ServerReport, ServerState, ServerStatus, Severity, Symbol,
+};
 
 /// Errors starting the runtime.
 #[derive(Debug, thiserror::Error)]

@@ -38,6 +38,8 @@ pub enum RegistryMsg {
         key: ServerKey,
         reply: RpcReplyPort<Option<ActorRef<ServerMsg>>>,
     },
+    /// Every active server with its key.
+    Active(RpcReplyPort<Vec<(ServerKey, ActorRef<ServerMsg>)>>),
     /// A server actor finished its handshake.
     ServerUp { key: ServerKey, pid: Option<u32> },
     /// The status of every server squiggle has tried to use, sorted by id then root.
@@ -145,6 +147,17 @@ impl Actor for RegistryActor {
                     _ => None,
                 };
                 let _ = reply.send(running);
+            }
+            RegistryMsg::Active(reply) => {
+                let active = servers
+                    .entries
+                    .iter()
+                    .filter_map(|(key, entry)| match entry {
+                        Entry::Active { server, .. } => Some((key.clone(), server.clone())),
+                        _ => None,
+                    })
+                    .collect();
+                let _ = reply.send(active);
             }
             RegistryMsg::ServerUp { key, pid } => servers.server_up(key, pid),
             RegistryMsg::Status(reply) => {

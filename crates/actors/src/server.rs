@@ -3,7 +3,9 @@
 
 mod client;
 mod documents;
+pub mod navigate;
 mod process;
+mod progress;
 mod pump;
 mod stderr;
 pub mod watchdog;
@@ -14,13 +16,13 @@ use std::time::Duration;
 
 use async_lsp::lsp_types::{
     ClientCapabilities, ClientInfo, DidChangeTextDocumentParams, DidCloseTextDocumentParams,
-    DidOpenTextDocumentParams, DidSaveTextDocumentParams, GeneralClientCapabilities,
-    InitializeParams, InitializeResult, InitializedParams, PositionEncodingKind,
-    PublishDiagnosticsClientCapabilities, TextDocumentClientCapabilities,
-    TextDocumentContentChangeEvent, TextDocumentIdentifier, TextDocumentItem,
-    TextDocumentSyncCapability, TextDocumentSyncClientCapabilities, TextDocumentSyncSaveOptions,
-    Url, VersionedTextDocumentIdentifier, WindowClientCapabilities, WorkspaceClientCapabilities,
-    WorkspaceFolder,
+    DidOpenTextDocumentParams, DidSaveTextDocumentParams, DocumentSymbolClientCapabilities,
+    GeneralClientCapabilities, HoverClientCapabilities, InitializeParams, InitializeResult,
+    InitializedParams, MarkupKind, PositionEncodingKind, PublishDiagnosticsClientCapabilities,
+    TextDocumentClientCapabilities, TextDocumentContentChangeEvent, TextDocumentIdentifier,
+    TextDocumentItem, TextDocumentSyncCapability, TextDocumentSyncClientCapabilities,
+    TextDocumentSyncSaveOptions, Url, VersionedTextDocumentIdentifier, WindowClientCapabilities,
+    WorkspaceClientCapabilities, WorkspaceFolder,
 };
 use async_lsp::{LanguageServer, MainLoop, ServerSocket};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
@@ -34,7 +36,9 @@ use crate::key::ServerKey;
 use crate::registry::RegistryMsg;
 use client::ClientContext;
 use documents::{Document, Documents};
+use navigate::{NavAnswer, NavRequest, Provides};
 use process::ProcessGroup;
+use progress::Busy;
 use stderr::StderrTail;
 use watchdog::Watchdog;
 
@@ -53,6 +57,19 @@ pub enum ServerMsg {
         text: Arc<str>,
         reply: RpcReplyPort<Result<i32, String>>,
     },
+    /// Open a document with this text unless it is open; replies with the text the server has.
+    Open {
+        path: PathBuf,
+        text: Arc<str>,
+        reply: RpcReplyPort<Result<Arc<str>, String>>,
+    },
+    /// What the server answers, its position encoding, and what it is busy with.
+    Info(RpcReplyPort<ServerInfo>),
+    /// A navigation request; replies with the server's answer within the request deadline.
+    Navigate {
+        request: NavRequest,
+        reply: RpcReplyPort<Result<NavAnswer, String>>,
+    },
     /// Send `didSave` for an open document, if the server wants it.
     Save { path: PathBuf },
     /// Send `didClose` for an open document and forget it.
@@ -64,6 +81,20 @@ pub enum ServerMsg {
     /// Shut the server down gracefully; replies when its process group is gone.
     Shutdown(RpcReplyPort<()>),
 }
+
+/// What a server can do and is doing, for navigation.
+#[derive(Debug, Clone)]
+pub struct ServerInfo {
+    /// The navigation requests it answers.
+    pub provides: Provides,
+    /// How it counts columns.
+    pub encoding: PositionEncoding,
+    /// What it is busy with (work-done progress titles), if anything.
+    pub busy: Option<String>,
+}
+
+/// How long a navigation request may take.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What a server actor is started with.
 #[derive(Debug)]
@@ -106,6 +137,8 @@ pub struct Connection {
     exited: watch::Receiver<bool>,
     stderr: StderrTail,
     save: Save,
+    provides: Provides,
+    busy: Busy,
     initialized: bool,
     stopping: bool,
 }
@@ -152,6 +185,7 @@ impl Actor for ServerActor {
         let clean_stdout = pump::guard_stdout(stdout, key.id.clone());
 
         let documents = Documents::default();
+        let busy = Busy::default();
         let encoding = Arc::new(OnceLock::new());
         let context = |socket| ClientContext {
             _keep_alive: socket,
@@ -162,6 +196,7 @@ impl Actor for ServerActor {
             settings: spec.settings.clone(),
             diagnostics,
             max_file_bytes,
+            busy: busy.clone(),
         };
         let (main_loop, socket) = MainLoop::new_client(|socket| client::router(context(socket)));
         let (exited_tx, exited) = watch::channel(false);
@@ -243,6 +278,8 @@ impl Actor for ServerActor {
             exited,
             stderr,
             save: Save::Skip,
+            provides: Provides::default(),
+            busy,
             initialized: false,
             stopping: false,
         })
@@ -258,10 +295,36 @@ impl Actor for ServerActor {
             ServerMsg::Sync { path, text, reply } => {
                 let _ = reply.send(conn.sync(path, text));
             }
+            ServerMsg::Open { path, text, reply } => {
+                let current = conn.documents.get(&path).map(|doc| doc.text.clone());
+                let opened = match current {
+                    Some(text) => Ok(text),
+                    None => conn.sync(path, text.clone()).map(|_| text),
+                };
+                let _ = reply.send(opened);
+            }
+            ServerMsg::Info(reply) => {
+                let _ = reply.send(ServerInfo {
+                    provides: conn.provides,
+                    encoding: conn.encoding.get().copied().unwrap_or_default(),
+                    busy: conn.busy.doing(),
+                });
+            }
+            ServerMsg::Navigate { request, reply } => {
+                let answer = navigate::send(&conn.socket, request);
+                tokio::spawn(async move {
+                    let answer = match tokio::time::timeout(REQUEST_TIMEOUT, answer).await {
+                        Ok(answer) => answer,
+                        Err(_) => Err(format!("no answer within {} s", REQUEST_TIMEOUT.as_secs())),
+                    };
+                    let _ = reply.send(answer);
+                });
+            }
             ServerMsg::Save { path } => conn.save(&path),
             ServerMsg::Close { path } => conn.close(&path),
             ServerMsg::Initialized(Ok(result)) => {
                 conn.save = save_of(result.capabilities.text_document_sync.as_ref());
+                conn.provides = Provides::of(&result.capabilities);
                 conn.initialized = true;
                 tracing::debug!(server = %conn.key.id, root = %conn.key.root.display(), encoding = ?conn.encoding.get(), "server initialized");
                 let _ = conn.registry.cast(RegistryMsg::ServerUp {
@@ -443,6 +506,14 @@ fn initialize_params(key: &ServerKey, spec: &ServerSpec) -> InitializeParams {
                 publish_diagnostics: Some(PublishDiagnosticsClientCapabilities {
                     version_support: Some(true),
                     ..PublishDiagnosticsClientCapabilities::default()
+                }),
+                document_symbol: Some(DocumentSymbolClientCapabilities {
+                    hierarchical_document_symbol_support: Some(true),
+                    ..DocumentSymbolClientCapabilities::default()
+                }),
+                hover: Some(HoverClientCapabilities {
+                    content_format: Some(vec![MarkupKind::Markdown, MarkupKind::PlainText]),
+                    ..HoverClientCapabilities::default()
                 }),
                 ..TextDocumentClientCapabilities::default()
             }),

@@ -1,6 +1,10 @@
 //! The public handle: start a runtime for a workspace, check files, read diagnostics and
 //! statuses, shut down.
 
+mod navigation;
+
+pub use navigation::{Answer, NavError, Target};
+
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -1,9 +1,11 @@
 //! `squiggle`: language-server diagnostics for coding agents, people, hooks and CI.
 
 mod check;
+mod mcp;
 mod progress;
 mod serve;
 mod servers;
+mod tools;
 mod workspace;
 
 use std::process::ExitCode;
@@ -44,6 +46,12 @@ enum Command {
     /// LSP_BOOTSTRAP may hold {"workspaceRoot": "...", "config": {...} | false}. Stdout carries
     /// protocol bytes only; logs go to stderr. Every language server dies with the service.
     Serve(serve::ServeArgs),
+    /// Serve MCP on stdio: navigation tools (lsp_goto_definition, lsp_find_references,
+    /// lsp_hover, lsp_document_symbols, lsp_workspace_symbols) and lsp_diagnostics.
+    ///
+    /// `navigation_tools = false` in the configuration hides the navigation tools. Stdout
+    /// carries protocol bytes only; logs go to stderr.
+    Mcp(mcp::McpArgs),
 }
 
 fn main() -> ExitCode {
@@ -62,6 +70,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Check(args) => runtime.block_on(check::run(args)),
         Command::Serve(args) => runtime.block_on(serve::run(args)),
+        Command::Mcp(args) => runtime.block_on(mcp::run(args)),
         Command::Status(args) => servers::status(args),
         Command::Servers(args) => servers::servers(args),
     };

@@ -20,6 +20,7 @@ use squiggle_protocol::{encode_frame, FrameGuard};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::tools::Toolbox;
 use crate::workspace::WorkspaceArgs;
 
 /// How long `lsp/diagnosticsAfter` waits when the request does not say.
@@ -35,6 +36,8 @@ pub struct ServeArgs {
 /// What every request handler shares.
 struct Service {
     squiggle: Squiggle,
+    /// The navigation tools, answering `lsp/definition` and the like.
+    tools: Toolbox,
     severities: Vec<Severity>,
     /// Requests still being worked on, by id, with the switch that ends their wait early.
     in_flight: Mutex<HashMap<String, oneshot::Sender<()>>>,
@@ -59,6 +62,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<u8> {
     let writer = tokio::spawn(write_frames(frames));
     let service = Arc::new(Service {
         squiggle: squiggle.clone(),
+        tools: Toolbox::new(squiggle.clone()),
         severities,
         in_flight: Mutex::default(),
         out,
@@ -286,7 +290,30 @@ impl Service {
                     })
                 }
             }
-            _ => return Err((error_code::METHOD_NOT_FOUND, format!("no method `{name}`"))),
+            _ => {
+                let Some(tool) = navigation_tool(name) else {
+                    return Err((error_code::METHOD_NOT_FOUND, format!("no method `{name}`")));
+                };
+                let args = match parse::<Value>(params)? {
+                    Value::Object(args) => args,
+                    _ => {
+                        return Err((
+                            error_code::INVALID_PARAMS,
+                            "params must be an object".to_string(),
+                        ))
+                    }
+                };
+                let output = self
+                    .tools
+                    .call(tool, &args)
+                    .await
+                    .map_err(|e| (error_code::INVALID_PARAMS, e))?;
+                let mut result = output.structured;
+                if let Value::Object(map) = &mut result {
+                    map.insert("text".to_string(), Value::String(output.text));
+                }
+                result
+            }
         };
         Ok(result)
     }
@@ -359,6 +386,18 @@ impl Service {
             })
             .collect()
     }
+}
+
+/// The tool behind a navigation method of the service (same arguments and results as MCP).
+fn navigation_tool(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "lsp/definition" => "lsp_goto_definition",
+        "lsp/references" => "lsp_find_references",
+        "lsp/hover" => "lsp_hover",
+        "lsp/documentSymbols" => "lsp_document_symbols",
+        "lsp/workspaceSymbols" => "lsp_workspace_symbols",
+        _ => return None,
+    })
 }
 
 /// Which state of a server running for several roots `lsp/status` shows: the liveliest.

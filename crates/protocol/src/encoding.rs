@@ -61,6 +61,14 @@ pub fn column_in_chars(line_text: &str, character: u32, encoding: PositionEncodi
     column
 }
 
+/// The server's 0-based `character` for a 1-based character column on a line (inverse of column_in_chars; columns past the end clamp to the line's end).
+pub fn lsp_character(line_text: &str, column: u32, encoding: PositionEncoding) -> u32 {
+    line_text
+        .chars()
+        .take(column.saturating_sub(1) as usize)
+        .fold(0u32, |units, ch| units.saturating_add(encoding.units(ch)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,5 +167,44 @@ mod tests {
         assert_eq!(column_in_chars("abc", 100, PositionEncoding::Utf16), 4);
         assert_eq!(column_in_chars("中", 100, PositionEncoding::Utf8), 2);
         assert_eq!(column_in_chars("", 5, PositionEncoding::Utf32), 1);
+    }
+
+    #[test]
+    fn lsp_character_after_emoji_and_cjk_in_every_encoding() {
+        // E is the 15th char: UTF-16 offset 15, byte 19, scalar 14.
+        assert_eq!(lsp_character(EMOJI_LINE, 15, PositionEncoding::Utf16), 15);
+        assert_eq!(lsp_character(EMOJI_LINE, 15, PositionEncoding::Utf8), 19);
+        assert_eq!(lsp_character(EMOJI_LINE, 15, PositionEncoding::Utf32), 14);
+        // 中 (column 11) follows the 2-unit emoji.
+        assert_eq!(lsp_character(EMOJI_LINE, 11, PositionEncoding::Utf16), 11);
+        assert_eq!(lsp_character(EMOJI_LINE, 11, PositionEncoding::Utf8), 13);
+    }
+
+    #[test]
+    fn lsp_character_roundtrips_column_in_chars_on_char_boundaries() {
+        for encoding in [
+            PositionEncoding::Utf8,
+            PositionEncoding::Utf16,
+            PositionEncoding::Utf32,
+        ] {
+            for column in 1..=20 {
+                let character = lsp_character(EMOJI_LINE, column, encoding);
+                assert_eq!(column_in_chars(EMOJI_LINE, character, encoding), column);
+            }
+        }
+    }
+
+    #[test]
+    fn lsp_character_past_end_clamps_to_line_end() {
+        assert_eq!(lsp_character("中😀", 3, PositionEncoding::Utf16), 3);
+        assert_eq!(lsp_character("中😀", 50, PositionEncoding::Utf16), 3);
+        assert_eq!(lsp_character("中😀", 50, PositionEncoding::Utf8), 7);
+        assert_eq!(lsp_character("", 9, PositionEncoding::Utf32), 0);
+    }
+
+    #[test]
+    fn lsp_character_column_zero_and_one_are_the_line_start() {
+        assert_eq!(lsp_character("abc", 0, PositionEncoding::Utf16), 0);
+        assert_eq!(lsp_character("abc", 1, PositionEncoding::Utf16), 0);
     }
 }

@@ -23,6 +23,7 @@ use squiggle_protocol::{convert_diagnostics, paths, PositionEncoding};
 use crate::diagnostics::DiagnosticsMsg;
 use crate::key::ServerKey;
 use crate::server::documents::Documents;
+use crate::server::progress::Busy;
 
 /// What the client loop needs to know about its server.
 #[derive(Debug, Clone)]
@@ -44,6 +45,8 @@ pub struct ClientContext {
     pub diagnostics: ActorRef<DiagnosticsMsg>,
     /// Files larger than this are not read to convert positions.
     pub max_file_bytes: u64,
+    /// The work-done progress the server reports.
+    pub busy: Busy,
 }
 
 /// Builds the router for a server connection.
@@ -102,7 +105,10 @@ impl ClientContext {
                 let message = notification.params.get("message").and_then(Value::as_str);
                 tracing::debug!(%server, message = message.unwrap_or_default(), "server message");
             }
-            Progress::METHOD => {}
+            Progress::METHOD => match serde_json::from_value(notification.params) {
+                Ok(params) => self.busy.update(params),
+                Err(err) => tracing::debug!(%server, %err, "ignoring malformed $/progress"),
+            },
             method => tracing::debug!(%server, method, "ignoring notification"),
         }
     }

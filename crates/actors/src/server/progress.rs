@@ -1,0 +1,71 @@
+//! Work-done progress a server reports (`$/progress` begin/end), to tell callers it is busy.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use async_lsp::lsp_types::{NumberOrString, ProgressParams, ProgressParamsValue, WorkDoneProgress};
+
+/// The titles of a server's running work-done progress, by token.
+#[derive(Debug, Clone, Default)]
+pub struct Busy(Arc<Mutex<HashMap<String, String>>>);
+
+impl Busy {
+    /// Records a `$/progress` notification.
+    pub fn update(&self, params: ProgressParams) {
+        let token = match params.token {
+            NumberOrString::Number(n) => n.to_string(),
+            NumberOrString::String(s) => s,
+        };
+        let ProgressParamsValue::WorkDone(progress) = params.value;
+        let Ok(mut running) = self.0.lock() else {
+            return;
+        };
+        match progress {
+            WorkDoneProgress::Begin(begin) => {
+                running.insert(token, begin.title);
+            }
+            WorkDoneProgress::Report(_) => {}
+            WorkDoneProgress::End(_) => {
+                running.remove(&token);
+            }
+        }
+    }
+
+    /// What the server is busy with, if anything (the titles of running progress).
+    pub fn doing(&self) -> Option<String> {
+        let running = self.0.lock().ok()?;
+        let mut titles: Vec<&str> = running.values().map(String::as_str).collect();
+        titles.sort_unstable();
+        titles.dedup();
+        (!titles.is_empty()).then(|| titles.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn progress(value: serde_json::Value) -> ProgressParams {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn begin_makes_busy_and_end_makes_idle() {
+        let busy = Busy::default();
+        busy.update(progress(
+            json!({"token": "t1", "value": {"kind": "begin", "title": "Indexing"}}),
+        ));
+        busy.update(progress(
+            json!({"token": 2, "value": {"kind": "begin", "title": "cargo check"}}),
+        ));
+        busy.update(progress(
+            json!({"token": "t1", "value": {"kind": "report", "percentage": 50}}),
+        ));
+        assert_eq!(busy.doing().as_deref(), Some("Indexing, cargo check"));
+        busy.update(progress(json!({"token": "t1", "value": {"kind": "end"}})));
+        busy.update(progress(json!({"token": 2, "value": {"kind": "end"}})));
+        assert_eq!(busy.doing(), None);
+    }
+}

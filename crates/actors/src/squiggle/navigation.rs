@@ -1,0 +1,594 @@
+//! Navigation for agents: definition, references, hover, outlines and symbol search, addressed
+//! the way a model can: a line and column that may be a little off, or a symbol's name.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_lsp::lsp_types::{Position, TextDocumentIdentifier, TextDocumentPositionParams, Url};
+use ractor::ActorRef;
+use squiggle_protocol::navigation::{
+    definition_targets, document_symbols, find_symbol, hover_text, location_from_lsp,
+    snap_to_identifier, workspace_symbol_entries,
+};
+use squiggle_protocol::{lsp_character, paths, Location, PositionEncoding, Symbol};
+use tokio::time::Instant;
+
+use super::{ask, Squiggle, ASK_LIMIT};
+use crate::events::LspEvent;
+use crate::key::ServerKey;
+use crate::registry::{Acquired, RegistryMsg};
+use crate::server::navigate::{NavAnswer, NavRequest};
+use crate::server::{ServerInfo, ServerMsg};
+
+/// Where in a file a question points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A 1-based line and character column; moved onto the nearest identifier when it misses.
+    At { line: u32, column: u32 },
+    /// A symbol's name in the file; `line` picks among several.
+    Symbol { name: String, line: Option<u32> },
+}
+
+/// An answer with what the model should know about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer<T> {
+    /// The answer itself.
+    pub items: T,
+    /// Where the question pointed in the end (1-based line, column), for position questions.
+    pub position: Option<(u32, u32)>,
+    /// Notes: a moved position, a server still starting or indexing.
+    pub notes: Vec<String>,
+}
+
+/// Why a navigation question could not be asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NavError {
+    /// The configuration says `lsp = false`.
+    #[error("LSP is disabled by configuration")]
+    Disabled,
+    /// The file lies outside the workspace root.
+    #[error(
+        "{file} is outside the workspace root {root}; only files inside it can be asked about"
+    )]
+    OutsideWorkspace { file: String, root: String },
+    /// The file cannot be read.
+    #[error("{file}: {reason}")]
+    Unreadable { file: String, reason: String },
+    /// No running server answers this question for this file.
+    #[error("no language server answers this for {file}{why}")]
+    NoServer { file: String, why: String },
+    /// The named symbol is not in the file.
+    #[error("no symbol `{name}` in {file}; list the file's symbols with lsp_document_symbols")]
+    SymbolNotFound { name: String, file: String },
+    /// The line has no identifier to ask about.
+    #[error("{file}:{line} has no identifier to ask about")]
+    NoIdentifier { file: String, line: u32 },
+}
+
+/// A server ready to answer, with what it can do.
+struct Ready {
+    key: ServerKey,
+    server: ActorRef<ServerMsg>,
+    info: ServerInfo,
+}
+
+impl Squiggle {
+    /// Where the symbol at `target` in `file` is defined.
+    pub async fn goto_definition(
+        &self,
+        file: impl AsRef<Path>,
+        target: Target,
+    ) -> Result<Answer<Vec<Location>>, NavError> {
+        let (answers, position, notes) = self
+            .ask_at(file.as_ref(), &target, Kind::Definition)
+            .await?;
+        let mut locations = Vec::new();
+        for (encoding, answer) in answers {
+            if let NavAnswer::Definition(Some(response)) = answer {
+                locations.extend(self.locations(definition_targets(&response), encoding));
+            }
+        }
+        Ok(Answer {
+            items: dedup(locations),
+            position,
+            notes,
+        })
+    }
+
+    /// Where the symbol at `target` in `file` is used (and declared, when asked).
+    pub async fn find_references(
+        &self,
+        file: impl AsRef<Path>,
+        target: Target,
+        include_declaration: bool,
+    ) -> Result<Answer<Vec<Location>>, NavError> {
+        let kind = Kind::References {
+            include_declaration,
+        };
+        let (answers, position, notes) = self.ask_at(file.as_ref(), &target, kind).await?;
+        let mut locations = Vec::new();
+        for (encoding, answer) in answers {
+            if let NavAnswer::References(Some(found)) = answer {
+                let targets = found.into_iter().map(|l| (l.uri, l.range)).collect();
+                locations.extend(self.locations(targets, encoding));
+            }
+        }
+        Ok(Answer {
+            items: dedup(locations),
+            position,
+            notes,
+        })
+    }
+
+    /// The type and documentation of the symbol at `target` in `file`, as plain text.
+    pub async fn hover(
+        &self,
+        file: impl AsRef<Path>,
+        target: Target,
+    ) -> Result<Answer<Option<String>>, NavError> {
+        let (answers, position, notes) = self.ask_at(file.as_ref(), &target, Kind::Hover).await?;
+        let text = answers.into_iter().find_map(|(_, answer)| match answer {
+            NavAnswer::Hover(Some(hover)) => Some(hover_text(&hover)).filter(|t| !t.is_empty()),
+            _ => None,
+        });
+        Ok(Answer {
+            items: text,
+            position,
+            notes,
+        })
+    }
+
+    /// The outline of `file`: its symbols, nested.
+    pub async fn document_symbols(
+        &self,
+        file: impl AsRef<Path>,
+    ) -> Result<Answer<Vec<Symbol>>, NavError> {
+        let (path, relative, text) = self.open_target(file.as_ref())?;
+        let (ready, mut notes) = self
+            .ready_servers(&path, &relative, |p| p.document_symbols)
+            .await?;
+        for server in ready {
+            let Some(server_text) = self.open_on(&server, &path, &text).await else {
+                continue;
+            };
+            if let Some(symbols) = self.outline(&server, &path, &relative, &server_text).await {
+                note_busy(&server, &mut notes);
+                return Ok(Answer {
+                    items: symbols,
+                    position: None,
+                    notes,
+                });
+            }
+        }
+        Ok(Answer {
+            items: Vec::new(),
+            position: None,
+            notes,
+        })
+    }
+
+    /// Symbols whose names match `query` across the workspace, from every running server that
+    /// searches (starting the workspace's servers first if none runs).
+    pub async fn workspace_symbols(&self, query: &str) -> Result<Answer<Vec<Symbol>>, NavError> {
+        if !self.inner.config.enabled {
+            return Err(NavError::Disabled);
+        }
+        let mut notes = Vec::new();
+        let mut active = self.active_servers().await;
+        if active.is_empty() {
+            active = self.start_and_wait_for_a_server().await;
+            if active.is_empty() {
+                notes.push(
+                    "no language server is running yet; results may be incomplete".to_string(),
+                );
+            }
+        }
+        let mut texts: HashMap<PathBuf, Option<Arc<str>>> = HashMap::new();
+        let mut symbols = Vec::new();
+        for (key, server) in active {
+            let Some(info) = ask(&server, ServerMsg::Info, ASK_LIMIT).await else {
+                continue;
+            };
+            if !info.provides.workspace_symbols {
+                continue;
+            }
+            let ready = Ready { key, server, info };
+            note_busy(&ready, &mut notes);
+            let Some(NavAnswer::WorkspaceSymbols(Some(response))) = self
+                .navigate(&ready, NavRequest::WorkspaceSymbols(query.to_string()))
+                .await
+            else {
+                continue;
+            };
+            for (uri, name, kind, container, range) in workspace_symbol_entries(&response) {
+                let Some(path) = paths::uri_to_path(uri.as_str()).map(PathBuf::from) else {
+                    continue;
+                };
+                let relative = paths::relative_to(&self.inner.workspace_root, &path);
+                let text = texts
+                    .entry(path.clone())
+                    .or_insert_with(|| self.read_small(&path))
+                    .clone();
+                let (line, column) = match range {
+                    Some(range) => {
+                        let at = location_from_lsp(
+                            &relative,
+                            &range,
+                            text.as_deref(),
+                            ready.info.encoding,
+                        );
+                        (at.line, at.column)
+                    }
+                    None => (1, 1),
+                };
+                symbols.push(Symbol {
+                    name,
+                    kind: kind.to_string(),
+                    detail: None,
+                    file: relative,
+                    line,
+                    column,
+                    end_line: line,
+                    container,
+                    children: Vec::new(),
+                });
+            }
+        }
+        symbols.sort_by(|a, b| {
+            (&a.file, a.line, a.column, &a.name).cmp(&(&b.file, b.line, b.column, &b.name))
+        });
+        symbols.dedup();
+        Ok(Answer {
+            items: symbols,
+            position: None,
+            notes,
+        })
+    }
+
+    /// Asks every server for `file` that answers `kind` at `target`; returns their answers,
+    /// the position asked about, and notes.
+    async fn ask_at(
+        &self,
+        file: &Path,
+        target: &Target,
+        kind: Kind,
+    ) -> Result<
+        (
+            Vec<(PositionEncoding, NavAnswer)>,
+            Option<(u32, u32)>,
+            Vec<String>,
+        ),
+        NavError,
+    > {
+        let (path, relative, text) = self.open_target(file)?;
+        let (ready, mut notes) = self
+            .ready_servers(&path, &relative, |p| kind.provided(p))
+            .await?;
+        let mut position = None;
+        let mut answers = Vec::new();
+        for server in &ready {
+            let Some(server_text) = self.open_on(server, &path, &text).await else {
+                continue;
+            };
+            let (line, column) = match position {
+                Some(at) => at,
+                None => {
+                    let at = self
+                        .resolve_target(server, &path, &relative, &server_text, target, &mut notes)
+                        .await?;
+                    position = Some(at);
+                    at
+                }
+            };
+            let line_text = server_text
+                .lines()
+                .nth(line as usize - 1)
+                .unwrap_or_default();
+            let params = TextDocumentPositionParams {
+                text_document: TextDocumentIdentifier { uri: uri_of(&path) },
+                position: Position::new(
+                    line - 1,
+                    lsp_character(line_text, column, server.info.encoding),
+                ),
+            };
+            note_busy(server, &mut notes);
+            if let Some(answer) = self.navigate(server, kind.request(params)).await {
+                answers.push((server.info.encoding, answer));
+            }
+        }
+        if position.is_none() && notes.is_empty() {
+            let why = " (its servers did not take the file)".to_string();
+            return Err(NavError::NoServer {
+                file: relative,
+                why,
+            });
+        }
+        Ok((answers, position, notes))
+    }
+
+    /// Turns a target into a 1-based position on the server's copy of the file.
+    async fn resolve_target(
+        &self,
+        server: &Ready,
+        path: &Path,
+        relative: &str,
+        text: &str,
+        target: &Target,
+        notes: &mut Vec<String>,
+    ) -> Result<(u32, u32), NavError> {
+        match target {
+            Target::At { line, column } => {
+                let Some(line_text) = text.lines().nth((*line).max(1) as usize - 1) else {
+                    return Err(NavError::NoIdentifier {
+                        file: relative.to_string(),
+                        line: *line,
+                    });
+                };
+                let Some(snapped) = snap_to_identifier(line_text, *column) else {
+                    return Err(NavError::NoIdentifier {
+                        file: relative.to_string(),
+                        line: *line,
+                    });
+                };
+                if snapped != *column {
+                    notes.push(format!("{line}:{column} is not on an identifier; asked about {line}:{snapped} instead"));
+                }
+                Ok((*line, snapped))
+            }
+            Target::Symbol { name, line } => {
+                let symbols = if server.info.provides.document_symbols {
+                    self.outline(server, path, relative, text)
+                        .await
+                        .unwrap_or_default()
+                } else {
+                    Vec::new()
+                };
+                find_symbol(&symbols, text, name, *line).ok_or_else(|| NavError::SymbolNotFound {
+                    name: name.clone(),
+                    file: relative.to_string(),
+                })
+            }
+        }
+    }
+
+    /// The file to ask about: resolved, inside the workspace, readable.
+    fn open_target(&self, file: &Path) -> Result<(PathBuf, String, Arc<str>), NavError> {
+        if !self.inner.config.enabled {
+            return Err(NavError::Disabled);
+        }
+        let (path, relative) = self.locate(file);
+        if !paths::is_within(&self.inner.workspace_root, &path) {
+            let root = self.inner.workspace_root.display().to_string();
+            return Err(NavError::OutsideWorkspace {
+                file: file.display().to_string(),
+                root,
+            });
+        }
+        let text = self
+            .text_of(&path, None)
+            .map_err(|skip| NavError::Unreadable {
+                file: relative.clone(),
+                reason: skip.to_string(),
+            })?;
+        Ok((path, relative, Arc::from(text)))
+    }
+
+    /// The servers for `path` that are ready (starting them, within the first-touch timeout)
+    /// and answer what `wanted` says; notes for the ones that are not.
+    async fn ready_servers(
+        &self,
+        path: &Path,
+        relative: &str,
+        wanted: impl Fn(&crate::server::navigate::Provides) -> bool,
+    ) -> Result<(Vec<Ready>, Vec<String>), NavError> {
+        let keys = self.keys_for(path);
+        if keys.is_empty() {
+            let why = " (no server is configured for this file type)".to_string();
+            return Err(NavError::NoServer {
+                file: relative.to_string(),
+                why,
+            });
+        }
+        let limit = Duration::from_millis(self.inner.config.first_touch_timeout_ms);
+        let mut ready = Vec::new();
+        let mut notes = Vec::new();
+        let mut reasons = Vec::new();
+        for key in keys {
+            let acquire = |reply| RegistryMsg::Acquire {
+                key: key.clone(),
+                restart: false,
+                reply,
+            };
+            match ask(&self.inner.registry, acquire, limit).await {
+                Some(Acquired::Ready { server, .. }) => {
+                    let Some(info) = ask(&server, ServerMsg::Info, ASK_LIMIT).await else {
+                        continue;
+                    };
+                    if wanted(&info.provides) {
+                        ready.push(Ready { key, server, info });
+                    }
+                }
+                Some(Acquired::Unusable { state, reason }) => {
+                    reasons.push(format!("{} is {state}: {reason}", key.id))
+                }
+                None => notes.push(format!(
+                    "{} is still starting; results may be incomplete",
+                    key.id
+                )),
+            }
+        }
+        if ready.is_empty() && notes.is_empty() {
+            let why = if reasons.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", reasons.join("; "))
+            };
+            return Err(NavError::NoServer {
+                file: relative.to_string(),
+                why,
+            });
+        }
+        Ok((ready, notes))
+    }
+
+    /// Opens the file on a server (unless open) and returns the text the server has.
+    async fn open_on(&self, server: &Ready, path: &Path, text: &Arc<str>) -> Option<Arc<str>> {
+        let open = |reply| ServerMsg::Open {
+            path: path.to_path_buf(),
+            text: text.clone(),
+            reply,
+        };
+        ask(&server.server, open, ASK_LIMIT).await?.ok()
+    }
+
+    /// The outline of a file from one server.
+    async fn outline(
+        &self,
+        server: &Ready,
+        path: &Path,
+        relative: &str,
+        text: &str,
+    ) -> Option<Vec<Symbol>> {
+        let request = NavRequest::DocumentSymbols(TextDocumentIdentifier { uri: uri_of(path) });
+        match self.navigate(server, request).await? {
+            NavAnswer::DocumentSymbols(Some(response)) => Some(document_symbols(
+                &response,
+                relative,
+                Some(text),
+                server.info.encoding,
+            )),
+            _ => None,
+        }
+    }
+
+    /// Sends a navigation request to one server and waits for its answer.
+    async fn navigate(&self, server: &Ready, request: NavRequest) -> Option<NavAnswer> {
+        let message = |reply| ServerMsg::Navigate { request, reply };
+        match ask(&server.server, message, Duration::from_secs(15)).await? {
+            Ok(answer) => Some(answer),
+            Err(err) => {
+                tracing::debug!(server = %server.key.id, %err, "navigation request failed");
+                None
+            }
+        }
+    }
+
+    /// Locations for (uri, range) pairs, each file's text read once.
+    fn locations(
+        &self,
+        targets: Vec<(Url, async_lsp::lsp_types::Range)>,
+        encoding: PositionEncoding,
+    ) -> Vec<Location> {
+        let mut texts: HashMap<PathBuf, Option<Arc<str>>> = HashMap::new();
+        targets
+            .into_iter()
+            .filter_map(|(uri, range)| {
+                let path = PathBuf::from(paths::uri_to_path(uri.as_str())?);
+                let relative = paths::relative_to(&self.inner.workspace_root, &path);
+                let text = texts
+                    .entry(path.clone())
+                    .or_insert_with(|| self.read_small(&path))
+                    .clone();
+                Some(location_from_lsp(
+                    &relative,
+                    &range,
+                    text.as_deref(),
+                    encoding,
+                ))
+            })
+            .collect()
+    }
+
+    /// A file's text if it is small enough to read.
+    fn read_small(&self, path: &Path) -> Option<Arc<str>> {
+        self.text_of(path, None).ok().map(Arc::from)
+    }
+
+    async fn active_servers(&self) -> Vec<(ServerKey, ActorRef<ServerMsg>)> {
+        ask(&self.inner.registry, RegistryMsg::Active, ASK_LIMIT)
+            .await
+            .unwrap_or_default()
+    }
+
+    /// Starts the workspace's servers and waits (within the first-touch timeout) for one.
+    async fn start_and_wait_for_a_server(&self) -> Vec<(ServerKey, ActorRef<ServerMsg>)> {
+        let mut events = self.subscribe();
+        self.start_workspace_servers().await;
+        let deadline =
+            Instant::now() + Duration::from_millis(self.inner.config.first_touch_timeout_ms);
+        loop {
+            let active = self.active_servers().await;
+            if !active.is_empty() {
+                return active;
+            }
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(remaining, events.recv()).await {
+                Ok(
+                    Ok(LspEvent::Status { .. })
+                    | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)),
+                ) => {}
+                Ok(Ok(LspEvent::Diagnostics { .. })) => {}
+                _ => return Vec::new(),
+            }
+        }
+    }
+}
+
+/// Which position question is asked.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Definition,
+    References { include_declaration: bool },
+    Hover,
+}
+
+impl Kind {
+    fn provided(self, provides: &crate::server::navigate::Provides) -> bool {
+        match self {
+            Kind::Definition => provides.definition,
+            Kind::References { .. } => provides.references,
+            Kind::Hover => provides.hover,
+        }
+    }
+
+    fn request(self, position: TextDocumentPositionParams) -> NavRequest {
+        match self {
+            Kind::Definition => NavRequest::Definition(position),
+            Kind::References {
+                include_declaration,
+            } => NavRequest::References {
+                position,
+                include_declaration,
+            },
+            Kind::Hover => NavRequest::Hover(position),
+        }
+    }
+}
+
+/// Tells the model a server is busy (indexing), so an empty answer is not taken as final.
+fn note_busy(server: &Ready, notes: &mut Vec<String>) {
+    if let Some(doing) = &server.info.busy {
+        let note = format!(
+            "{} is busy ({doing}); results may be incomplete",
+            server.key.id
+        );
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
+}
+
+/// The `file://` URI of a path.
+fn uri_of(path: &Path) -> Url {
+    Url::parse(&paths::path_to_uri(&path.to_string_lossy()))
+        .unwrap_or_else(|_| Url::parse("file:///").expect("a valid URI"))
+}
+
+/// Locations without repeats, sorted by file and position.
+fn dedup(mut locations: Vec<Location>) -> Vec<Location> {
+    locations.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
+    locations.dedup_by(|a, b| a.file == b.file && a.line == b.line && a.column == b.column);
+    locations
+}

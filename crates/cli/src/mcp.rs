@@ -1,0 +1,91 @@
+//! `squiggle mcp`: an MCP server on stdio with navigation and diagnostics tools, sharing one
+//! runtime and one set of language servers.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+use squiggle_actors::Squiggle;
+
+use crate::tools::Toolbox;
+use crate::workspace::WorkspaceArgs;
+
+/// Arguments of `squiggle mcp`.
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    workspace: WorkspaceArgs,
+}
+
+/// Runs the MCP server until the client disconnects; no language server starts before a tool
+/// needs one, so the handshake never waits for them.
+pub async fn run(args: McpArgs) -> anyhow::Result<u8> {
+    let (root, config) = args.workspace.load()?;
+    let squiggle = Squiggle::start(&root, config).await?;
+    let server = McpServer {
+        tools: Toolbox::new(squiggle.clone()),
+    };
+    let running = server.serve(rmcp::transport::stdio()).await?;
+    let _ = running.waiting().await;
+    squiggle.shutdown().await;
+    Ok(0)
+}
+
+/// The MCP face of the toolbox.
+#[derive(Debug, Clone)]
+struct McpServer {
+    tools: Toolbox,
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("squiggle", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Code navigation and diagnostics from real language servers. Positions are 1-based; \
+                 address a symbol by its name (`symbol`) when unsure of the exact column.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let tools = self
+            .tools
+            .specs()
+            .into_iter()
+            .map(|spec| {
+                let schema = match spec.schema {
+                    Value::Object(map) => map,
+                    _ => JsonObject::new(),
+                };
+                Tool::new(spec.name, spec.description, Arc::new(schema))
+            })
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let args = request.arguments.unwrap_or_default();
+        let result = match self.tools.call(&request.name, &args).await {
+            Ok(output) => {
+                let mut result = CallToolResult::success(vec![ContentBlock::text(output.text)]);
+                result.structured_content = Some(output.structured);
+                result
+            }
+            Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
+        };
+        Ok(result.into())
+    }
+}
