@@ -15,7 +15,7 @@ const NPM_PACKAGES: &[&str] = &[
     "vscode-jsonrpc@8.2.1",
 ];
 /// PyPI packages, pinned likewise.
-const PIP_PACKAGES: &[&str] = &["ruff==0.17.5"];
+const PIP_PACKAGES: &[&str] = &["ruff==0.17.5", "mcp==2.3.0"];
 
 /// The folder the servers are installed into.
 pub fn install_dir(workspace: &Path) -> PathBuf {

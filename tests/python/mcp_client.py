@@ -1,0 +1,104 @@
+"""Drives `squiggle mcp` with the official MCP Python SDK, the way an MCP client does.
+
+Run by tests/tests/mcp.rs: python mcp_client.py full|hidden PROJECT, with SQUIGGLE_BIN set.
+Each passing step prints `ok <step>`; the first failing assertion stops with a traceback.
+"""
+
+import asyncio
+import os
+import sys
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+NAVIGATION = [
+    "lsp_goto_definition",
+    "lsp_find_references",
+    "lsp_hover",
+    "lsp_document_symbols",
+    "lsp_workspace_symbols",
+]
+
+
+def where(location):
+    return (location["file"], location["line"], location["column"])
+
+
+async def full(session, project):
+    tools = sorted(t.name for t in (await session.list_tools()).tools)
+    assert tools == sorted(NAVIGATION + ["lsp_diagnostics"]), tools
+    print("ok list tools")
+
+    async def call(name, **args):
+        result = await session.call_tool(name, args)
+        assert not result.is_error, (name, args, result.content[0].text)
+        return result.content[0].text, result.structured_content
+
+    text, data = await call("lsp_goto_definition", file="app.py", symbol="make_circle")
+    assert [where(l) for l in data["locations"]] == [("shapes.py", 17, 5)], data
+    assert "shapes.py\n  17:5  def make_circle(radius: float) -> Circle:" in text, text
+    print("ok definition by symbol")
+
+    # Models are bad at exact columns: a space before the word and the bracket after it.
+    for character, snapped in [(12, 13), (24, 23)]:
+        text, data = await call("lsp_goto_definition", file="app.py", line=7, character=character)
+        assert [where(l) for l in data["locations"]] == [("shapes.py", 17, 5)], (character, data)
+        assert data["position"] == {"line": 7, "character": snapped}, data
+        assert f"asked about 7:{snapped} instead" in text, text
+    print("ok off-by-one positions")
+
+    text, data = await call("lsp_find_references", file="shapes.py", symbol="make_circle")
+    found = [where(l) for l in data["locations"]]
+    assert found == [("app.py", 3, 28), ("app.py", 7, 13), ("app.py", 9, 19), ("app.py", 10, 24), ("shapes.py", 17, 5)], found
+    assert text.startswith("references: 5 locations in 2 files\n"), text
+    _, data = await call("lsp_find_references", file="shapes.py", symbol="make_circle", include_declaration=False)
+    assert ("shapes.py", 17, 5) not in [where(l) for l in data["locations"]], data
+    print("ok references")
+
+    text, data = await call("lsp_hover", file="app.py", line=7, character=19)
+    assert text.startswith("(function) def make_circle(radius: float) -> Circle"), text
+    assert "Makes a circle of the given radius." in text, text
+    print("ok hover")
+
+    text, data = await call("lsp_document_symbols", file="shapes.py")
+    outline = [(s["kind"], s["name"], s["line"], [c["name"] for c in s.get("children", [])]) for s in data["symbols"]]
+    assert outline == [("class", "Circle", 7, ["radius", "area"]), ("function", "make_circle", 17, ["radius"])], outline
+    assert "class Circle  (lines 7-14)\n  variable radius  (line 10)\n  method area  (lines 12-14)\n" in text, text
+    print("ok document symbols")
+
+    text, data = await call("lsp_workspace_symbols", query="make_circle")
+    found = [(s["kind"], s["name"], s["file"], s["line"]) for s in data["symbols"]]
+    assert ("function", "make_circle", "shapes.py", 17) in found, found
+    print("ok workspace symbols")
+
+    text, data = await call("lsp_diagnostics", file="app.py")
+    assert text == "no diagnostics\n", text
+    print("ok diagnostics")
+
+    for outside in ["../outside.py", "/etc/hostname", "link.py"]:
+        result = await session.call_tool("lsp_hover", {"file": outside, "line": 1, "character": 1})
+        assert result.is_error, outside
+        assert "outside the workspace root" in result.content[0].text, result.content[0].text
+    print("ok boundary refusals")
+
+
+async def hidden(session, project):
+    tools = [t.name for t in (await session.list_tools()).tools]
+    assert tools == ["lsp_diagnostics"], tools
+    result = await session.call_tool("lsp_hover", {"file": "app.py", "line": 7, "character": 13})
+    assert result.is_error and "no tool" in result.content[0].text, result
+    print("ok hidden navigation tools")
+
+
+async def main():
+    mode, project = sys.argv[1], sys.argv[2]
+    params = StdioServerParameters(command=os.environ["SQUIGGLE_BIN"], args=["mcp", "--root", project], env=dict(os.environ))
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            info = await session.initialize()
+            assert info.server_info.name == "squiggle", info
+            print("ok initialize")
+            await (full if mode == "full" else hidden)(session, project)
+
+
+asyncio.run(main())

@@ -1,0 +1,168 @@
+//! `squiggle mcp` driven by the official MCP Python SDK against pyright on a fixture project
+//! with known answers; and the navigation API's refusals against the fake server.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+
+use squiggle_actors::{NavError, Squiggle, Target};
+use squiggle_tests::{
+    fixture, installed_server_dirs, path_with_servers, repo_root, require_server, squiggle_bin,
+    FakeWorkspace,
+};
+
+/// Runs the Python MCP client in `mode` against a project; returns its stdout.
+fn run_client(mode: &str, project: &Path) -> String {
+    let python = installed_server_dirs()[1].join("python");
+    assert!(
+        python.is_file(),
+        "the test Python environment is missing: run `cargo xtask install-servers`"
+    );
+    let output = std::process::Command::new(python)
+        .arg(repo_root().join("tests/python/mcp_client.py"))
+        .args([mode, project.to_str().unwrap()])
+        .env("SQUIGGLE_BIN", squiggle_bin())
+        .env("PATH", path_with_servers())
+        .env("XDG_CONFIG_HOME", project.join(".no-user-config"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "the MCP client failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn an_mcp_client_navigates_a_python_project() {
+    require_server("pyright-langserver", "npm install pyright");
+    let (dir, project) = fixture("nav-python");
+    let outside = dir.path().join("outside.py");
+    std::fs::write(&outside, "x = 1\n").unwrap();
+    std::os::unix::fs::symlink(&outside, project.join("link.py")).unwrap();
+
+    let stdout = run_client("full", &project);
+
+    for step in [
+        "initialize",
+        "list tools",
+        "definition by symbol",
+        "off-by-one positions",
+        "references",
+        "hover",
+        "document symbols",
+        "workspace symbols",
+        "diagnostics",
+        "boundary refusals",
+    ] {
+        assert!(
+            stdout.contains(&format!("ok {step}\n")),
+            "step {step}:\n{stdout}"
+        );
+    }
+    squiggle_tests::assert_no_process_in(&project);
+}
+
+#[test]
+fn navigation_tools_false_hides_them() {
+    let (_dir, project) = fixture("nav-python");
+    std::fs::write(project.join("squiggle.toml"), "navigation_tools = false\n").unwrap();
+
+    let stdout = run_client("hidden", &project);
+
+    assert!(stdout.contains("ok hidden navigation tools\n"), "{stdout}");
+}
+
+#[tokio::test]
+async fn questions_about_files_outside_the_workspace_are_refused_before_any_server_starts() {
+    let ws = FakeWorkspace::new();
+    let outside = ws.root.parent().unwrap().join("ws2/a.fake");
+    std::fs::create_dir_all(outside.parent().unwrap()).unwrap();
+    std::fs::write(&outside, "x\n").unwrap();
+    let squiggle = Squiggle::start(&ws.root, ws.config(vec![ws.server("fake", &[])]))
+        .await
+        .unwrap();
+
+    let at = Target::At { line: 1, column: 1 };
+    let sibling = squiggle.goto_definition(&outside, at.clone()).await;
+    let dotted = squiggle.hover(ws.root.join("../ws2/a.fake"), at).await;
+    let outline = squiggle.document_symbols(&outside).await;
+
+    assert!(
+        matches!(sibling, Err(NavError::OutsideWorkspace { .. })),
+        "{sibling:?}"
+    );
+    assert!(
+        matches!(dotted, Err(NavError::OutsideWorkspace { .. })),
+        "{dotted:?}"
+    );
+    assert!(
+        matches!(outline, Err(NavError::OutsideWorkspace { .. })),
+        "{outline:?}"
+    );
+    assert!(squiggle.status().await.is_empty(), "no server started");
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_still_starting_is_said_not_hidden_behind_an_empty_answer() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "let value = 1\n");
+    let mut config = ws.config(vec![ws.server("fake", &["--scenario", "hang-on-init"])]);
+    config.first_touch_timeout_ms = 300;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+
+    let answer = squiggle
+        .goto_definition(&file, Target::At { line: 1, column: 5 })
+        .await
+        .unwrap();
+
+    assert!(answer.items.is_empty());
+    assert_eq!(
+        answer.notes,
+        vec!["fake is still starting; results may be incomplete".to_string()]
+    );
+    squiggle.shutdown().await;
+}
+
+#[test]
+fn serve_answers_navigation_with_the_same_shapes() {
+    require_server("pyright-langserver", "npm install pyright");
+    let (_dir, project) = fixture("nav-python");
+    let mut serve = squiggle_tests::Serve::start(&project, &[]);
+    let limit = std::time::Duration::from_secs(60);
+    assert_eq!(serve.next(limit)["method"], "lsp/ready");
+
+    serve.request(
+        1,
+        "lsp/definition",
+        serde_json::json!({"file": "app.py", "symbol": "make_circle"}),
+    );
+    serve.request(
+        2,
+        "lsp/documentSymbols",
+        serde_json::json!({"file": "shapes.py"}),
+    );
+    serve.request(3, "lsp/definition", serde_json::json!({"file": "app.py"}));
+
+    let definition = serve.answer(1, limit)["result"].clone();
+    assert_eq!(definition["locations"][0]["file"], "shapes.py");
+    assert_eq!(definition["locations"][0]["line"], 17);
+    assert!(definition["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("definition: 1 location in 1 file\n"));
+    let outline = serve.answer(2, limit)["result"].clone();
+    assert_eq!(outline["symbols"][0]["name"], "Circle");
+    let bad = serve.answer(3, limit);
+    assert_eq!(bad["error"]["code"], -32602);
+    assert!(bad["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("`symbol`"));
+    serve.request(4, "lsp/shutdown", serde_json::json!({}));
+    serve.answer(4, limit);
+    squiggle_tests::assert_no_process_in(&project);
+}
