@@ -237,6 +237,21 @@ pub fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) -> bool 
     }
 }
 
+/// Waits (asynchronously, so the runtime goes on) until `condition` holds, for at most
+/// `limit`; returns whether it held.
+pub async fn eventually(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if condition() {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Asserts that every pid is gone within a few seconds.
 pub fn assert_all_gone(pids: &[u32], what: &str) {
     assert!(!pids.is_empty(), "expected some {what} pids to check");

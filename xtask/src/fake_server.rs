@@ -5,11 +5,13 @@
 mod diagnose;
 mod observe;
 mod publisher;
+mod pull;
 mod script;
 mod wire;
 
 use std::collections::HashMap;
 use std::io;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,6 +22,7 @@ use serde_json::{json, Value};
 use diagnose::Encoding;
 use observe::EventLog;
 use publisher::{Noise, Publisher};
+use pull::Pull;
 use script::{Script, ServerRequest, Trigger};
 use wire::Output;
 
@@ -40,14 +43,21 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         unknown_notifications: script.unknown_notification,
     };
     let publisher = Publisher::start(Arc::clone(&output), noise)?;
+    let refresh_after = script.refresh_after_ms.map(Duration::from_millis);
+    let pull = Pull::new(script.pull_cancel_first, refresh_after);
     let mut server = Server {
         script,
         output,
         publisher,
         encoding: Encoding::Utf16,
         root: None,
+        root_dir: None,
+        status: false,
         docs: HashMap::new(),
         next_request: 1,
+        progress_tokens: 0,
+        watch_events: 0,
+        pull,
         _grandchild: grandchild,
     };
     server.serve(&mut io::stdin().lock())
@@ -94,8 +104,15 @@ struct Server {
     publisher: Publisher,
     encoding: Encoding,
     root: Option<String>,
+    /// The root URI as a local path, where `IMPORT`s are resolved.
+    root_dir: Option<PathBuf>,
+    /// Whether to send `experimental/serverStatus` (scripted and declared by the client).
+    status: bool,
     docs: HashMap<String, Doc>,
     next_request: u64,
+    progress_tokens: u64,
+    watch_events: u32,
+    pull: Pull,
     /// Kept (never waited on) so the grandchild outlives nothing but us.
     _grandchild: Option<Child>,
 }
@@ -162,14 +179,22 @@ impl Server {
             "shutdown" => self.respond(id, Value::Null),
             "textDocument/diagnostic" if self.script.pull => {
                 let uri = params["textDocument"]["uri"].as_str().unwrap_or_default();
-                let items = diagnose::diagnostics(&self.text_of(uri), self.encoding);
-                self.respond(id, json!({"kind": "full", "items": items}))
+                let previous = params["previousResultId"].as_str();
+                let text = self.text_of(uri);
+                let items = self.diagnose(&text);
+                match self.pull.answer(uri, text, items, previous) {
+                    Ok(report) => {
+                        self.respond(id, report)?;
+                        self.pull.answered(&self.output);
+                        Ok(())
+                    }
+                    Err(error) => self.respond_error(id, error),
+                }
             }
-            _ => self.output.send(&json!({
-                "jsonrpc": "2.0",
-                "id": id,
-                "error": {"code": -32601, "message": format!("method not found: {method}")},
-            })),
+            _ => self.respond_error(
+                id,
+                json!({"code": -32601, "message": format!("method not found: {method}")}),
+            ),
         }
     }
 
@@ -177,7 +202,11 @@ impl Server {
         let uri = params["textDocument"]["uri"].as_str().unwrap_or_default();
         let version = params["textDocument"]["version"].as_i64();
         match method {
-            "initialized" => self.send_server_requests()?,
+            "initialized" => {
+                self.send_server_requests()?;
+                self.register_dynamic()?;
+            }
+            "workspace/didChangeWatchedFiles" => self.watched_files_changed(),
             "exit" => return Ok(Flow::Exit),
             "textDocument/didOpen" => {
                 let text = params["textDocument"]["text"].as_str().unwrap_or_default();
@@ -224,6 +253,13 @@ impl Server {
     /// Builds the InitializeResult and remembers the root and encoding.
     fn initialize(&mut self, params: &Value) -> Value {
         self.root = root_uri(params);
+        self.root_dir = self
+            .root
+            .as_deref()
+            .and_then(|uri| uri.strip_prefix("file://"))
+            .map(|path| PathBuf::from(percent_decode(path)));
+        let declared = &params["capabilities"]["experimental"]["serverStatusNotification"];
+        self.status = self.script.server_status && declared.as_bool() == Some(true);
         let offered = params["capabilities"]["general"]["positionEncodings"]
             .as_array()
             .map(Vec::as_slice)
@@ -237,7 +273,7 @@ impl Server {
                 capabilities["positionEncoding"] = wanted.name().into();
             }
         }
-        if self.script.pull {
+        if self.script.pull && !self.script.pull_register {
             capabilities["diagnosticProvider"] =
                 json!({"interFileDependencies": false, "workspaceDiagnostics": false});
         }
@@ -269,38 +305,135 @@ impl Server {
                 ),
                 ServerRequest::WorkspaceFolders => ("workspace/workspaceFolders", Value::Null),
             };
-            let id = format!("fake-req-{}", self.next_request);
-            self.next_request += 1;
-            let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
-            if !params.is_null() {
-                message["params"] = params;
-            }
+            let message = self.client_request(method, params);
             self.output.send(&message)?;
         }
         Ok(())
     }
 
+    /// Registers the scripted watchers and pull diagnostics, without waiting for answers.
+    fn register_dynamic(&mut self) -> anyhow::Result<()> {
+        if !self.script.watch.is_empty() {
+            let root = self
+                .root
+                .as_deref()
+                .unwrap_or_default()
+                .trim_end_matches('/');
+            let watchers: Vec<Value> = self
+                .script
+                .watch
+                .iter()
+                .map(|w| replace_root(w, root))
+                .collect();
+            let message = self.client_request(
+                "client/registerCapability",
+                json!({"registrations": [{
+                    "id": "fake-watch-1",
+                    "method": "workspace/didChangeWatchedFiles",
+                    "registerOptions": {"watchers": watchers},
+                }]}),
+            );
+            self.output.send(&message)?;
+        }
+        if self.script.pull && self.script.pull_register {
+            let message = self.client_request(
+                "client/registerCapability",
+                json!({"registrations": [{
+                    "id": "fake-pull-1",
+                    "method": "textDocument/diagnostic",
+                    "registerOptions": {
+                        "interFileDependencies": false,
+                        "workspaceDiagnostics": false,
+                        "documentSelector": null,
+                    },
+                }]}),
+            );
+            self.output.send(&message)?;
+        }
+        Ok(())
+    }
+
+    /// Re-publishes every open document as after a change; unregisters watchers if scripted.
+    fn watched_files_changed(&mut self) {
+        self.watch_events += 1;
+        let mut uris: Vec<String> = self.docs.keys().cloned().collect();
+        uris.sort();
+        for uri in uris {
+            self.touch(&uri, Trigger::Change);
+        }
+        if self.script.unregister_after_events == Some(self.watch_events) {
+            let message = self.client_request(
+                "client/unregisterCapability",
+                json!({"unregisterations": [{
+                    "id": "fake-watch-1",
+                    "method": "workspace/didChangeWatchedFiles",
+                }]}),
+            );
+            self.publisher.send(message, Duration::ZERO);
+        }
+    }
+
+    /// A server-to-client request with the next `fake-req-<n>` id (params omitted if null).
+    fn client_request(&mut self, method: &str, params: Value) -> Value {
+        let id = format!("fake-req-{}", self.next_request);
+        self.next_request += 1;
+        let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if !params.is_null() {
+            message["params"] = params;
+        }
+        message
+    }
+
     /// Publishes diagnostics for `uri` (and `also_publish` files) if `trigger` is scripted.
-    fn touch(&self, uri: &str, trigger: Trigger) {
+    ///
+    /// On the wire: status (not quiescent), progress create and begin, the empty list,
+    /// then after the delay the real lists, progress end, status (quiescent).
+    fn touch(&mut self, uri: &str, trigger: Trigger) {
         if !self.script.diagnose_on.contains(&trigger) {
             return;
         }
-        let delay = Duration::from_millis(self.script.publish_delay_ms);
+        let mut delay = Duration::from_millis(self.script.publish_delay_ms);
         let version = self.docs.get(uri).and_then(|d| d.version);
-        if self.script.publish_empty_first {
+        if self.status {
+            self.publisher.send(server_status(false), Duration::ZERO);
+        }
+        let token = self.script.progress_ms.map(|ms| {
+            self.progress_tokens += 1;
+            let token = format!("fake-work-{}", self.progress_tokens);
+            let create = json!({"token": token});
+            let create = self.client_request("window/workDoneProgress/create", create);
+            self.publisher.send(create, Duration::ZERO);
+            let begin = json!({"kind": "begin", "title": "Indexing", "cancellable": false});
+            self.publisher.send(progress(&token, begin), Duration::ZERO);
+            delay += Duration::from_millis(ms);
+            token
+        });
+        if token.is_some() || self.script.publish_empty_first {
             self.publisher
                 .publish(publish_params(uri, version, Vec::new()), Duration::ZERO);
         }
-        let diagnostics = diagnose::diagnostics(&self.text_of(uri), self.encoding);
+        let diagnostics = self.diagnose(&self.text_of(uri));
         self.publisher
             .publish(publish_params(uri, version, diagnostics), delay);
         let root = self.root.as_deref().unwrap_or("file://");
         for (path, text) in &self.script.also_publish {
             let other = format!("{}/{}", root.trim_end_matches('/'), path);
-            let diagnostics = diagnose::diagnostics(text, self.encoding);
+            let diagnostics = self.diagnose(text);
             self.publisher
                 .publish(publish_params(&other, None, diagnostics), delay);
         }
+        if let Some(token) = token {
+            let end = json!({"kind": "end"});
+            self.publisher.send(progress(&token, end), Duration::ZERO);
+        }
+        if self.status {
+            self.publisher.send(server_status(true), Duration::ZERO);
+        }
+    }
+
+    /// The diagnostics for `text`, with `IMPORT`s resolved against the root folder.
+    fn diagnose(&self, text: &str) -> Vec<Value> {
+        diagnose::diagnostics(text, self.encoding, self.root_dir.as_deref())
     }
 
     /// The document text as last seen, else read from disk, else empty.
@@ -316,6 +449,40 @@ impl Server {
     fn respond(&self, id: &Value, result: Value) -> anyhow::Result<()> {
         self.output
             .send(&json!({"jsonrpc": "2.0", "id": id, "result": result}))
+    }
+
+    fn respond_error(&self, id: &Value, error: Value) -> anyhow::Result<()> {
+        self.output
+            .send(&json!({"jsonrpc": "2.0", "id": id, "error": error}))
+    }
+}
+
+/// A `$/progress` notification for `token`.
+fn progress(token: &str, value: Value) -> Value {
+    json!({"jsonrpc": "2.0", "method": "$/progress", "params": {"token": token, "value": value}})
+}
+
+/// rust-analyzer's `experimental/serverStatus` notification.
+fn server_status(quiescent: bool) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "method": "experimental/serverStatus",
+        "params": {"health": "ok", "quiescent": quiescent},
+    })
+}
+
+/// `value` with every `$ROOT` in its strings replaced by `root`.
+fn replace_root(value: &Value, root: &str) -> Value {
+    match value {
+        Value::String(s) => Value::String(s.replace("$ROOT", root)),
+        Value::Array(items) => Value::Array(items.iter().map(|v| replace_root(v, root)).collect()),
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .map(|(k, v)| (k.clone(), replace_root(v, root)))
+                .collect(),
+        ),
+        other => other.clone(),
     }
 }
 
@@ -369,6 +536,16 @@ mod tests {
     #[test]
     fn decodes_percent_escapes() {
         assert_eq!(percent_decode("/a%20b/c%zz"), "/a b/c%zz");
+    }
+
+    #[test]
+    fn replaces_root_in_nested_strings() {
+        let w = json!({"globPattern": {"baseUri": "$ROOT", "pattern": "$ROOT/x"}, "kind": 3});
+        let r = replace_root(&w, "file:///r");
+        assert_eq!(
+            r,
+            json!({"globPattern": {"baseUri": "file:///r", "pattern": "file:///r/x"}, "kind": 3})
+        );
     }
 
     #[test]

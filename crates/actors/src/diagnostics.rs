@@ -15,6 +15,16 @@ use crate::key::ServerKey;
 /// Every file with diagnostics, merged across servers.
 pub type Snapshot = BTreeMap<PathBuf, Vec<Diagnostic>>;
 
+/// How a server delivered diagnostics: pushed (`publishDiagnostics`) or pulled
+/// (`textDocument/diagnostic`); each is kept apart and merged when read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Source {
+    /// Published by the server.
+    Push,
+    /// Answered to a pull.
+    Pull,
+}
+
 /// Messages of the diagnostics actor.
 #[derive(Debug)]
 pub enum DiagnosticsMsg {
@@ -24,8 +34,12 @@ pub enum DiagnosticsMsg {
         key: ServerKey,
         path: PathBuf,
         version: Option<i32>,
+        source: Source,
         diagnostics: Vec<Diagnostic>,
     },
+    /// A server started or finished work (work-done progress, or not quiescent): while it
+    /// works, its results do not count as settled.
+    Busy { key: ServerKey, busy: bool },
     /// A server is gone: forget what it published and end the waits on it.
     ServerGone { key: ServerKey },
     /// The current epoch.
@@ -115,7 +129,9 @@ struct Waiter {
 /// The state of the diagnostics actor.
 #[derive(Debug)]
 pub struct Store {
-    files: HashMap<PathBuf, HashMap<ServerKey, Published>>,
+    files: HashMap<PathBuf, HashMap<(ServerKey, Source), Published>>,
+    /// Servers that are working (indexing, checking) right now.
+    busy: HashSet<ServerKey>,
     workspace_root: PathBuf,
     events: Events,
     epoch: u64,
@@ -145,6 +161,7 @@ impl Actor for DiagnosticsActor {
         } = args;
         Ok(Store {
             files: HashMap::new(),
+            busy: HashSet::new(),
             workspace_root,
             events,
             epoch: 0,
@@ -167,6 +184,7 @@ impl Actor for DiagnosticsActor {
                 key,
                 path,
                 version,
+                source,
                 diagnostics,
             } => {
                 if store.gone.contains(&key) {
@@ -185,7 +203,7 @@ impl Actor for DiagnosticsActor {
                     .files
                     .entry(path.clone())
                     .or_default()
-                    .insert(key.clone(), published);
+                    .insert((key.clone(), source), published);
                 store.announce(&path);
                 let ids: Vec<u64> = store
                     .waiters
@@ -204,10 +222,13 @@ impl Actor for DiagnosticsActor {
             }
             DiagnosticsMsg::ServerGone { key } => {
                 store.gone.insert(key.clone());
+                store.busy.remove(&key);
                 store.epoch += 1;
                 let mut touched = Vec::new();
                 for (path, published) in store.files.iter_mut() {
-                    if published.remove(&key).is_some() {
+                    let before = published.len();
+                    published.retain(|(k, _), _| *k != key);
+                    if published.len() != before {
                         touched.push(path.clone());
                     }
                 }
@@ -228,6 +249,16 @@ impl Actor for DiagnosticsActor {
                     }) = store.waiters.remove(&id)
                     {
                         let _ = reply.send(Freshness::ServerGone);
+                    }
+                }
+            }
+            DiagnosticsMsg::Busy { key, busy } => {
+                if busy {
+                    store.busy.insert(key);
+                } else if store.busy.remove(&key) {
+                    let ids: Vec<u64> = store.waiters.keys().copied().collect();
+                    for id in ids {
+                        store.check(&myself, id);
                     }
                 }
             }
@@ -304,10 +335,13 @@ impl Store {
                 key, path, version, ..
             } => self
                 .files
-                .get(path)
-                .and_then(|p| p.get(key))
-                .filter(|p| p.epoch > waiter.after && p.version.is_none_or(|v| v >= *version))
-                .map(|p| p.at),
+                .get(path)?
+                .iter()
+                .filter(|((k, _), p)| {
+                    k == key && p.epoch > waiter.after && p.version.is_none_or(|v| v >= *version)
+                })
+                .map(|(_, p)| p.at)
+                .max(),
             Wait::All { .. } => self.last_publish.filter(|_| self.epoch > waiter.after),
         }
     }
@@ -318,7 +352,13 @@ impl Store {
             return;
         };
         let now = Instant::now();
+        let working = match &waiter.wait {
+            Wait::File { key, .. } => self.busy.contains(key),
+            Wait::All { .. } => !self.busy.is_empty(),
+        };
         let next = match self.fresh_at(waiter) {
+            // A server at work will publish again: wait for it to finish (or the deadline).
+            _ if working => Some(waiter.deadline),
             Some(at) if now >= at + self.settle => None,
             Some(at) => Some((at + self.settle).min(waiter.deadline)),
             None => Some(waiter.deadline),
@@ -350,9 +390,18 @@ impl Store {
             Wait::File {
                 key, path, reply, ..
             } => {
-                let outcome = match self.files.get(&path).and_then(|p| p.get(&key)) {
-                    Some(published) if fresh => Freshness::Fresh(published.diagnostics.clone()),
-                    _ => Freshness::TimedOut,
+                let lists: Vec<Vec<Diagnostic>> = self
+                    .files
+                    .get(&path)
+                    .into_iter()
+                    .flatten()
+                    .filter(|((k, _), _)| *k == key)
+                    .map(|(_, p)| p.diagnostics.clone())
+                    .collect();
+                let outcome = if fresh {
+                    Freshness::Fresh(merge::merge(lists))
+                } else {
+                    Freshness::TimedOut
                 };
                 let _ = reply.send(outcome);
             }

@@ -20,6 +20,7 @@ mod manager;
 mod registry;
 mod server;
 mod squiggle;
+mod watcher;
 
 pub use check::{CheckResult, Skip};
 pub use events::LspEvent;

@@ -16,6 +16,7 @@ use crate::events::{Events, LspEvent};
 use crate::key::ServerKey;
 use crate::server::watchdog::Watchdog;
 use crate::server::{ServerActor, ServerArgs, ServerMsg};
+use crate::watcher::WatcherMsg;
 
 /// How long one server may take to shut down before it is killed.
 const SERVER_SHUTDOWN_LIMIT: Duration = Duration::from_secs(8);
@@ -40,6 +41,9 @@ pub enum RegistryMsg {
     },
     /// Every active server with its key.
     Active(RpcReplyPort<Vec<(ServerKey, ActorRef<ServerMsg>)>>),
+    /// Something a host should know about a running server (its sidecar failed); shown as the
+    /// reason in its status.
+    Note { key: ServerKey, note: String },
     /// A server actor finished its handshake.
     ServerUp { key: ServerKey, pid: Option<u32> },
     /// The status of every server squiggle has tried to use, sorted by id then root.
@@ -75,6 +79,8 @@ pub struct RegistryArgs {
     pub events: Events,
     /// The guard that kills servers should squiggle be killed outright.
     pub watchdog: Option<Arc<Watchdog>>,
+    /// The file watcher, told when a server goes away.
+    pub watcher: ActorRef<WatcherMsg>,
 }
 
 /// The registry actor.
@@ -104,6 +110,8 @@ enum Entry {
 pub struct Servers {
     args: RegistryArgs,
     entries: HashMap<ServerKey, Entry>,
+    /// Notes about running servers (a failed sidecar), shown as the reason in their status.
+    notes: HashMap<ServerKey, String>,
     by_actor: HashMap<ActorId, ServerKey>,
     shutting_down: bool,
 }
@@ -121,6 +129,7 @@ impl Actor for RegistryActor {
         Ok(Servers {
             args,
             entries: HashMap::new(),
+            notes: HashMap::new(),
             by_actor: HashMap::new(),
             shutting_down: false,
         })
@@ -160,6 +169,7 @@ impl Actor for RegistryActor {
                 let _ = reply.send(active);
             }
             RegistryMsg::ServerUp { key, pid } => servers.server_up(key, pid),
+            RegistryMsg::Note { key, note } => servers.note(key, note),
             RegistryMsg::Status(reply) => {
                 let _ = reply.send(servers.status());
             }
@@ -311,6 +321,7 @@ impl Servers {
             init_timeout: Duration::from_millis(config.initialize_timeout_ms),
             max_file_bytes: config.max_file_bytes,
             watchdog: self.args.watchdog.clone(),
+            watcher: self.args.watcher.clone(),
         };
         ServerActor::spawn_linked(None, ServerActor, args, myself.get_cell())
             .await
@@ -335,12 +346,31 @@ impl Servers {
         self.set(key, Entry::Active { server, pid });
     }
 
+    /// Records a note about a server (kept while it runs) and announces it if it is active.
+    fn note(&mut self, key: ServerKey, note: String) {
+        if !matches!(
+            self.entries.get(&key),
+            Some(Entry::Starting { .. } | Entry::Active { .. })
+        ) {
+            return;
+        }
+        self.notes.insert(key.clone(), note);
+        if let Some(entry @ Entry::Active { .. }) = self.entries.get(&key) {
+            let status = self.status_of(&key, entry);
+            self.announce(status);
+        }
+    }
+
     /// Marks a server that went away as broken and ends what waited on it.
     fn server_gone(&mut self, key: ServerKey, reason: String) {
         let _ = self
             .args
             .diagnostics
             .cast(DiagnosticsMsg::ServerGone { key: key.clone() });
+        let _ = self
+            .args
+            .watcher
+            .cast(WatcherMsg::Forget { key: key.clone() });
         if self.shutting_down {
             self.entries.remove(&key);
             return;
@@ -365,19 +395,23 @@ impl Servers {
     /// Records a server's new entry and announces its state; returns the entry it replaced.
     fn set(&mut self, key: ServerKey, entry: Entry) -> Option<Entry> {
         let status = self.status_of(&key, &entry);
+        self.announce(status);
+        self.entries.insert(key, entry)
+    }
+
+    fn announce(&self, status: ServerStatus) {
         let _ = self.args.events.send(LspEvent::Status {
             server: status.id,
             root: status.root,
             state: status.state,
             reason: status.reason,
         });
-        self.entries.insert(key, entry)
     }
 
     fn status_of(&self, key: &ServerKey, entry: &Entry) -> ServerStatus {
         let (state, reason, pid) = match entry {
             Entry::Starting { .. } => (ServerState::Starting, None, None),
-            Entry::Active { pid, .. } => (ServerState::Active, None, *pid),
+            Entry::Active { pid, .. } => (ServerState::Active, self.notes.get(key).cloned(), *pid),
             Entry::Unusable { state, reason, .. } => (*state, Some(reason.clone()), None),
         };
         let language = self

@@ -6,17 +6,23 @@ mod documents;
 pub mod navigate;
 mod process;
 mod progress;
+mod pull;
 mod pump;
+mod sidecar;
 mod stderr;
 pub mod watchdog;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use async_lsp::lsp_types::{
-    ClientCapabilities, ClientInfo, DidChangeTextDocumentParams, DidCloseTextDocumentParams,
-    DidOpenTextDocumentParams, DidSaveTextDocumentParams, DocumentSymbolClientCapabilities,
+    ClientCapabilities, ClientInfo, DiagnosticClientCapabilities,
+    DiagnosticWorkspaceClientCapabilities, DidChangeConfigurationParams,
+    DidChangeTextDocumentParams, DidChangeWatchedFilesClientCapabilities,
+    DidChangeWatchedFilesParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
+    DidSaveTextDocumentParams, DocumentSymbolClientCapabilities, FileEvent,
     GeneralClientCapabilities, HoverClientCapabilities, InitializeParams, InitializeResult,
     InitializedParams, MarkupKind, PositionEncodingKind, PublishDiagnosticsClientCapabilities,
     TextDocumentClientCapabilities, TextDocumentContentChangeEvent, TextDocumentIdentifier,
@@ -27,18 +33,21 @@ use async_lsp::lsp_types::{
 use async_lsp::{LanguageServer, MainLoop, ServerSocket};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use squiggle_config::ServerSpec;
-use squiggle_protocol::{paths, PositionEncoding};
+use squiggle_protocol::{convert_diagnostics, paths, PositionEncoding};
 use tokio::sync::watch;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use crate::diagnostics::DiagnosticsMsg;
+use crate::diagnostics::Source;
 use crate::key::ServerKey;
 use crate::registry::RegistryMsg;
+use crate::watcher::WatcherMsg;
 use client::ClientContext;
 use documents::{Document, Documents};
 use navigate::{NavAnswer, NavRequest, Provides};
 use process::ProcessGroup;
 use progress::Busy;
+use pull::Pulled;
 use stderr::StderrTail;
 use watchdog::Watchdog;
 
@@ -70,6 +79,23 @@ pub enum ServerMsg {
         request: NavRequest,
         reply: RpcReplyPort<Result<NavAnswer, String>>,
     },
+    /// The sidecar failed or stopped (sent by the sidecar's task).
+    SidecarFailed(String),
+    /// Tell the server about files that changed on disk (from the watcher).
+    WatchedFiles(Vec<FileEvent>),
+    /// The server registered pull diagnostics.
+    PullRegistered,
+    /// Pull a document's diagnostics (again: `attempt` counts retriggers).
+    Pull { path: PathBuf, attempt: u8 },
+    /// The server asked for all pull diagnostics again (`workspace/diagnostic/refresh`).
+    Repull,
+    /// A pull answered (sent by the pull task).
+    PullAnswered {
+        path: PathBuf,
+        version: i32,
+        attempt: u8,
+        answer: Pulled,
+    },
     /// Send `didSave` for an open document, if the server wants it.
     Save { path: PathBuf },
     /// Send `didClose` for an open document and forget it.
@@ -92,6 +118,11 @@ pub struct ServerInfo {
     /// What it is busy with (work-done progress titles), if anything.
     pub busy: Option<String>,
 }
+
+/// How often a pull the server cancelled is sent again.
+const MAX_RETRIGGERS: u8 = 3;
+/// How long to wait before pulling again when a server cancelled a pull.
+const RETRIGGER_DELAY: Duration = Duration::from_millis(100);
 
 /// How long a navigation request may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -117,6 +148,8 @@ pub struct ServerArgs {
     pub max_file_bytes: u64,
     /// The guard that kills the server's group should squiggle be killed outright.
     pub watchdog: Option<Arc<Watchdog>>,
+    /// Where file-watcher registrations go.
+    pub watcher: ActorRef<WatcherMsg>,
 }
 
 /// The server actor.
@@ -138,6 +171,13 @@ pub struct Connection {
     stderr: StderrTail,
     save: Save,
     provides: Provides,
+    workspace_root: PathBuf,
+    diagnostics: ActorRef<DiagnosticsMsg>,
+    watcher: ActorRef<WatcherMsg>,
+    /// Whether the server offers pull diagnostics.
+    pull: bool,
+    /// Per pulled document: the last result id and what it said.
+    pulled: HashMap<PathBuf, (Option<String>, Vec<squiggle_protocol::Diagnostic>)>,
     busy: Busy,
     initialized: bool,
     stopping: bool,
@@ -170,11 +210,22 @@ impl Actor for ServerActor {
             init_timeout,
             max_file_bytes,
             watchdog,
+            watcher,
         } = args;
         let (mut child, group) =
             process::spawn(&program, &spec.args, &key.root, &spec.env, watchdog)
                 .map_err(|err| format!("cannot start `{}`: {err}", program.display()))?;
         let group = Arc::new(group);
+        if let Some(command) = &spec.sidecar {
+            sidecar::start(
+                command,
+                &group,
+                &key.root,
+                &workspace_root,
+                &spec.env,
+                myself.clone(),
+            );
+        }
         let pid = child.id();
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
@@ -186,17 +237,20 @@ impl Actor for ServerActor {
 
         let documents = Documents::default();
         let busy = Busy::default();
+        let diagnostics_store = diagnostics.clone();
         let encoding = Arc::new(OnceLock::new());
         let context = |socket| ClientContext {
             _keep_alive: socket,
             key: key.clone(),
-            workspace_root,
+            workspace_root: workspace_root.clone(),
             documents: documents.clone(),
             encoding: encoding.clone(),
             settings: spec.settings.clone(),
             diagnostics,
             max_file_bytes,
             busy: busy.clone(),
+            server: myself.clone(),
+            watcher: watcher.clone(),
         };
         let (main_loop, socket) = MainLoop::new_client(|socket| client::router(context(socket)));
         let (exited_tx, exited) = watch::channel(false);
@@ -240,6 +294,7 @@ impl Actor for ServerActor {
         let params = initialize_params(&key, &spec);
         let mut handshake = socket.clone();
         let negotiated = encoding.clone();
+        let settings = spec.settings.clone();
         let me = myself.clone();
         let process_exit = exited.clone();
         tokio::spawn(async move {
@@ -249,7 +304,16 @@ impl Actor for ServerActor {
                         // Set before `initialized`: the server may publish right after it.
                         let kind = result.capabilities.position_encoding.as_ref();
                         let _ = negotiated.set(PositionEncoding::from_kind(kind));
-                        match handshake.initialized(InitializedParams {}) {
+                        let settled =
+                            handshake.initialized(InitializedParams {}).and_then(
+                                |()| match settings {
+                                    Some(settings) => handshake.did_change_configuration(
+                                        DidChangeConfigurationParams { settings },
+                                    ),
+                                    None => Ok(()),
+                                },
+                            );
+                        match settled {
                             Ok(()) => Ok(Box::new(result)),
                             Err(err) => Err(format!("initialized could not be sent: {err}")),
                         }
@@ -279,6 +343,11 @@ impl Actor for ServerActor {
             stderr,
             save: Save::Skip,
             provides: Provides::default(),
+            workspace_root,
+            diagnostics: diagnostics_store,
+            watcher,
+            pull: false,
+            pulled: HashMap::new(),
             busy,
             initialized: false,
             stopping: false,
@@ -293,7 +362,46 @@ impl Actor for ServerActor {
     ) -> Result<(), ActorProcessingErr> {
         match msg {
             ServerMsg::Sync { path, text, reply } => {
-                let _ = reply.send(conn.sync(path, text));
+                let synced = conn.sync(path.clone(), text);
+                if synced.is_ok() {
+                    let _ = conn.watcher.cast(WatcherMsg::Synced { path: path.clone() });
+                    conn.pull(&myself, path, 0);
+                }
+                let _ = reply.send(synced);
+            }
+            ServerMsg::WatchedFiles(changes) => {
+                let _ = conn
+                    .socket
+                    .did_change_watched_files(DidChangeWatchedFilesParams { changes });
+            }
+            ServerMsg::PullRegistered => {
+                // Documents opened before the registration are pulled now.
+                conn.pull = true;
+                let _ = myself.cast(ServerMsg::Repull);
+            }
+            ServerMsg::SidecarFailed(reason) => {
+                if !conn.stopping {
+                    let _ = conn.registry.cast(RegistryMsg::Note {
+                        key: conn.key.clone(),
+                        note: reason,
+                    });
+                }
+            }
+            ServerMsg::Pull { path, attempt } => conn.pull(&myself, path, attempt),
+            ServerMsg::Repull => {
+                let open: Vec<PathBuf> =
+                    conn.documents.iter().map(|doc| doc.key().clone()).collect();
+                for path in open {
+                    conn.pull(&myself, path, 0);
+                }
+            }
+            ServerMsg::PullAnswered {
+                path,
+                version,
+                attempt,
+                answer,
+            } => {
+                conn.pulled(&myself, path, version, attempt, answer);
             }
             ServerMsg::Open { path, text, reply } => {
                 let current = conn.documents.get(&path).map(|doc| doc.text.clone());
@@ -325,6 +433,7 @@ impl Actor for ServerActor {
             ServerMsg::Initialized(Ok(result)) => {
                 conn.save = save_of(result.capabilities.text_document_sync.as_ref());
                 conn.provides = Provides::of(&result.capabilities);
+                conn.pull = result.capabilities.diagnostic_provider.is_some();
                 conn.initialized = true;
                 tracing::debug!(server = %conn.key.id, root = %conn.key.root.display(), encoding = ?conn.encoding.get(), "server initialized");
                 let _ = conn.registry.cast(RegistryMsg::ServerUp {
@@ -429,6 +538,78 @@ impl Connection {
 }
 
 impl Connection {
+    /// Pulls a document's diagnostics (when the server offers that); the answer comes back as
+    /// a message.
+    fn pull(&mut self, myself: &ActorRef<ServerMsg>, path: PathBuf, attempt: u8) {
+        if !self.pull {
+            return;
+        }
+        let Some(version) = self.documents.get(&path).map(|doc| doc.version) else {
+            return;
+        };
+        let Some(uri) = uri_of(&path) else { return };
+        let previous = self.pulled.get(&path).and_then(|(id, _)| id.clone());
+        let answer = pull::request(&self.socket, uri, previous);
+        let me = myself.clone();
+        tokio::spawn(async move {
+            match tokio::time::timeout(REQUEST_TIMEOUT, answer).await {
+                Ok(Ok(answer)) => {
+                    let _ = me.cast(ServerMsg::PullAnswered {
+                        path,
+                        version,
+                        attempt,
+                        answer,
+                    });
+                }
+                Ok(Err(err)) => tracing::debug!(%err, "pull diagnostics failed"),
+                Err(_) => tracing::debug!("pull diagnostics timed out"),
+            }
+        });
+    }
+
+    /// Stores a pull's answer and hands its diagnostics to the store.
+    fn pulled(
+        &mut self,
+        myself: &ActorRef<ServerMsg>,
+        path: PathBuf,
+        version: i32,
+        attempt: u8,
+        answer: Pulled,
+    ) {
+        let diagnostics = match answer {
+            Pulled::Full { result_id, items } => {
+                let text = self.documents.get(&path).map(|doc| doc.text.clone());
+                let relative = paths::relative_to(&self.workspace_root, &path);
+                let encoding = self.encoding.get().copied().unwrap_or_default();
+                let diagnostics = convert_diagnostics(&items, &relative, text.as_deref(), encoding);
+                self.pulled
+                    .insert(path.clone(), (result_id, diagnostics.clone()));
+                diagnostics
+            }
+            Pulled::Unchanged => self
+                .pulled
+                .get(&path)
+                .map(|(_, d)| d.clone())
+                .unwrap_or_default(),
+            Pulled::Retrigger => {
+                if attempt < MAX_RETRIGGERS {
+                    myself.send_after(RETRIGGER_DELAY, move || ServerMsg::Pull {
+                        path,
+                        attempt: attempt + 1,
+                    });
+                }
+                return;
+            }
+        };
+        let _ = self.diagnostics.cast(DiagnosticsMsg::Publish {
+            key: self.key.clone(),
+            path,
+            version: Some(version),
+            source: Source::Pull,
+            diagnostics,
+        });
+    }
+
     /// Sends didSave for an open document when the server asked for it.
     fn save(&mut self, path: &Path) {
         let Some(doc) = self.documents.get(path).map(|d| d.clone()) else {
@@ -496,6 +677,13 @@ fn initialize_params(key: &ServerKey, spec: &ServerSpec) -> InitializeParams {
             workspace: Some(WorkspaceClientCapabilities {
                 configuration: Some(true),
                 workspace_folders: Some(true),
+                did_change_watched_files: Some(DidChangeWatchedFilesClientCapabilities {
+                    dynamic_registration: Some(true),
+                    relative_pattern_support: Some(true),
+                }),
+                diagnostic: Some(DiagnosticWorkspaceClientCapabilities {
+                    refresh_support: Some(true),
+                }),
                 ..WorkspaceClientCapabilities::default()
             }),
             text_document: Some(TextDocumentClientCapabilities {
@@ -506,6 +694,10 @@ fn initialize_params(key: &ServerKey, spec: &ServerSpec) -> InitializeParams {
                 publish_diagnostics: Some(PublishDiagnosticsClientCapabilities {
                     version_support: Some(true),
                     ..PublishDiagnosticsClientCapabilities::default()
+                }),
+                diagnostic: Some(DiagnosticClientCapabilities {
+                    dynamic_registration: Some(true),
+                    related_document_support: Some(false),
                 }),
                 document_symbol: Some(DocumentSymbolClientCapabilities {
                     hierarchical_document_symbol_support: Some(true),
@@ -521,6 +713,8 @@ fn initialize_params(key: &ServerKey, spec: &ServerSpec) -> InitializeParams {
                 work_done_progress: Some(true),
                 ..WindowClientCapabilities::default()
             }),
+            // rust-analyzer's quiescence signal, to know when it has finished.
+            experimental: Some(serde_json::json!({"serverStatusNotification": true})),
             general: Some(GeneralClientCapabilities {
                 position_encodings: Some(vec![
                     PositionEncodingKind::UTF8,
@@ -528,7 +722,6 @@ fn initialize_params(key: &ServerKey, spec: &ServerSpec) -> InitializeParams {
                 ]),
                 ..GeneralClientCapabilities::default()
             }),
-            ..ClientCapabilities::default()
         },
         workspace_folders: root_uri.map(|uri| {
             vec![WorkspaceFolder {

@@ -30,6 +30,7 @@ use crate::key::ServerKey;
 use crate::registry::{Acquired, RegistryActor, RegistryArgs, RegistryMsg};
 use crate::server::watchdog::Watchdog;
 use crate::server::ServerMsg;
+use crate::watcher::{WatcherActor, WatcherMsg};
 use crate::Error;
 
 /// How much of a file is looked at to decide that it is binary.
@@ -52,6 +53,8 @@ struct Inner {
     commands: Arc<Commands>,
     registry: ActorRef<RegistryMsg>,
     diagnostics: ActorRef<DiagnosticsMsg>,
+    /// The file watcher.
+    watcher: ActorRef<WatcherMsg>,
     /// Where server states and changed diagnostics are announced.
     events: Events,
     /// Each file's errors at the previous `new_errors` call.
@@ -82,6 +85,7 @@ impl Squiggle {
             events: events.clone(),
         };
         let (diagnostics, _) = Actor::spawn(None, DiagnosticsActor, args).await?;
+        let (watcher, _) = Actor::spawn(None, WatcherActor, ()).await?;
         let commands = Arc::new(Commands::new(&workspace_root));
         let args = RegistryArgs {
             config: config.clone(),
@@ -90,6 +94,7 @@ impl Squiggle {
             commands: commands.clone(),
             events: events.clone(),
             watchdog: start_watchdog(),
+            watcher: watcher.clone(),
         };
         let (registry, _) = Actor::spawn(None, RegistryActor, args).await?;
         Ok(Self {
@@ -99,6 +104,7 @@ impl Squiggle {
                 commands,
                 registry,
                 diagnostics,
+                watcher,
                 events,
                 baselines: tokio::sync::Mutex::default(),
             }),
@@ -366,6 +372,7 @@ impl Squiggle {
         .await;
         let _ = inner.registry.stop_and_wait(None, Some(ASK_LIMIT)).await;
         let _ = inner.diagnostics.stop_and_wait(None, Some(ASK_LIMIT)).await;
+        let _ = inner.watcher.stop_and_wait(None, Some(ASK_LIMIT)).await;
     }
 
     /// The text to check: the given text, or the file's content if it is not binary or too large.

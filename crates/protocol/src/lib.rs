@@ -16,6 +16,7 @@ pub mod paths;
 pub mod render;
 pub mod report;
 pub mod service;
+pub mod watch;
 
 pub use convert::{convert_diagnostics, severity_from_lsp};
 pub use delta::DeltaKey;

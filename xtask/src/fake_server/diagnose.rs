@@ -1,4 +1,6 @@
-//! Diagnostics computed from document text: one per marker word per line.
+//! Diagnostics computed from document text: one per marker word per line, plus imports.
+
+use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -46,37 +48,67 @@ const MARKERS: [(&str, u8, &str); 4] = [
     ("HINT", 4, "H1"),
 ];
 
-/// LSP diagnostics for every marker word in `text`, ordered by position.
-pub fn diagnostics(text: &str, encoding: Encoding) -> Vec<Value> {
+/// LSP diagnostics for every marker word and unresolved `IMPORT` in `text`, by position.
+///
+/// `IMPORT <name>` is unresolved unless `<root>/<name>.fake` exists right now.
+pub fn diagnostics(text: &str, encoding: Encoding, root: Option<&Path>) -> Vec<Value> {
     let mut out = Vec::new();
     for (line_no, line) in text.split('\n').enumerate() {
         let line = line.strip_suffix('\r').unwrap_or(line);
-        let mut found: Vec<(usize, &str, u8, &str)> = MARKERS
+        let mut found: Vec<(usize, Value)> = MARKERS
             .iter()
-            .filter_map(|&(word, sev, code)| line.find(word).map(|at| (at, word, sev, code)))
+            .filter_map(|&(word, sev, code)| {
+                let at = line.find(word)?;
+                let rest = line[at + word.len()..].trim();
+                let message = if rest.is_empty() {
+                    format!("found {word}")
+                } else {
+                    format!("found {word}: {rest}")
+                };
+                let span = (line_no, encoding.len(&line[..at]), word.len());
+                Some((at, diagnostic(span, sev, code, message)))
+            })
             .collect();
-        found.sort_by_key(|f| f.0);
-        for (at, word, severity, code) in found {
-            let start = encoding.len(&line[..at]);
-            let rest = line[at + word.len()..].trim();
-            let message = if rest.is_empty() {
-                format!("found {word}")
-            } else {
-                format!("found {word}: {rest}")
-            };
-            out.push(json!({
-                "range": {
-                    "start": {"line": line_no, "character": start},
-                    "end": {"line": line_no, "character": start + word.len()},
-                },
-                "severity": severity,
-                "code": code,
-                "source": "fake",
-                "message": message,
-            }));
+        if let Some((at, name)) = import(line) {
+            if !root.is_some_and(|r| r.join(format!("{name}.fake")).is_file()) {
+                let span = (line_no, encoding.len(&line[..at]), encoding.len(name));
+                let message = format!("unresolved import {name}");
+                found.push((at, diagnostic(span, 1, "E2", message)));
+            }
         }
+        found.sort_by_key(|f| f.0);
+        out.extend(found.into_iter().map(|f| f.1));
     }
     out
+}
+
+/// The byte offset and name of `IMPORT <name>` at the start of `line`, if it is one.
+fn import(line: &str) -> Option<(usize, &str)> {
+    let rest = line.trim_start().strip_prefix("IMPORT")?;
+    let name = rest.trim_start();
+    if name.len() == rest.len() {
+        return None; // `IMPORTS` and the like
+    }
+    let name = name
+        .split(char::is_whitespace)
+        .next()
+        .filter(|n| !n.is_empty())?;
+    Some((line.len() - rest.trim_start().len(), name))
+}
+
+/// One diagnostic over `(line, start, length)` from the `fake` source.
+fn diagnostic(span: (usize, usize, usize), severity: u8, code: &str, message: String) -> Value {
+    let (line, start, len) = span;
+    json!({
+        "range": {
+            "start": {"line": line, "character": start},
+            "end": {"line": line, "character": start + len},
+        },
+        "severity": severity,
+        "code": code,
+        "source": "fake",
+        "message": message,
+    })
 }
 
 #[cfg(test)]
@@ -99,7 +131,7 @@ mod tests {
 
     #[test]
     fn utf16_offset_counts_surrogate_pairs() {
-        let d = diagnostics("let s = \"😀中\"; ERROR x", Encoding::Utf16);
+        let d = diagnostics("let s = \"😀中\"; ERROR x", Encoding::Utf16, None);
         // `let s = "` is 9 chars; 😀 is 2 UTF-16 units / 4 bytes, 中 is 1 unit / 3 bytes.
         assert_eq!(starts(&d), vec![(0, 15, 20)]);
         assert_eq!(d[0]["message"], "found ERROR: x");
@@ -112,11 +144,11 @@ mod tests {
     fn other_encodings() {
         let text = "let s = \"😀中\"; ERROR x";
         assert_eq!(
-            starts(&diagnostics(text, Encoding::Utf32)),
+            starts(&diagnostics(text, Encoding::Utf32, None)),
             vec![(0, 14, 19)]
         );
         assert_eq!(
-            starts(&diagnostics(text, Encoding::Utf8)),
+            starts(&diagnostics(text, Encoding::Utf8, None)),
             vec![(0, 19, 24)]
         );
     }
@@ -124,7 +156,7 @@ mod tests {
     #[test]
     fn multiple_markers_and_lines() {
         let text = "ok\r\nHINT then WARNING  careful  \nnothing\n中 INFO\nERROR";
-        let d = diagnostics(text, Encoding::Utf16);
+        let d = diagnostics(text, Encoding::Utf16, None);
         assert_eq!(
             starts(&d),
             vec![(1, 0, 4), (1, 10, 17), (3, 2, 6), (4, 0, 5)]
@@ -147,7 +179,33 @@ mod tests {
 
     #[test]
     fn no_markers_no_diagnostics() {
-        assert!(diagnostics("fn main() {}\n", Encoding::Utf16).is_empty());
-        assert!(diagnostics("", Encoding::Utf16).is_empty());
+        assert!(diagnostics("fn main() {}\n", Encoding::Utf16, None).is_empty());
+        assert!(diagnostics("", Encoding::Utf16, None).is_empty());
+    }
+
+    #[test]
+    fn imports_resolve_against_files_in_the_root() -> anyhow::Result<()> {
+        let root = std::env::temp_dir().join(format!("fake-imports-{}", std::process::id()));
+        std::fs::create_dir_all(&root)?;
+        let text = "IMPORT alpha\n  IMPORT  中beta x\nIMPORTS gamma\nIMPORT\nx IMPORT delta";
+        let d = diagnostics(text, Encoding::Utf16, Some(&root));
+        assert_eq!(starts(&d), vec![(0, 7, 12), (1, 10, 15)]);
+        assert_eq!(d[0]["message"], "unresolved import alpha");
+        assert_eq!(d[0]["code"], "E2");
+        assert_eq!(d[0]["severity"], 1);
+        assert_eq!(d[1]["message"], "unresolved import 中beta");
+        std::fs::write(root.join("alpha.fake"), "")?;
+        let d = diagnostics(text, Encoding::Utf16, Some(&root));
+        assert_eq!(starts(&d), vec![(1, 10, 15)]);
+        std::fs::remove_dir_all(&root)?;
+        assert_eq!(diagnostics("IMPORT a", Encoding::Utf8, None).len(), 1);
+        Ok(())
+    }
+
+    #[test]
+    fn imports_sort_with_markers() {
+        let d = diagnostics("IMPORT x ERROR", Encoding::Utf16, None);
+        let codes: Vec<&str> = d.iter().filter_map(|d| d["code"].as_str()).collect();
+        assert_eq!(codes, vec!["E2", "E1"]);
     }
 }

@@ -1,4 +1,4 @@
-//! Emits `publishDiagnostics` (plus scripted noise) in order, now or after a delay.
+//! Emits `publishDiagnostics` (plus scripted noise) and other messages in order, now or later.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -19,10 +19,13 @@ pub struct Noise {
     pub unknown_notifications: bool,
 }
 
+/// A queued message: when it is due, whether noise precedes it, and the message.
+type Item = (Instant, bool, Value);
+
 /// State shared with the publisher thread.
 #[derive(Debug)]
 struct Shared {
-    queue: Mutex<VecDeque<(Instant, Value)>>,
+    queue: Mutex<VecDeque<Item>>,
     wake: Condvar,
     output: Arc<Output>,
     noise: Noise,
@@ -50,21 +53,31 @@ impl Publisher {
         Ok(Publisher { shared })
     }
 
-    /// Publishes `message` after `delay` (inline when nothing is pending and `delay` is zero).
+    /// Publishes `message` (after the scripted noise) after `delay`.
     pub fn publish(&self, message: Value, delay: Duration) {
+        self.enqueue(message, delay, true);
+    }
+
+    /// Sends `message` without noise after `delay`, in order with the publishes.
+    pub fn send(&self, message: Value, delay: Duration) {
+        self.enqueue(message, delay, false);
+    }
+
+    /// Queues `message` (written inline when nothing is pending and `delay` is zero).
+    fn enqueue(&self, message: Value, delay: Duration, noisy: bool) {
         let mut queue = self.shared.lock();
         if queue.is_empty() && delay.is_zero() {
             // Written under the queue lock so the thread cannot overtake it.
-            self.shared.emit(&message);
+            self.shared.emit(&message, noisy);
             return;
         }
-        queue.push_back((Instant::now() + delay, message));
+        queue.push_back((Instant::now() + delay, noisy, message));
         self.shared.wake.notify_one();
     }
 }
 
 impl Shared {
-    fn lock(&self) -> MutexGuard<'_, VecDeque<(Instant, Value)>> {
+    fn lock(&self) -> MutexGuard<'_, VecDeque<Item>> {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -79,7 +92,7 @@ impl Shared {
                         .wait(queue)
                         .unwrap_or_else(PoisonError::into_inner);
                 }
-                Some((due, _)) if *due > now => {
+                Some((due, _, _)) if *due > now => {
                     let wait = *due - now;
                     queue = self
                         .wake
@@ -89,23 +102,26 @@ impl Shared {
                 }
                 Some(_) => {
                     // Emitted while still holding the lock: inline publishes wait for it.
-                    if let Some((_, message)) = queue.pop_front() {
-                        self.emit(&message);
+                    if let Some((_, noisy, message)) = queue.pop_front() {
+                        self.emit(&message, noisy);
                     }
                 }
             }
         }
     }
 
-    /// Writes the scripted noise and then `message`; write errors go to stderr.
-    fn emit(&self, message: &Value) {
-        if let Err(e) = self.try_emit(message) {
+    /// Writes the scripted noise (if `noisy`) and then `message`; errors go to stderr.
+    fn emit(&self, message: &Value, noisy: bool) {
+        if let Err(e) = self.try_emit(message, noisy) {
             eprintln!("fake-server: publishing: {e:#}");
         }
     }
 
-    fn try_emit(&self, message: &Value) -> anyhow::Result<()> {
+    fn try_emit(&self, message: &Value, noisy: bool) -> anyhow::Result<()> {
         let out = &self.output;
+        if !noisy {
+            return out.send(message);
+        }
         if self.noise.garbage {
             out.raw(b"this is not a frame\n")?;
         }

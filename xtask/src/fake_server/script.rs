@@ -5,6 +5,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context as _};
 use serde::Deserialize;
+use serde_json::json;
 
 use super::diagnose::Encoding;
 
@@ -71,8 +72,26 @@ pub struct Script {
     pub shutdown_hangs: bool,
     /// Spawn a `sleep 1000` grandchild at start.
     pub spawn_grandchild: bool,
-    /// Support pull diagnostics (`textDocument/diagnostic`).
+    /// Support pull diagnostics (`textDocument/diagnostic`), with result ids `r<n>`.
     pub pull: bool,
+    /// Index on each diagnosing touch: progress `fake-work-<n>` begins, an empty list is
+    /// published, and after this many ms (plus `publish_delay_ms`) the real one, then progress ends.
+    pub progress_ms: Option<u64>,
+    /// Send `experimental/serverStatus` (quiescent false, then true) around each diagnosing
+    /// touch, if the client declared `experimental.serverStatusNotification`.
+    pub server_status: bool,
+    /// Watchers registered (id `fake-watch-1`) after `initialized`; `$ROOT` → the root URI.
+    pub watch: Vec<serde_json::Value>,
+    /// Unregister `fake-watch-1` after this many `workspace/didChangeWatchedFiles`.
+    pub unregister_after_events: Option<u32>,
+    /// With `pull`: register `textDocument/diagnostic` (id `fake-pull-1`) after `initialized`
+    /// instead of advertising `diagnosticProvider`.
+    pub pull_register: bool,
+    /// With `pull`: fail the first `textDocument/diagnostic` with -32802, retriggerRequest true.
+    pub pull_cancel_first: bool,
+    /// With `pull`: this many ms after the first successful pull, add `found REFRESH` (R1) to
+    /// every pull result and send `workspace/diagnostic/refresh`.
+    pub refresh_after_ms: Option<u64>,
 }
 
 impl Default for Script {
@@ -94,6 +113,13 @@ impl Default for Script {
             shutdown_hangs: false,
             spawn_grandchild: false,
             pull: false,
+            progress_ms: None,
+            server_status: false,
+            watch: Vec::new(),
+            unregister_after_events: None,
+            pull_register: false,
+            pull_cancel_first: false,
+            refresh_after_ms: None,
         }
     }
 }
@@ -112,6 +138,10 @@ pub const PRESETS: &[&str] = &[
     "grandchild",
     "empty-first",
     "pull",
+    "progress",
+    "watch",
+    "pull-only",
+    "pull-refresh",
 ];
 
 impl Script {
@@ -184,6 +214,29 @@ impl Script {
                 diagnose_on: Vec::new(),
                 ..base
             },
+            "progress" => Script {
+                progress_ms: Some(400),
+                ..base
+            },
+            "watch" => Script {
+                watch: vec![
+                    json!({"globPattern": "**/*.fake"}),
+                    json!({"globPattern": {"baseUri": "$ROOT", "pattern": "gen/*.txt"}, "kind": 3}),
+                ],
+                ..base
+            },
+            "pull-only" => Script {
+                pull: true,
+                diagnose_on: Vec::new(),
+                pull_register: true,
+                ..base
+            },
+            "pull-refresh" => Script {
+                pull: true,
+                diagnose_on: Vec::new(),
+                refresh_after_ms: Some(300),
+                ..base
+            },
             other => bail!(
                 "unknown scenario {other:?}; known scenarios: {}",
                 PRESETS.join(", ")
@@ -214,6 +267,9 @@ mod tests {
         assert!(s.position_encoding.is_none());
         assert!(s.server_requests.is_empty());
         assert!(!s.pull && !s.shutdown_hangs && !s.hang_on_initialize);
+        assert!(s.progress_ms.is_none() && s.refresh_after_ms.is_none());
+        assert!(s.watch.is_empty() && s.unregister_after_events.is_none());
+        assert!(!s.server_status && !s.pull_register && !s.pull_cancel_first);
         Ok(())
     }
 
@@ -242,6 +298,25 @@ mod tests {
     }
 
     #[test]
+    fn new_fields_parse() -> anyhow::Result<()> {
+        let s = Script::parse(
+            r#"{"progress_ms": 250, "server_status": true, "unregister_after_events": 2,
+                "watch": [{"globPattern": {"baseUri": "$ROOT", "pattern": "*.x"}}],
+                "pull": true, "pull_register": true, "pull_cancel_first": true,
+                "refresh_after_ms": 40}"#,
+        )?;
+        assert_eq!(s.progress_ms, Some(250));
+        assert!(s.server_status && s.pull_register && s.pull_cancel_first);
+        assert_eq!(s.unregister_after_events, Some(2));
+        assert_eq!(s.watch[0]["globPattern"]["baseUri"], "$ROOT");
+        assert_eq!(s.refresh_after_ms, Some(40));
+        assert!(Script::parse(r#"{"progress_ms": -1}"#).is_err());
+        assert!(Script::parse(r#"{"unregister_after_events": "2"}"#).is_err());
+        assert!(Script::parse(r#"{"watch": {"globPattern": "*"}}"#).is_err());
+        Ok(())
+    }
+
+    #[test]
     fn unknown_field_is_an_error() {
         let err = Script::parse(r#"{"publish_delay": 5}"#)
             .err()
@@ -263,6 +338,15 @@ mod tests {
         }
         assert_eq!(Script::preset("slow-publish")?.publish_delay_ms, 500);
         assert!(Script::preset("pull")?.diagnose_on.is_empty());
+        assert_eq!(Script::preset("progress")?.progress_ms, Some(400));
+        let watch = Script::preset("watch")?.watch;
+        assert_eq!(watch.len(), 2);
+        assert_eq!(watch[1]["kind"], 3);
+        let only = Script::preset("pull-only")?;
+        assert!(only.pull && only.pull_register && only.diagnose_on.is_empty());
+        let refresh = Script::preset("pull-refresh")?;
+        assert!(refresh.pull && !refresh.pull_register && refresh.diagnose_on.is_empty());
+        assert_eq!(refresh.refresh_after_ms, Some(300));
         let err = Script::preset("nope").err().map(|e| e.to_string());
         assert!(err.is_some_and(|e| e.contains("crash-on-open")));
         Ok(())

@@ -7,23 +7,33 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use async_lsp::lsp_types::notification::{
-    LogMessage, Notification, Progress, PublishDiagnostics, ShowMessage,
+    DidChangeWatchedFiles, LogMessage, Notification, Progress, PublishDiagnostics, ShowMessage,
 };
 use async_lsp::lsp_types::request::{
-    RegisterCapability, ShowMessageRequest, UnregisterCapability, WorkDoneProgressCreate,
-    WorkspaceConfiguration, WorkspaceDiagnosticRefresh, WorkspaceFoldersRequest,
+    DocumentDiagnosticRequest, RegisterCapability, Request, ShowMessageRequest,
+    UnregisterCapability, WorkDoneProgressCreate, WorkspaceConfiguration,
+    WorkspaceDiagnosticRefresh, WorkspaceFoldersRequest,
 };
-use async_lsp::lsp_types::{PublishDiagnosticsParams, Url, WorkspaceFolder};
+use async_lsp::lsp_types::{
+    DidChangeWatchedFilesRegistrationOptions, PublishDiagnosticsParams, Registration,
+    Unregistration, Url, WorkspaceFolder,
+};
 use async_lsp::router::Router;
 use async_lsp::{AnyNotification, ServerSocket};
 use ractor::ActorRef;
 use serde_json::Value;
 use squiggle_protocol::{convert_diagnostics, paths, PositionEncoding};
 
-use crate::diagnostics::DiagnosticsMsg;
+use crate::diagnostics::{DiagnosticsMsg, Source};
 use crate::key::ServerKey;
 use crate::server::documents::Documents;
 use crate::server::progress::Busy;
+use crate::server::ServerMsg;
+use crate::watcher::WatcherMsg;
+use squiggle_protocol::watch::WatchPattern;
+
+/// rust-analyzer's notification of whether it has finished its work.
+const SERVER_STATUS: &str = "experimental/serverStatus";
 
 /// What the client loop needs to know about its server.
 #[derive(Debug, Clone)]
@@ -47,6 +57,10 @@ pub struct ClientContext {
     pub max_file_bytes: u64,
     /// The work-done progress the server reports.
     pub busy: Busy,
+    /// The server actor this connection belongs to.
+    pub server: ActorRef<ServerMsg>,
+    /// Where file-watcher registrations go.
+    pub watcher: ActorRef<WatcherMsg>,
 }
 
 /// Builds the router for a server connection.
@@ -66,10 +80,19 @@ pub fn router(ctx: ClientContext) -> Router<ClientContext> {
                 .collect();
             ready(Ok(values))
         })
-        .request::<RegisterCapability, _>(|_, _| ready(Ok(())))
-        .request::<UnregisterCapability, _>(|_, _| ready(Ok(())))
+        .request::<RegisterCapability, _>(|ctx, params| {
+            ctx.on_register(params.registrations);
+            ready(Ok(()))
+        })
+        .request::<UnregisterCapability, _>(|ctx, params| {
+            ctx.on_unregister(params.unregisterations);
+            ready(Ok(()))
+        })
         .request::<WorkDoneProgressCreate, _>(|_, _| ready(Ok(())))
-        .request::<WorkspaceDiagnosticRefresh, _>(|_, _| ready(Ok(())))
+        .request::<WorkspaceDiagnosticRefresh, _>(|ctx, _| {
+            let _ = ctx.server.cast(ServerMsg::Repull);
+            ready(Ok(()))
+        })
         .request::<ShowMessageRequest, _>(|_, _| ready(Ok(None)))
         .request::<WorkspaceFoldersRequest, _>(|ctx, _| {
             let folder = Url::parse(&paths::path_to_uri(&ctx.key.root.to_string_lossy()))
@@ -106,10 +129,82 @@ impl ClientContext {
                 tracing::debug!(%server, message = message.unwrap_or_default(), "server message");
             }
             Progress::METHOD => match serde_json::from_value(notification.params) {
-                Ok(params) => self.busy.update(params),
+                Ok(params) => self.announce_busy(self.busy.update(params)),
                 Err(err) => tracing::debug!(%server, %err, "ignoring malformed $/progress"),
             },
+            SERVER_STATUS => {
+                let quiescent = notification
+                    .params
+                    .get("quiescent")
+                    .and_then(Value::as_bool);
+                if let Some(quiescent) = quiescent {
+                    self.announce_busy(self.busy.set_quiescent(quiescent));
+                }
+            }
             method => tracing::debug!(%server, method, "ignoring notification"),
+        }
+    }
+
+    /// Tells the store when the server starts or stops working.
+    fn announce_busy(&self, changed: Option<bool>) {
+        if let Some(busy) = changed {
+            let _ = self.diagnostics.cast(DiagnosticsMsg::Busy {
+                key: self.key.clone(),
+                busy,
+            });
+        }
+    }
+
+    /// Takes the registrations squiggle acts on (file watchers, pull diagnostics); every
+    /// registration is acknowledged, whatever it is.
+    fn on_register(&self, registrations: Vec<Registration>) {
+        for registration in registrations {
+            match registration.method.as_str() {
+                DidChangeWatchedFiles::METHOD => {
+                    let options = registration.register_options.unwrap_or_default();
+                    let watchers = match serde_json::from_value::<
+                        DidChangeWatchedFilesRegistrationOptions,
+                    >(options)
+                    {
+                        Ok(options) => options.watchers,
+                        Err(err) => {
+                            tracing::warn!(server = %self.key.id, %err, "ignoring malformed file watcher registration");
+                            continue;
+                        }
+                    };
+                    let patterns = watchers
+                        .iter()
+                        .filter_map(|watcher| {
+                            WatchPattern::new(watcher)
+                                .map_err(|err| tracing::warn!(server = %self.key.id, %err, "ignoring a file watcher"))
+                                .ok()
+                        })
+                        .collect();
+                    let _ = self.watcher.cast(WatcherMsg::Register {
+                        key: self.key.clone(),
+                        server: self.server.clone(),
+                        id: registration.id,
+                        patterns,
+                    });
+                }
+                DocumentDiagnosticRequest::METHOD => {
+                    let _ = self.server.cast(ServerMsg::PullRegistered);
+                }
+                method => {
+                    tracing::debug!(server = %self.key.id, method, "registration acknowledged")
+                }
+            }
+        }
+    }
+
+    fn on_unregister(&self, unregistrations: Vec<Unregistration>) {
+        for unregistration in unregistrations {
+            if unregistration.method == DidChangeWatchedFiles::METHOD {
+                let _ = self.watcher.cast(WatcherMsg::Unregister {
+                    key: self.key.clone(),
+                    id: unregistration.id,
+                });
+            }
         }
     }
 
@@ -134,6 +229,7 @@ impl ClientContext {
             key: self.key.clone(),
             path,
             version: params.version,
+            source: Source::Push,
             diagnostics,
         });
     }

@@ -88,6 +88,30 @@ pub fn spawn(
     ))
 }
 
+impl ProcessGroup {
+    /// Spawns a helper (a sidecar) inside this group, so that it dies with the server; its
+    /// output is discarded except stderr, which is piped for logging.
+    pub fn spawn_member(
+        &self,
+        program: &Path,
+        args: &[String],
+        cwd: &Path,
+        env: &BTreeMap<String, String>,
+    ) -> io::Result<Child> {
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .current_dir(cwd)
+            .envs(env)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .process_group(self.pgid);
+        set_parent_death_signal(&mut cmd);
+        cmd.spawn()
+    }
+}
+
 #[cfg(target_os = "linux")]
 fn set_parent_death_signal(cmd: &mut Command) {
     // SAFETY: getpid is async-signal-safe and has no preconditions.

@@ -5,36 +5,61 @@ use std::sync::{Arc, Mutex};
 
 use async_lsp::lsp_types::{NumberOrString, ProgressParams, ProgressParamsValue, WorkDoneProgress};
 
-/// The titles of a server's running work-done progress, by token.
+/// The titles of a server's running work-done progress, by token, and whether it said it is
+/// not quiescent (rust-analyzer's `experimental/serverStatus`).
 #[derive(Debug, Clone, Default)]
-pub struct Busy(Arc<Mutex<HashMap<String, String>>>);
+pub struct Busy(Arc<Mutex<Work>>);
+
+#[derive(Debug, Default)]
+struct Work {
+    running: HashMap<String, String>,
+    not_quiescent: bool,
+}
+
+impl Work {
+    fn busy(&self) -> bool {
+        self.not_quiescent || !self.running.is_empty()
+    }
+}
 
 impl Busy {
-    /// Records a `$/progress` notification.
-    pub fn update(&self, params: ProgressParams) {
+    /// Records rust-analyzer's `experimental/serverStatus`; returns the new busy state when it
+    /// changed.
+    pub fn set_quiescent(&self, quiescent: bool) -> Option<bool> {
+        let mut work = self.0.lock().ok()?;
+        let before = work.busy();
+        work.not_quiescent = !quiescent;
+        (work.busy() != before).then(|| work.busy())
+    }
+
+    /// Records a `$/progress` notification; returns the new busy state when it changed.
+    pub fn update(&self, params: ProgressParams) -> Option<bool> {
         let token = match params.token {
             NumberOrString::Number(n) => n.to_string(),
             NumberOrString::String(s) => s,
         };
         let ProgressParamsValue::WorkDone(progress) = params.value;
-        let Ok(mut running) = self.0.lock() else {
-            return;
-        };
+        let mut work = self.0.lock().ok()?;
+        let before = work.busy();
         match progress {
             WorkDoneProgress::Begin(begin) => {
-                running.insert(token, begin.title);
+                work.running.insert(token, begin.title);
             }
             WorkDoneProgress::Report(_) => {}
             WorkDoneProgress::End(_) => {
-                running.remove(&token);
+                work.running.remove(&token);
             }
         }
+        (work.busy() != before).then(|| work.busy())
     }
 
     /// What the server is busy with, if anything (the titles of running progress).
     pub fn doing(&self) -> Option<String> {
-        let running = self.0.lock().ok()?;
-        let mut titles: Vec<&str> = running.values().map(String::as_str).collect();
+        let work = self.0.lock().ok()?;
+        let mut titles: Vec<&str> = work.running.values().map(String::as_str).collect();
+        if titles.is_empty() && work.not_quiescent {
+            titles.push("working");
+        }
         titles.sort_unstable();
         titles.dedup();
         (!titles.is_empty()).then(|| titles.join(", "))

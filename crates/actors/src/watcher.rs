@@ -1,0 +1,361 @@
+//! The watcher actor: file-system events under the servers' roots, sent as
+//! `workspace/didChangeWatchedFiles` to exactly the servers whose registered globs match,
+//! debounced and batched.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use async_lsp::lsp_types::{FileChangeType, FileEvent, Url};
+use notify::event::{ModifyKind, RenameMode};
+use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+use ractor::{Actor, ActorProcessingErr, ActorRef};
+use squiggle_protocol::paths;
+use squiggle_protocol::watch::{WatchPattern, SKIPPED_FOLDERS};
+
+use crate::key::ServerKey;
+use crate::server::ServerMsg;
+
+/// How long events are gathered before they are sent.
+const DEBOUNCE: Duration = Duration::from_millis(100);
+/// The most folders watched under all roots together.
+const MAX_FOLDERS: usize = 20_000;
+
+/// Messages of the watcher actor.
+#[derive(Debug)]
+pub enum WatcherMsg {
+    /// A server registered file watchers under a registration id.
+    Register {
+        key: ServerKey,
+        server: ActorRef<ServerMsg>,
+        id: String,
+        patterns: Vec<WatchPattern>,
+    },
+    /// A server withdrew a registration.
+    Unregister { key: ServerKey, id: String },
+    /// A server is gone: forget its registrations.
+    Forget { key: ServerKey },
+    /// Squiggle synced this file to servers itself; watchers of it hear of a change.
+    Synced { path: PathBuf },
+    /// The operating system reported a change.
+    Disk(Event),
+    /// Timer: send what was gathered.
+    Flush,
+}
+
+/// The watcher actor.
+#[derive(Debug)]
+pub struct WatcherActor;
+
+/// One server's registrations.
+#[derive(Debug)]
+struct Watching {
+    server: ActorRef<ServerMsg>,
+    registrations: HashMap<String, Vec<WatchPattern>>,
+}
+
+/// The state of the watcher actor.
+pub struct Watches {
+    servers: HashMap<ServerKey, Watching>,
+    os: Option<RecommendedWatcher>,
+    folders: HashSet<PathBuf>,
+    pending: HashMap<ServerKey, Vec<FileEvent>>,
+    flush_scheduled: bool,
+}
+
+impl std::fmt::Debug for Watches {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watches")
+            .field("servers", &self.servers.len())
+            .field("folders", &self.folders.len())
+            .finish()
+    }
+}
+
+impl Actor for WatcherActor {
+    type Msg = WatcherMsg;
+    type State = Watches;
+    type Arguments = ();
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        (): (),
+    ) -> Result<Self::State, ActorProcessingErr> {
+        Ok(Watches {
+            servers: HashMap::new(),
+            os: None,
+            folders: HashSet::new(),
+            pending: HashMap::new(),
+            flush_scheduled: false,
+        })
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        msg: Self::Msg,
+        watches: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            WatcherMsg::Register {
+                key,
+                server,
+                id,
+                patterns,
+            } => {
+                tracing::debug!(server = %key.id, %id, count = patterns.len(), "file watchers registered");
+                let root = key.root.clone();
+                let watching = watches.servers.entry(key).or_insert_with(|| Watching {
+                    server,
+                    registrations: HashMap::new(),
+                });
+                watching.registrations.insert(id, patterns);
+                watches.watch_tree(&myself, &root);
+            }
+            WatcherMsg::Unregister { key, id } => {
+                if let Some(watching) = watches.servers.get_mut(&key) {
+                    watching.registrations.remove(&id);
+                }
+            }
+            WatcherMsg::Forget { key } => {
+                watches.servers.remove(&key);
+                watches.pending.remove(&key);
+                if watches.servers.is_empty() {
+                    watches.os = None;
+                    watches.folders.clear();
+                }
+            }
+            WatcherMsg::Synced { path } => {
+                watches.gather(&myself, vec![(path, FileChangeType::CHANGED)])
+            }
+            WatcherMsg::Disk(event) => {
+                let mut changes = changes_of(&event);
+                let created: Vec<PathBuf> = changes
+                    .iter()
+                    .filter(|(path, change)| *change == FileChangeType::CREATED && path.is_dir())
+                    .map(|(path, _)| path.clone())
+                    .collect();
+                for folder in created {
+                    // Files made in a new folder before it was watched are news too.
+                    let files = watches.watch_tree(&myself, &folder);
+                    changes.extend(
+                        files
+                            .into_iter()
+                            .map(|file| (file, FileChangeType::CREATED)),
+                    );
+                }
+                watches.gather(&myself, changes);
+            }
+            WatcherMsg::Flush => watches.flush(),
+        }
+        Ok(())
+    }
+}
+
+impl Watches {
+    /// Watches `top` and the folders under it, but not the skipped ones no pattern names;
+    /// returns the files found in the folders it started to watch.
+    fn watch_tree(&mut self, myself: &ActorRef<WatcherMsg>, top: &Path) -> Vec<PathBuf> {
+        let mut files = Vec::new();
+        if self.os.is_none() {
+            let actor = myself.clone();
+            let handler = move |event: notify::Result<Event>| match event {
+                Ok(event) => {
+                    let _ = actor.cast(WatcherMsg::Disk(event));
+                }
+                Err(err) => tracing::debug!(%err, "file watcher error"),
+            };
+            match notify::recommended_watcher(handler) {
+                Ok(watcher) => self.os = Some(watcher),
+                Err(err) => {
+                    tracing::warn!(%err, "cannot watch files; servers will not hear of changes on disk");
+                    return files;
+                }
+            }
+        }
+        let mut stack = vec![top.to_path_buf()];
+        while let Some(folder) = stack.pop() {
+            if self.folders.len() >= MAX_FOLDERS || self.folders.contains(&folder) {
+                continue;
+            }
+            let Some(os) = self.os.as_mut() else {
+                return files;
+            };
+            if os.watch(&folder, RecursiveMode::NonRecursive).is_err() {
+                continue;
+            }
+            self.folders.insert(folder.clone());
+            let Ok(entries) = std::fs::read_dir(&folder) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
+                let name = entry.file_name();
+                if !is_dir {
+                    files.push(entry.path());
+                } else if !self.skipped(&name.to_string_lossy()) {
+                    stack.push(entry.path());
+                }
+            }
+        }
+        files
+    }
+
+    /// Whether a folder is skipped: a skipped name no registered pattern names.
+    fn skipped(&self, name: &str) -> bool {
+        SKIPPED_FOLDERS.contains(&name)
+            && !self
+                .servers
+                .values()
+                .flat_map(|w| w.registrations.values().flatten())
+                .any(|pattern| pattern.names(name))
+    }
+
+    /// Adds changes for the servers that watch them and schedules a flush.
+    fn gather(&mut self, myself: &ActorRef<WatcherMsg>, changes: Vec<(PathBuf, FileChangeType)>) {
+        let mut any = false;
+        for (path, change) in changes {
+            let Ok(uri) = Url::parse(&paths::path_to_uri(&path.to_string_lossy())) else {
+                continue;
+            };
+            for (key, watching) in &self.servers {
+                let wanted = watching
+                    .registrations
+                    .values()
+                    .flatten()
+                    .any(|p| p.matches(&path, change));
+                if wanted {
+                    self.pending
+                        .entry(key.clone())
+                        .or_default()
+                        .push(FileEvent {
+                            uri: uri.clone(),
+                            typ: change,
+                        });
+                    any = true;
+                }
+            }
+        }
+        if any && !self.flush_scheduled {
+            self.flush_scheduled = true;
+            myself.send_after(DEBOUNCE, || WatcherMsg::Flush);
+        }
+    }
+
+    /// Sends each server its gathered events, one event per file.
+    fn flush(&mut self) {
+        self.flush_scheduled = false;
+        for (key, events) in self.pending.drain() {
+            let Some(watching) = self.servers.get(&key) else {
+                continue;
+            };
+            let _ = watching
+                .server
+                .cast(ServerMsg::WatchedFiles(squash(events)));
+        }
+    }
+}
+
+/// What an OS event means for LSP: (path, created | changed | deleted) pairs.
+fn changes_of(event: &Event) -> Vec<(PathBuf, FileChangeType)> {
+    let all = |change| event.paths.iter().map(|p| (p.clone(), change)).collect();
+    match &event.kind {
+        EventKind::Create(_) => all(FileChangeType::CREATED),
+        EventKind::Remove(_) => all(FileChangeType::DELETED),
+        EventKind::Modify(ModifyKind::Name(RenameMode::From)) => all(FileChangeType::DELETED),
+        EventKind::Modify(ModifyKind::Name(RenameMode::To)) => all(FileChangeType::CREATED),
+        EventKind::Modify(ModifyKind::Name(RenameMode::Both)) => {
+            let mut changes = Vec::new();
+            if let [from, to, ..] = event.paths.as_slice() {
+                changes.push((from.clone(), FileChangeType::DELETED));
+                changes.push((to.clone(), FileChangeType::CREATED));
+            }
+            changes
+        }
+        EventKind::Modify(ModifyKind::Name(_)) => event
+            .paths
+            .iter()
+            .map(|p| {
+                (
+                    p.clone(),
+                    if p.exists() {
+                        FileChangeType::CREATED
+                    } else {
+                        FileChangeType::DELETED
+                    },
+                )
+            })
+            .collect(),
+        EventKind::Modify(ModifyKind::Metadata(_)) => Vec::new(),
+        EventKind::Modify(_) => all(FileChangeType::CHANGED),
+        _ => Vec::new(),
+    }
+}
+
+/// One event per file: the first kind, except that a delete wins.
+fn squash(events: Vec<FileEvent>) -> Vec<FileEvent> {
+    let mut squashed: Vec<FileEvent> = Vec::new();
+    for event in events {
+        match squashed.iter_mut().find(|e| e.uri == event.uri) {
+            Some(seen) if event.typ == FileChangeType::DELETED => {
+                seen.typ = FileChangeType::DELETED
+            }
+            Some(seen) if seen.typ == FileChangeType::DELETED => seen.typ = event.typ,
+            Some(_) => {}
+            None => squashed.push(event),
+        }
+    }
+    squashed
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn event(path: &str, typ: FileChangeType) -> FileEvent {
+        FileEvent {
+            uri: Url::parse(&format!("file://{path}")).unwrap(),
+            typ,
+        }
+    }
+
+    #[test]
+    fn squash_keeps_one_event_per_file() {
+        let squashed = squash(vec![
+            event("/ws/a", FileChangeType::CREATED),
+            event("/ws/a", FileChangeType::CHANGED),
+            event("/ws/b", FileChangeType::CHANGED),
+            event("/ws/b", FileChangeType::DELETED),
+            event("/ws/c", FileChangeType::DELETED),
+            event("/ws/c", FileChangeType::CREATED),
+        ]);
+        let kinds: Vec<_> = squashed
+            .iter()
+            .map(|e| (e.uri.path().to_string(), e.typ))
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                ("/ws/a".to_string(), FileChangeType::CREATED),
+                ("/ws/b".to_string(), FileChangeType::DELETED),
+                ("/ws/c".to_string(), FileChangeType::CREATED),
+            ]
+        );
+    }
+
+    #[test]
+    fn renames_are_a_delete_and_a_create() {
+        let rename = Event::new(EventKind::Modify(ModifyKind::Name(RenameMode::Both)))
+            .add_path(PathBuf::from("/ws/old"))
+            .add_path(PathBuf::from("/ws/new"));
+        assert_eq!(
+            changes_of(&rename),
+            vec![
+                (PathBuf::from("/ws/old"), FileChangeType::DELETED),
+                (PathBuf::from("/ws/new"), FileChangeType::CREATED)
+            ]
+        );
+    }
+}
