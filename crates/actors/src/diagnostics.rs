@@ -132,6 +132,9 @@ pub struct Store {
     files: HashMap<PathBuf, HashMap<(ServerKey, Source), Published>>,
     /// Servers that are working (indexing, checking) right now.
     busy: HashSet<ServerKey>,
+    /// When each server last stopped working: the quiet time counts from then too, since a
+    /// server often sends more (a refresh, a last publish) right after.
+    idle_since: HashMap<ServerKey, Instant>,
     workspace_root: PathBuf,
     events: Events,
     epoch: u64,
@@ -162,6 +165,7 @@ impl Actor for DiagnosticsActor {
         Ok(Store {
             files: HashMap::new(),
             busy: HashSet::new(),
+            idle_since: HashMap::new(),
             workspace_root,
             events,
             epoch: 0,
@@ -256,6 +260,7 @@ impl Actor for DiagnosticsActor {
                 if busy {
                     store.busy.insert(key);
                 } else if store.busy.remove(&key) {
+                    store.idle_since.insert(key, Instant::now());
                     let ids: Vec<u64> = store.waiters.keys().copied().collect();
                     for id in ids {
                         store.check(&myself, id);
@@ -328,21 +333,38 @@ impl Store {
         self.check(myself, id);
     }
 
-    /// When what a waiter waits for last changed after its touch, if it did.
+    /// When what a waiter waits for last changed after its touch (a publish, or its server
+    /// going idle), if it did.
     fn fresh_at(&self, waiter: &Waiter) -> Option<Instant> {
         match &waiter.wait {
             Wait::File {
                 key, path, version, ..
-            } => self
-                .files
-                .get(path)?
-                .iter()
-                .filter(|((k, _), p)| {
-                    k == key && p.epoch > waiter.after && p.version.is_none_or(|v| v >= *version)
-                })
-                .map(|(_, p)| p.at)
-                .max(),
-            Wait::All { .. } => self.last_publish.filter(|_| self.epoch > waiter.after),
+            } => {
+                let published = self
+                    .files
+                    .get(path)?
+                    .iter()
+                    .filter(|((k, _), p)| {
+                        k == key
+                            && p.epoch > waiter.after
+                            && p.version.is_none_or(|v| v >= *version)
+                    })
+                    .map(|(_, p)| p.at)
+                    .max()?;
+                Some(
+                    self.idle_since
+                        .get(key)
+                        .map_or(published, |idle| published.max(*idle)),
+                )
+            }
+            Wait::All { .. } => {
+                let published = self.last_publish.filter(|_| self.epoch > waiter.after)?;
+                Some(
+                    self.idle_since
+                        .values()
+                        .fold(published, |latest, idle| latest.max(*idle)),
+                )
+            }
         }
     }
 

@@ -89,12 +89,12 @@ pub enum ServerMsg {
     Pull { path: PathBuf, attempt: u8 },
     /// The server asked for all pull diagnostics again (`workspace/diagnostic/refresh`).
     Repull,
-    /// A pull answered (sent by the pull task).
+    /// A pull ended (sent by the pull task): its answer, or None when it failed.
     PullAnswered {
         path: PathBuf,
         version: i32,
         attempt: u8,
-        answer: Pulled,
+        answer: Option<Pulled>,
     },
     /// Send `didSave` for an open document, if the server wants it.
     Save { path: PathBuf },
@@ -539,7 +539,7 @@ impl Connection {
 
 impl Connection {
     /// Pulls a document's diagnostics (when the server offers that); the answer comes back as
-    /// a message.
+    /// a message. Until it does, the server counts as busy, so waits do not settle without it.
     fn pull(&mut self, myself: &ActorRef<ServerMsg>, path: PathBuf, attempt: u8) {
         if !self.pull {
             return;
@@ -550,57 +550,75 @@ impl Connection {
         let Some(uri) = uri_of(&path) else { return };
         let previous = self.pulled.get(&path).and_then(|(id, _)| id.clone());
         let answer = pull::request(&self.socket, uri, previous);
+        self.announce_busy(self.busy.pulling(true));
         let me = myself.clone();
         tokio::spawn(async move {
-            match tokio::time::timeout(REQUEST_TIMEOUT, answer).await {
-                Ok(Ok(answer)) => {
-                    let _ = me.cast(ServerMsg::PullAnswered {
-                        path,
-                        version,
-                        attempt,
-                        answer,
-                    });
+            let answer = match tokio::time::timeout(REQUEST_TIMEOUT, answer).await {
+                Ok(Ok(answer)) => Some(answer),
+                Ok(Err(err)) => {
+                    tracing::debug!(%err, "pull diagnostics failed");
+                    None
                 }
-                Ok(Err(err)) => tracing::debug!(%err, "pull diagnostics failed"),
-                Err(_) => tracing::debug!("pull diagnostics timed out"),
-            }
+                Err(_) => {
+                    tracing::debug!("pull diagnostics timed out");
+                    None
+                }
+            };
+            let _ = me.cast(ServerMsg::PullAnswered {
+                path,
+                version,
+                attempt,
+                answer,
+            });
         });
     }
 
-    /// Stores a pull's answer and hands its diagnostics to the store.
+    /// Takes a pull's answer: hands its diagnostics to the store (or pulls again when the
+    /// server asked for that), then lifts the busy mark of the pull.
     fn pulled(
         &mut self,
         myself: &ActorRef<ServerMsg>,
         path: PathBuf,
         version: i32,
         attempt: u8,
-        answer: Pulled,
+        answer: Option<Pulled>,
     ) {
-        let diagnostics = match answer {
-            Pulled::Full { result_id, items } => {
+        match answer {
+            Some(Pulled::Retrigger) if attempt < MAX_RETRIGGERS => {
+                myself.send_after(RETRIGGER_DELAY, move || ServerMsg::Pull {
+                    path,
+                    attempt: attempt + 1,
+                });
+            }
+            Some(Pulled::Full { result_id, items }) => {
                 let text = self.documents.get(&path).map(|doc| doc.text.clone());
                 let relative = paths::relative_to(&self.workspace_root, &path);
                 let encoding = self.encoding.get().copied().unwrap_or_default();
                 let diagnostics = convert_diagnostics(&items, &relative, text.as_deref(), encoding);
                 self.pulled
                     .insert(path.clone(), (result_id, diagnostics.clone()));
-                diagnostics
+                self.publish_pulled(path, version, diagnostics);
             }
-            Pulled::Unchanged => self
-                .pulled
-                .get(&path)
-                .map(|(_, d)| d.clone())
-                .unwrap_or_default(),
-            Pulled::Retrigger => {
-                if attempt < MAX_RETRIGGERS {
-                    myself.send_after(RETRIGGER_DELAY, move || ServerMsg::Pull {
-                        path,
-                        attempt: attempt + 1,
-                    });
-                }
-                return;
+            Some(Pulled::Unchanged) => {
+                let diagnostics = self
+                    .pulled
+                    .get(&path)
+                    .map(|(_, d)| d.clone())
+                    .unwrap_or_default();
+                self.publish_pulled(path, version, diagnostics);
             }
-        };
+            Some(Pulled::Retrigger) | None => {}
+        }
+        // Sent after the diagnostics: the store sees them before the server turns idle.
+        self.announce_busy(self.busy.pulling(false));
+    }
+
+    fn publish_pulled(
+        &self,
+        path: PathBuf,
+        version: i32,
+        diagnostics: Vec<squiggle_protocol::Diagnostic>,
+    ) {
         let _ = self.diagnostics.cast(DiagnosticsMsg::Publish {
             key: self.key.clone(),
             path,
@@ -608,6 +626,16 @@ impl Connection {
             source: Source::Pull,
             diagnostics,
         });
+    }
+
+    /// Tells the store when the server starts or stops working.
+    fn announce_busy(&self, changed: Option<bool>) {
+        if let Some(busy) = changed {
+            let _ = self.diagnostics.cast(DiagnosticsMsg::Busy {
+                key: self.key.clone(),
+                busy,
+            });
+        }
     }
 
     /// Sends didSave for an open document when the server asked for it.

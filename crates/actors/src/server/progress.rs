@@ -14,11 +14,13 @@ pub struct Busy(Arc<Mutex<Work>>);
 struct Work {
     running: HashMap<String, String>,
     not_quiescent: bool,
+    /// Pull requests squiggle has sent and not seen answered.
+    pulls: usize,
 }
 
 impl Work {
     fn busy(&self) -> bool {
-        self.not_quiescent || !self.running.is_empty()
+        self.not_quiescent || !self.running.is_empty() || self.pulls > 0
     }
 }
 
@@ -29,6 +31,19 @@ impl Busy {
         let mut work = self.0.lock().ok()?;
         let before = work.busy();
         work.not_quiescent = !quiescent;
+        (work.busy() != before).then(|| work.busy())
+    }
+
+    /// Records a pull sent (`true`) or answered (`false`); returns the new busy state when it
+    /// changed.
+    pub fn pulling(&self, sent: bool) -> Option<bool> {
+        let mut work = self.0.lock().ok()?;
+        let before = work.busy();
+        if sent {
+            work.pulls += 1;
+        } else {
+            work.pulls = work.pulls.saturating_sub(1);
+        }
         (work.busy() != before).then(|| work.busy())
     }
 
