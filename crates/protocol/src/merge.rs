@@ -3,7 +3,7 @@
 use crate::diagnostic::{Diagnostic, Severity};
 use std::collections::HashMap;
 
-/// Merges diagnostics from several servers: drops duplicates (same file + start/end positions + message), sorts by (file, line, column), stable otherwise.
+/// Merges diagnostics from several servers: drops duplicates (same file + start/end positions + message) and sorts them as [`sort`] does, so the order never depends on which server answered first.
 ///
 /// When duplicates differ in severity, the more severe one is kept.
 pub fn merge(lists: impl IntoIterator<Item = Vec<Diagnostic>>) -> Vec<Diagnostic> {
@@ -30,7 +30,8 @@ pub fn merge(lists: impl IntoIterator<Item = Vec<Diagnostic>>) -> Vec<Diagnostic
             }
         }
     }
-    merged.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
+    // A total order, so that the result does not depend on which server answered first.
+    sort(&mut merged);
     merged
 }
 
@@ -115,7 +116,7 @@ mod tests {
     }
 
     #[test]
-    fn merge_sorts_by_file_line_column_and_is_stable_otherwise() {
+    fn merge_sorts_by_file_line_column_then_severity_whatever_the_list_order() {
         let merged = merge([
             vec![
                 diag("b.py", 1, 1, Severity::Hint, "b"),
@@ -132,8 +133,8 @@ mod tests {
             vec![
                 ("a.py", 1, 2, Severity::Info, "d"),
                 ("a.py", 1, 5, Severity::Info, "c"),
-                ("a.py", 2, 1, Severity::Hint, "from first list"),
                 ("a.py", 2, 1, Severity::Error, "from second list"),
+                ("a.py", 2, 1, Severity::Hint, "from first list"),
                 ("b.py", 1, 1, Severity::Hint, "b"),
             ]
         );

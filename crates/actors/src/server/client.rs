@@ -153,6 +153,10 @@ impl ClientContext {
                 busy,
             });
         }
+        if changed == Some(false) {
+            // What was pulled while the server worked may be out of date now that it is done.
+            let _ = self.server.cast(ServerMsg::Repull);
+        }
     }
 
     /// Takes the registrations squiggle acts on (file watchers, pull diagnostics); every
