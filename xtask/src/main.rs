@@ -5,7 +5,9 @@
 //!   `target/lsp-servers/`, from npm and PyPI.
 //! - `demo`: builds squiggle and checks the example project in `examples/demo`.
 //! - `test`: installs what the tests need and runs every test.
+//! - `bench`: end-to-end benchmarks against the floor, a minimal raw LSP client.
 
+mod bench;
 mod demo;
 mod fake_server;
 mod lsp_servers;
@@ -20,6 +22,7 @@ const USAGE: &str = "usage: cargo xtask <command>
 commands:
   demo              build squiggle and check the example project (examples/demo)
   test              install the test language servers and run every test
+  bench [--quick]   end-to-end benchmarks against a minimal raw LSP client (target/bench/report.json)
   install-servers   install the real language servers into target/lsp-servers/
   fake-server       run the fake LSP server on stdio [--scenario NAME | --script FILE]";
 
@@ -31,6 +34,8 @@ fn main() -> anyhow::Result<()> {
         Some("install-servers") => lsp_servers::install(&workspace_root()?).map(|_| ()),
         Some("demo") => demo::run(&workspace_root()?),
         Some("test") => test::run(&workspace_root()?, rest),
+        Some("bench") => bench::run(&workspace_root()?, rest),
+        Some("bench-run") => bench::measure(&workspace_root()?, rest),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())

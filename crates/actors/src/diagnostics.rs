@@ -44,12 +44,11 @@ pub enum DiagnosticsMsg {
     ServerGone { key: ServerKey },
     /// The current epoch.
     Epoch(RpcReplyPort<u64>),
-    /// Wait until `key` published for `path` after epoch `after` (for at least `version`, when
-    /// the server names versions) and then stayed quiet for the settle time, or until `deadline`.
+    /// Wait until `key` publishes for `path` (from now on, for at least `version` when the
+    /// server names versions) and then stays quiet for the settle time, or until `deadline`.
     WaitFresh {
         key: ServerKey,
         path: PathBuf,
-        after: u64,
         version: i32,
         deadline: Instant,
         reply: RpcReplyPort<Freshness>,
@@ -273,11 +272,11 @@ impl Actor for DiagnosticsActor {
             DiagnosticsMsg::WaitFresh {
                 key,
                 path,
-                after,
                 version,
                 deadline,
                 reply,
             } => {
+                let after = store.epoch;
                 if store.gone.contains(&key) {
                     let _ = reply.send(Freshness::ServerGone);
                     return Ok(());

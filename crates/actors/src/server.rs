@@ -35,10 +35,11 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use squiggle_config::ServerSpec;
 use squiggle_protocol::{convert_diagnostics, paths, PositionEncoding};
 use tokio::sync::watch;
+use tokio::time::Instant;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use crate::diagnostics::DiagnosticsMsg;
-use crate::diagnostics::Source;
+use crate::diagnostics::{Freshness, Source};
 use crate::key::ServerKey;
 use crate::registry::RegistryMsg;
 use crate::watcher::WatcherMsg;
@@ -59,12 +60,13 @@ const EXIT_TIMEOUT: Duration = Duration::from_secs(2);
 /// Messages of the server actor.
 #[derive(Debug)]
 pub enum ServerMsg {
-    /// Open or change a document to this full text, then save it; replies with the version
-    /// sent, once queued.
+    /// Open or change a document to this full text, then save it; the diagnostics store
+    /// answers `reply` when the server's diagnostics for it are fresh (or at `deadline`).
     Sync {
         path: PathBuf,
         text: Arc<str>,
-        reply: RpcReplyPort<Result<i32, String>>,
+        deadline: Instant,
+        reply: RpcReplyPort<Freshness>,
     },
     /// Open a document with this text unless it is open; replies with the text the server has.
     Open {
@@ -233,14 +235,13 @@ impl Actor for ServerActor {
             return Err("the server's stdio was not captured".into());
         };
         let (stderr, stderr_done) = StderrTail::capture(stderr, key.id.clone());
-        let clean_stdout = pump::guard_stdout(stdout, key.id.clone());
 
         let documents = Documents::default();
         let busy = Busy::default();
         let diagnostics_store = diagnostics.clone();
         let encoding = Arc::new(OnceLock::new());
-        let context = |socket| ClientContext {
-            _keep_alive: socket,
+        let context = ClientContext {
+            _keep_alive: ServerSocket::new_closed(),
             key: key.clone(),
             workspace_root: workspace_root.clone(),
             documents: documents.clone(),
@@ -252,7 +253,14 @@ impl Actor for ServerActor {
             server: myself.clone(),
             watcher: watcher.clone(),
         };
-        let (main_loop, socket) = MainLoop::new_client(|socket| client::router(context(socket)));
+        let fast_path = context.clone();
+        let (main_loop, socket) = MainLoop::new_client(|socket| {
+            client::router(ClientContext {
+                _keep_alive: socket,
+                ..context
+            })
+        });
+        let clean_stdout = pump::guard_stdout(stdout, fast_path);
         let (exited_tx, exited) = watch::channel(false);
         let me = myself.clone();
         let process_exit = exited.clone();
@@ -361,13 +369,31 @@ impl Actor for ServerActor {
         conn: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
-            ServerMsg::Sync { path, text, reply } => {
-                let synced = conn.sync(path.clone(), text);
-                if synced.is_ok() {
-                    let _ = conn.watcher.cast(WatcherMsg::Synced { path: path.clone() });
-                    conn.pull(&myself, path, 0);
+            ServerMsg::Sync {
+                path,
+                text,
+                deadline,
+                reply,
+            } => {
+                // The wait is registered before the change is sent: no publish for it is missed.
+                let version = conn.documents.get(&path).map_or(1, |doc| doc.version + 1);
+                let key = conn.key.clone();
+                let wait = DiagnosticsMsg::WaitFresh {
+                    key,
+                    path: path.clone(),
+                    version,
+                    deadline,
+                    reply,
+                };
+                let _ = conn.diagnostics.cast(wait);
+                match conn.sync(path.clone(), text) {
+                    Ok(_) => {
+                        let _ = conn.watcher.cast(WatcherMsg::Synced { path: path.clone() });
+                        conn.pull(&myself, path, 0);
+                    }
+                    // The connection is gone; the store ends the wait when the server is.
+                    Err(reason) => tracing::debug!(server = %conn.key.id, %reason, "sync failed"),
                 }
-                let _ = reply.send(synced);
             }
             ServerMsg::WatchedFiles(changes) => {
                 let _ = conn

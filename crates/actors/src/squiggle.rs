@@ -131,7 +131,7 @@ impl Squiggle {
         if !inner.config.enabled {
             return CheckResult::skipped(file, Skip::Disabled);
         }
-        if !paths::is_within(&inner.workspace_root, &path) {
+        if !path.starts_with(&inner.workspace_root) {
             return CheckResult::skipped(file, Skip::OutsideWorkspace);
         }
         let text = match self.text_of(&path, text) {
@@ -188,8 +188,9 @@ impl Squiggle {
         self.locate(path.as_ref()).1
     }
 
-    /// A path as given (relative ones are taken from the workspace root), resolved, and
-    /// relative to the workspace root.
+    /// A path as given (relative ones are taken from the workspace root), resolved (`..` and
+    /// symlinks), and relative to the workspace root; the resolved path lies inside the
+    /// (resolved) root exactly when it starts with it, segment by segment.
     fn locate(&self, path: &Path) -> (PathBuf, String) {
         let root = &self.inner.workspace_root;
         let path = paths::resolve(&root.join(path));
@@ -471,47 +472,33 @@ impl Squiggle {
         };
         let deadline = started + limit;
 
-        let Some(epoch) = ask(&inner.diagnostics, DiagnosticsMsg::Epoch, ASK_LIMIT).await else {
-            return timed_out(ServerState::Active, "the diagnostics store did not answer");
-        };
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        let synced = ask(
-            &server,
-            |reply| ServerMsg::Sync {
-                path: path.clone(),
-                text,
-                reply,
-            },
-            remaining,
-        )
-        .await;
-        let version = match synced {
-            Some(Ok(version)) => version,
-            Some(Err(reason)) => {
-                return ServerOutcome {
-                    report: report(ServerState::Broken, Some(reason)),
-                    diagnostics: None,
-                    timed_out: false,
-                }
-            }
-            None => {
-                return timed_out(
-                    ServerState::Active,
-                    "the server did not take the document in time",
-                )
-            }
-        };
-        let wait = |reply| DiagnosticsMsg::WaitFresh {
-            key: key.clone(),
+        // One message: the server registers the wait with the store before it sends the change,
+        // and the store answers here directly.
+        let (reply, answer) = ractor::concurrency::oneshot();
+        let sync = ServerMsg::Sync {
             path: path.clone(),
-            after: epoch,
-            version,
+            text,
             deadline,
-            reply,
+            reply: reply.into(),
         };
+        if server.cast(sync).is_err() {
+            let reason = self
+                .reason_of(&key)
+                .await
+                .unwrap_or_else(|| "the server went away".to_string());
+            return ServerOutcome {
+                report: report(ServerState::Broken, Some(reason)),
+                diagnostics: None,
+                timed_out: false,
+            };
+        }
         // The store answers by the deadline itself; the extra second only guards against a lost reply.
         let limit = deadline.saturating_duration_since(Instant::now()) + Duration::from_secs(1);
-        match ask(&inner.diagnostics, wait, limit).await {
+        match tokio::time::timeout(limit, answer)
+            .await
+            .ok()
+            .and_then(Result::ok)
+        {
             Some(Freshness::Fresh(diagnostics)) => ServerOutcome {
                 report: report(ServerState::Active, None),
                 diagnostics: Some(diagnostics),

@@ -87,8 +87,6 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
     if args.format == Format::Delta {
         output = Some(squiggle.new_errors(&files).await.text);
     }
-    squiggle.shutdown().await;
-
     let report = report_of(&results, &severities);
     let output = match (output, args.format) {
         (Some(text), _) => text,
@@ -103,9 +101,12 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
         }
     };
     note_problems(&results);
+    // The answer first; the servers' shutdown does not hold it up.
     let mut out = std::io::stdout().lock();
     out.write_all(output.as_bytes())?;
     out.flush()?;
+    drop(out);
+    squiggle.shutdown().await;
     Ok(if report.diagnostic_count() > 0 { 1 } else { 0 })
 }
 

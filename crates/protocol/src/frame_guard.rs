@@ -4,9 +4,8 @@
 //! messages. The guard delivers only frames that a strict JSON-RPC decoder would accept and
 //! skips everything else, resynchronising on the next `Content-Length` header.
 
-use lsp_types::NumberOrString;
-use serde::de::IgnoredAny;
 use serde::Deserialize;
+use serde_json::Value;
 
 /// The largest body accepted in one frame.
 const MAX_BODY: usize = 64 * 1024 * 1024;
@@ -238,65 +237,57 @@ fn check_body(body: &[u8]) -> Result<(), &'static str> {
     if body.is_empty() {
         return Err("empty body");
     }
-    match serde_json::from_slice::<Envelope>(body) {
-        Ok(_) => Ok(()),
-        Err(error) if error.is_data() => Err("body is not a JSON-RPC 2.0 message"),
-        Err(_) => Err("body is not JSON"),
+    let envelope = match serde_json::from_slice::<Envelope>(body) {
+        Ok(envelope) => envelope,
+        Err(error) if error.is_data() => return Err("body is not a JSON-RPC 2.0 message"),
+        Err(_) => return Err("body is not JSON"),
+    };
+    if envelope.jsonrpc != "2.0" {
+        return Err("body is not a JSON-RPC 2.0 message");
+    }
+    // async-lsp tries, in order: request (id + method), response (id), notification (method).
+    let method = matches!(envelope.method, Some(Value::String(_)));
+    let id = envelope.id.as_ref().is_some_and(is_request_id);
+    match (id, method) {
+        (true, true) | (false, true) => Ok(()),
+        (true, false) if envelope.error.as_ref().is_none_or(is_response_error) => Ok(()),
+        _ => Err("body is not a JSON-RPC 2.0 message"),
     }
 }
 
-/// The shape async-lsp 0.2.4 decodes every incoming message into.
+/// The fields of a message that decide whether async-lsp 0.2.4 can decode it; everything else
+/// (params, result) is skipped without being built.
 #[derive(Deserialize)]
-#[allow(dead_code)]
 struct Envelope {
     /// Must be exactly `"2.0"`.
-    jsonrpc: Version,
-    /// The request, response or notification.
-    #[serde(flatten)]
-    message: Message,
+    jsonrpc: String,
+    /// A request's or response's id.
+    #[serde(default)]
+    id: Option<Value>,
+    /// A request's or notification's method.
+    #[serde(default)]
+    method: Option<Value>,
+    /// A failed response's error.
+    #[serde(default)]
+    error: Option<Value>,
 }
 
-/// The only JSON-RPC version accepted.
-#[derive(Deserialize)]
-enum Version {
-    /// JSON-RPC 2.0.
-    #[serde(rename = "2.0")]
-    V2,
+/// An id async-lsp accepts: a number that fits an i32, or a string.
+fn is_request_id(id: &Value) -> bool {
+    match id {
+        Value::String(_) => true,
+        Value::Number(n) => n.as_i64().is_some_and(|n| i32::try_from(n).is_ok()),
+        _ => false,
+    }
 }
 
-/// A JSON-RPC message, tried in async-lsp's order.
-#[derive(Deserialize)]
-#[serde(untagged)]
-#[allow(dead_code)]
-enum Message {
-    /// A request: id and method.
-    Request {
-        id: NumberOrString,
-        method: String,
-        #[serde(default)]
-        params: IgnoredAny,
-    },
-    /// A response: id, and a result or an error.
-    Response {
-        id: NumberOrString,
-        result: Option<IgnoredAny>,
-        error: Option<ResponseError>,
-    },
-    /// A notification: method only.
-    Notification {
-        method: String,
-        #[serde(default)]
-        params: IgnoredAny,
-    },
-}
-
-/// The error object of a failed response.
-#[derive(Deserialize)]
-#[allow(dead_code)]
-struct ResponseError {
-    code: i32,
-    message: String,
-    data: Option<IgnoredAny>,
+/// An error object async-lsp accepts: an i32 `code` and a string `message`.
+fn is_response_error(error: &Value) -> bool {
+    error
+        .get("code")
+        .and_then(Value::as_i64)
+        .is_some_and(|c| i32::try_from(c).is_ok())
+        && error.get("message").is_some_and(Value::is_string)
 }
 
 #[cfg(test)]

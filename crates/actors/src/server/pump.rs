@@ -3,12 +3,16 @@
 use squiggle_protocol::{encode_frame, FrameGuard};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, DuplexStream};
 
+use crate::server::client::ClientContext;
+
 /// Reads `stdout` through the frame guard and returns a stream that carries only clean frames;
-/// the stream ends when `stdout` does.
+/// the notifications on the diagnostics path are handled here, in stream order, and the rest
+/// goes on to async-lsp. The stream ends when `stdout` does.
 pub fn guard_stdout(
     mut stdout: impl AsyncRead + Unpin + Send + 'static,
-    server: String,
+    client: ClientContext,
 ) -> DuplexStream {
+    let server = client.key.id.clone();
     let (reader, mut writer) = tokio::io::duplex(1 << 16);
     tokio::spawn(async move {
         let mut guard = FrameGuard::new();
@@ -24,6 +28,9 @@ pub fn guard_stdout(
             };
             guard.push(&buf[..n]);
             while let Some(body) = guard.next_frame() {
+                if client.take_fast(&body) {
+                    continue;
+                }
                 if writer.write_all(&encode_frame(&body)).await.is_err() {
                     return;
                 }

@@ -359,7 +359,7 @@ impl Squiggle {
             return Err(NavError::Disabled);
         }
         let (path, relative) = self.locate(file);
-        if !paths::is_within(&self.inner.workspace_root, &path) {
+        if !path.starts_with(&self.inner.workspace_root) {
             let root = self.inner.workspace_root.display().to_string();
             return Err(NavError::OutsideWorkspace {
                 file: file.display().to_string(),

@@ -1,0 +1,638 @@
+//! `cargo xtask bench`: end-to-end benchmarks of squiggle against the floor (a minimal raw LSP
+//! client on the same server, file and machine, in the same run), with a table on stdout and
+//! `target/bench/report.json`. `--quick` runs fewer repetitions and smaller sizes.
+
+mod floor;
+mod peer;
+mod stats;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use serde_json::{json, Value};
+
+use peer::Peer;
+use stats::Stats;
+
+/// How long any single request may take.
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// Sizes and repetitions.
+struct Plan {
+    quick: bool,
+    runs: usize,
+    cold_runs: usize,
+    growth: Vec<usize>,
+    memory_docs: usize,
+}
+
+/// Builds release binaries and runs the measurements with them.
+pub fn run(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
+    let quick = args.iter().any(|a| a == "--quick");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let status = Command::new(&cargo)
+        .args([
+            "build",
+            "--release",
+            "--quiet",
+            "--package",
+            "squiggle",
+            "--package",
+            "xtask",
+        ])
+        .current_dir(workspace)
+        .status()
+        .context("cannot run cargo build")?;
+    if !status.success() {
+        bail!("the release build failed");
+    }
+    let xtask = workspace.join("target/release/xtask");
+    let mut measure = Command::new(&xtask);
+    measure.arg("bench-run").current_dir(workspace);
+    if quick {
+        measure.arg("--quick");
+    }
+    let status = measure.status().context("cannot run the release xtask")?;
+    if !status.success() {
+        bail!("the benchmarks failed");
+    }
+    if !quick {
+        println!("\nmicro-benchmarks (divan): frame guard, conversion, merging, rendering");
+        let status = Command::new(&cargo)
+            .args([
+                "bench",
+                "--quiet",
+                "--package",
+                "squiggle-protocol",
+                "--bench",
+                "throughput",
+            ])
+            .current_dir(workspace)
+            .status()?;
+        if !status.success() {
+            bail!("the micro-benchmarks failed");
+        }
+    }
+    Ok(())
+}
+
+/// Runs every scenario (with release binaries) and reports.
+pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
+    let quick = args.iter().any(|a| a == "--quick");
+    let plan = Plan {
+        quick,
+        runs: if quick { 20 } else { 100 },
+        cold_runs: if quick { 5 } else { 15 },
+        growth: if quick {
+            vec![1, 10, 100]
+        } else {
+            vec![1, 10, 100, 1000]
+        },
+        memory_docs: if quick { 100 } else { 1000 },
+    };
+    let bin = workspace.join("target/release");
+    let squiggle = bin.join("squiggle");
+    let xtask = bin.join("xtask");
+    let dir = workspace.join("target/bench");
+    std::fs::create_dir_all(&dir)?;
+    // Children (squiggle and the floor's servers) find the installed servers on PATH.
+    let path = crate::lsp_servers::path_with_servers(workspace)?;
+    std::env::set_var("PATH", &path);
+    let ruff = std::env::split_paths(&path)
+        .map(|d| d.join("ruff"))
+        .find(|p| p.is_file());
+
+    let mut rows: Vec<Value> = Vec::new();
+    let mut targets: Vec<Value> = Vec::new();
+
+    // The fake server with no server-side delay: everything measured is squiggle (or the floor).
+    let one = fake_workspace(&dir.join("fake-1"), &xtask, 1, 0)?;
+    let file = one.join("a.fake");
+    let cold_floor = repeat(plan.cold_runs, || {
+        floor::cold(
+            &xtask,
+            &["fake-server"],
+            &one,
+            &file,
+            "fake",
+            Duration::ZERO,
+        )
+    })?;
+    let cold_check = repeat(plan.cold_runs, || time_cold_check(&squiggle, &one, &file))?;
+    rows.push(row(
+        "cold",
+        "fake",
+        "squiggle check",
+        &cold_check,
+        Some(&cold_floor),
+    ));
+    rows.push(row("cold", "fake", "floor", &cold_floor, None));
+
+    let warm_floor = time_warm_floor(
+        &xtask,
+        &["fake-server"],
+        &one,
+        &file,
+        "fake",
+        Duration::ZERO,
+        plan.runs,
+    )?;
+    let warm_serve = time_warm_serve(&squiggle, &one, &file, plan.runs)?;
+    rows.push(row(
+        "warm",
+        "fake",
+        "squiggle serve",
+        &warm_serve,
+        Some(&warm_floor),
+    ));
+    rows.push(row("warm", "fake", "floor", &warm_floor, None));
+    let overhead = warm_serve.median_ms - warm_floor.median_ms;
+    targets.push(target(
+        "warm overhead over the floor, fake server, settle 0 (median)",
+        overhead,
+        "ms",
+        1.0,
+        overhead < 1.0,
+    ));
+
+    // A real server: ruff, with the default quiet time for both.
+    if let Some(ruff) = &ruff {
+        let project = python_workspace(&dir.join("ruff"))?;
+        let file = project.join("app.py");
+        let quiet = Duration::from_millis(150);
+        let cold_floor = repeat(plan.cold_runs, || {
+            floor::cold(ruff, &["server"], &project, &file, "python", quiet)
+        })?;
+        let cold_check = repeat(plan.cold_runs, || {
+            time_cold_check(&squiggle, &project, &file)
+        })?;
+        rows.push(row(
+            "cold",
+            "ruff",
+            "squiggle check",
+            &cold_check,
+            Some(&cold_floor),
+        ));
+        rows.push(row("cold", "ruff", "floor", &cold_floor, None));
+        let ratio = cold_check.median_ms / cold_floor.median_ms;
+        targets.push(target(
+            "cold squiggle check / floor, real server (ruff, median)",
+            ratio,
+            "x",
+            1.1,
+            ratio <= 1.1,
+        ));
+        let runs = plan.runs / 4;
+        let warm_floor =
+            time_warm_floor(ruff, &["server"], &project, &file, "python", quiet, runs)?;
+        let warm_serve = time_warm_serve(&squiggle, &project, &file, runs)?;
+        rows.push(row(
+            "warm",
+            "ruff",
+            "squiggle serve",
+            &warm_serve,
+            Some(&warm_floor),
+        ));
+        rows.push(row("warm", "ruff", "floor", &warm_floor, None));
+    } else {
+        println!(
+            "(ruff is not installed: run `cargo xtask install-servers` for the real-server rows)"
+        );
+    }
+
+    // Burst: 64 concurrent checks over 16 files and 4 servers.
+    let four = fake_workspace(&dir.join("fake-4"), &xtask, 4, 16)?;
+    let (single, burst) = burst(&squiggle, &four, plan.runs)?;
+    let burst_files: Vec<PathBuf> = (0..16)
+        .map(|n| four.join(format!("f{n:04}.fake")))
+        .collect();
+    let floor_burst = Stats::of(&floor::burst(
+        &xtask,
+        &["fake-server"],
+        &four,
+        &burst_files,
+        4,
+        4,
+    )?);
+    rows.push(row("burst", "fake x4", "single check", &single, None));
+    rows.push(row(
+        "burst",
+        "fake x4",
+        "64 concurrent",
+        &burst,
+        Some(&floor_burst),
+    ));
+    rows.push(row(
+        "burst",
+        "fake x4",
+        "floor, same burst",
+        &floor_burst,
+        None,
+    ));
+    // Beyond server time: what the slowest request waited more than the servers needed.
+    let beyond = (burst.max_ms - floor_burst.max_ms) / single.median_ms.max(0.001);
+    targets.push(target(
+        "burst: slowest request beyond server time, in single-check times",
+        beyond,
+        "x",
+        2.0,
+        beyond <= 2.0,
+    ));
+
+    // Growth: open documents and 10 diagnostics each in the store.
+    let many = fake_workspace(
+        &dir.join("fake-growth"),
+        &xtask,
+        1,
+        *plan.growth.iter().max().unwrap_or(&1),
+    )?;
+    let growth = growth(&squiggle, &many, &plan.growth, plan.runs)?;
+    let (first, last) = (
+        growth.first().map_or(0.0, |g| g.1.median_ms),
+        growth.last().map_or(0.0, |g| g.1.median_ms),
+    );
+    let span = growth
+        .last()
+        .map_or(1, |g| g.0)
+        .saturating_sub(growth.first().map_or(0, |g| g.0))
+        .max(1);
+    let slope = (last - first) / span as f64 * 1000.0;
+    for (docs, stats) in &growth {
+        rows.push(row(
+            "growth",
+            &format!("{docs} docs, {} diags", docs * 10),
+            "warm check",
+            stats,
+            None,
+        ));
+    }
+    targets.push(target(
+        "growth slope of the warm check (ms per 1,000 open documents)",
+        slope,
+        "ms",
+        1.0,
+        slope < 1.0,
+    ));
+
+    // Memory and idle CPU of `squiggle serve` itself, with 4 servers and many open documents.
+    let memory_ws = fake_workspace(&dir.join("fake-memory"), &xtask, 4, plan.memory_docs)?;
+    let (rss_kib, idle_ticks) = memory_and_idle(&squiggle, &memory_ws, plan.memory_docs)?;
+    let rss_mib = rss_kib as f64 / 1024.0;
+    targets.push(target(
+        &format!(
+            "peak RSS of squiggle serve (4 servers, {} open documents)",
+            plan.memory_docs
+        ),
+        rss_mib,
+        "MiB",
+        30.0,
+        rss_mib < 30.0,
+    ));
+    targets.push(target(
+        "CPU ticks of an idle squiggle serve over 2 s",
+        idle_ticks as f64,
+        "ticks",
+        0.0,
+        idle_ticks == 0,
+    ));
+
+    print_table(&rows, &targets);
+    let report = json!({
+        "machine": machine(),
+        "quick": plan.quick,
+        "rows": rows,
+        "targets": targets,
+    });
+    let out = dir.join("report.json");
+    std::fs::write(&out, serde_json::to_string_pretty(&report)?)?;
+    println!("\nreport: {}", out.display());
+    Ok(())
+}
+
+/// Runs a measurement `runs` times.
+fn repeat(
+    runs: usize,
+    mut once: impl FnMut() -> anyhow::Result<Duration>,
+) -> anyhow::Result<Stats> {
+    let timings = (0..runs)
+        .map(|_| once())
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(Stats::of(&timings))
+}
+
+/// A workspace whose `.fake` files are served by `servers` fake servers, with `files` files of
+/// ten errors each (at least `a.fake`).
+fn fake_workspace(
+    dir: &Path,
+    xtask: &Path,
+    servers: usize,
+    files: usize,
+) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let mut config = String::from(
+        "settle_ms = 0\ndiagnostic_timeout_ms = 30000\nfirst_touch_timeout_ms = 30000\n",
+    );
+    for n in 0..servers {
+        config.push_str(&format!(
+            "[servers.fake{n}]\ncommand = {:?}\nargs = [\"fake-server\"]\nextensions = [\"fake\"]\n",
+            xtask.display().to_string()
+        ));
+    }
+    std::fs::write(dir.join("squiggle.toml"), config)?;
+    std::fs::write(dir.join("a.fake"), "ERROR first\n")?;
+    let ten = (0..10)
+        .map(|i| format!("ERROR number {i}\n"))
+        .collect::<String>();
+    for n in 0..files {
+        std::fs::write(dir.join(format!("f{n:04}.fake")), &ten)?;
+    }
+    Ok(std::fs::canonicalize(dir)?)
+}
+
+/// A Python project with one undefined name, for ruff.
+fn python_workspace(dir: &Path) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(
+        dir.join("pyproject.toml"),
+        "[project]\nname = \"bench\"\nversion = \"0\"\n",
+    )?;
+    std::fs::write(dir.join("squiggle.toml"), "settle_ms = 150\n[servers.pyright]\nenabled = false\n[servers.basedpyright]\nenabled = false\n")?;
+    std::fs::write(
+        dir.join("app.py"),
+        "import os\n\n\ndef main():\n    print(undefined_name)\n",
+    )?;
+    Ok(std::fs::canonicalize(dir)?)
+}
+
+/// One cold `squiggle check`: from process start to the first byte of its output.
+fn time_cold_check(squiggle: &Path, root: &Path, file: &Path) -> anyhow::Result<Duration> {
+    use std::io::Read;
+    let started = Instant::now();
+    let mut child = Command::new(squiggle)
+        .arg("check")
+        .arg(file)
+        .current_dir(root)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let mut first = [0u8; 1];
+    let read = child.stdout.take().context("no stdout")?.read(&mut first)?;
+    let took = started.elapsed();
+    child.wait()?;
+    if read == 0 {
+        bail!("squiggle check printed nothing for {}", file.display());
+    }
+    Ok(took)
+}
+
+/// The floor's warm round trips: didChange to final diagnostics.
+fn time_warm_floor(
+    program: &Path,
+    args: &[&str],
+    root: &Path,
+    file: &Path,
+    language_id: &str,
+    quiet: Duration,
+    runs: usize,
+) -> anyhow::Result<Stats> {
+    let text = std::fs::read_to_string(file)?;
+    let mut floor = floor::Floor::start(program, args, root, quiet)?;
+    floor.open(file, language_id, &text)?;
+    let timings = (0..runs)
+        .map(|i| floor.change(&variant(&text, i)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    floor.stop();
+    Ok(Stats::of(&timings))
+}
+
+/// A text that differs from run to run (so that every check is a real change).
+fn variant(text: &str, i: usize) -> String {
+    format!("{text}\n# {i}\n")
+}
+
+/// Starts `squiggle serve` and waits for lsp/ready.
+fn serve(squiggle: &Path, root: &Path) -> anyhow::Result<Peer> {
+    let root_arg = root.display().to_string();
+    let peer = Peer::spawn(squiggle, &["serve", "--root", &root_arg], root, &[])?;
+    let (_, ready) = peer.next(LIMIT)?;
+    if ready["method"] != "lsp/ready" {
+        bail!("squiggle serve did not start with lsp/ready: {ready}");
+    }
+    Ok(peer)
+}
+
+/// One checkFile round trip.
+fn check(peer: &mut Peer, file: &Path, text: &str) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    let id = peer.request("lsp/checkFile", json!({"filePath": file, "text": text}))?;
+    let (at, answer) = peer.answer(id, LIMIT)?;
+    if answer.get("error").is_some_and(|e| !e.is_null()) {
+        bail!("checkFile failed: {answer}");
+    }
+    Ok(at.duration_since(started))
+}
+
+/// Warm checks on a running `squiggle serve`.
+fn time_warm_serve(
+    squiggle: &Path,
+    root: &Path,
+    file: &Path,
+    runs: usize,
+) -> anyhow::Result<Stats> {
+    let text = std::fs::read_to_string(file)?;
+    let mut peer = serve(squiggle, root)?;
+    check(&mut peer, file, &text)?;
+    let timings = (0..runs)
+        .map(|i| check(&mut peer, file, &variant(&text, i)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    shutdown(peer)?;
+    Ok(Stats::of(&timings))
+}
+
+fn shutdown(mut peer: Peer) -> anyhow::Result<()> {
+    let id = peer.request("lsp/shutdown", json!({}))?;
+    peer.answer(id, LIMIT)?;
+    peer.kill();
+    Ok(())
+}
+
+/// Single checks, then 64 concurrent ones over 16 files (each answered by 4 servers).
+fn burst(squiggle: &Path, root: &Path, runs: usize) -> anyhow::Result<(Stats, Stats)> {
+    let files: Vec<PathBuf> = (0..16)
+        .map(|n| root.join(format!("f{n:04}.fake")))
+        .collect();
+    let mut peer = serve(squiggle, root)?;
+    for file in &files {
+        check(&mut peer, file, &std::fs::read_to_string(file)?)?;
+    }
+    let text = std::fs::read_to_string(&files[0])?;
+    let single = (0..runs)
+        .map(|i| check(&mut peer, &files[0], &variant(&text, i)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut sent = Vec::new();
+    for round in 0..4 {
+        for file in &files {
+            let started = Instant::now();
+            let id = peer.request(
+                "lsp/checkFile",
+                json!({"filePath": file, "text": variant(&text, 1000 + round)}),
+            )?;
+            sent.push((id, started));
+        }
+    }
+    let mut burst = Vec::new();
+    for (id, started) in sent {
+        let (at, _) = peer.answer(id, LIMIT)?;
+        burst.push(at.duration_since(started));
+    }
+    shutdown(peer)?;
+    Ok((Stats::of(&single), Stats::of(&burst)))
+}
+
+/// The warm check time of one file with 1, 10, 100, ... documents open.
+fn growth(
+    squiggle: &Path,
+    root: &Path,
+    levels: &[usize],
+    runs: usize,
+) -> anyhow::Result<Vec<(usize, Stats)>> {
+    let mut peer = serve(squiggle, root)?;
+    let probe = root.join("a.fake");
+    let text = std::fs::read_to_string(&probe)?;
+    check(&mut peer, &probe, &text)?;
+    let mut open = 0;
+    let mut results = Vec::new();
+    for &level in levels {
+        while open < level {
+            let file = root.join(format!("f{open:04}.fake"));
+            check(&mut peer, &file, &std::fs::read_to_string(&file)?)?;
+            open += 1;
+        }
+        let timings = (0..runs)
+            .map(|i| check(&mut peer, &probe, &variant(&text, i)))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        results.push((level, Stats::of(&timings)));
+    }
+    shutdown(peer)?;
+    Ok(results)
+}
+
+/// Peak RSS (KiB) of `squiggle serve` with `docs` documents open on 4 servers, and the CPU
+/// ticks it uses in 2 s of idling afterwards.
+fn memory_and_idle(squiggle: &Path, root: &Path, docs: usize) -> anyhow::Result<(u64, u64)> {
+    let mut peer = serve(squiggle, root)?;
+    for n in 0..docs {
+        let file = root.join(format!("f{n:04}.fake"));
+        check(&mut peer, &file, &std::fs::read_to_string(&file)?)?;
+    }
+    let pid = peer.pid();
+    let rss = proc_status(pid, "VmHWM:").context("cannot read the peak RSS")?;
+    let before = cpu_ticks(pid)?;
+    std::thread::sleep(Duration::from_secs(2));
+    let idle = cpu_ticks(pid)? - before;
+    shutdown(peer)?;
+    Ok((rss, idle))
+}
+
+fn proc_status(pid: u32, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// User + system CPU ticks a process has used.
+fn cpu_ticks(pid: u32) -> anyhow::Result<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .context("bad stat")?
+        .1
+        .split_whitespace()
+        .collect();
+    let (utime, stime): (u64, u64) = (fields[11].parse()?, fields[12].parse()?);
+    Ok(utime + stime)
+}
+
+fn row(scenario: &str, server: &str, subject: &str, stats: &Stats, floor: Option<&Stats>) -> Value {
+    json!({
+        "scenario": scenario, "server": server, "subject": subject, "stats": stats,
+        "vs_floor": floor.map(|f| json!({"ratio": stats.median_ms / f.median_ms.max(0.001), "overhead_ms": stats.median_ms - f.median_ms})),
+    })
+}
+
+fn target(name: &str, value: f64, unit: &str, limit: f64, met: bool) -> Value {
+    json!({"target": name, "value": value, "unit": unit, "limit": limit, "met": met})
+}
+
+fn print_table(rows: &[Value], targets: &[Value]) {
+    println!(
+        "{:<8} {:<22} {:<16} {:>5} {:>10} {:>10} {:>10} {:>14}",
+        "scenario", "server", "subject", "runs", "median ms", "p90 ms", "max ms", "vs floor"
+    );
+    for r in rows {
+        let s = &r["stats"];
+        let vs = r["vs_floor"]
+            .as_object()
+            .map(|f| {
+                format!(
+                    "{:.2}x {:+.2}ms",
+                    f["ratio"].as_f64().unwrap_or(0.0),
+                    f["overhead_ms"].as_f64().unwrap_or(0.0)
+                )
+            })
+            .unwrap_or_default();
+        println!(
+            "{:<8} {:<22} {:<16} {:>5} {:>10.2} {:>10.2} {:>10.2} {:>14}",
+            r["scenario"].as_str().unwrap_or_default(),
+            r["server"].as_str().unwrap_or_default(),
+            r["subject"].as_str().unwrap_or_default(),
+            s["runs"],
+            s["median_ms"].as_f64().unwrap_or(0.0),
+            s["p90_ms"].as_f64().unwrap_or(0.0),
+            s["max_ms"].as_f64().unwrap_or(0.0),
+            vs
+        );
+    }
+    println!("\ntargets:");
+    for t in targets {
+        println!(
+            "  [{}] {}: {:.2} {} (limit {} {})",
+            if t["met"].as_bool().unwrap_or(false) {
+                "met"
+            } else {
+                "MISSED"
+            },
+            t["target"].as_str().unwrap_or_default(),
+            t["value"].as_f64().unwrap_or(0.0),
+            t["unit"].as_str().unwrap_or_default(),
+            t["limit"],
+            t["unit"].as_str().unwrap_or_default()
+        );
+    }
+}
+
+/// What the numbers were measured on.
+fn machine() -> Value {
+    let cpus = std::thread::available_parallelism().map_or(0, usize::from);
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, m)| m.trim().to_string())
+        })
+        .unwrap_or_default();
+    let memory_kib = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .next()
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u64>().ok())
+        })
+        .unwrap_or(0);
+    json!({"cpus": cpus, "model": model, "memory_gib": memory_kib / 1024 / 1024, "os": std::env::consts::OS})
+}

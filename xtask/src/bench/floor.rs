@@ -1,0 +1,190 @@
+//! The floor: the least any LSP client can do for a file's diagnostics. It spawns the server,
+//! initializes, opens or changes the document, waits for its publishDiagnostics and then for
+//! the same quiet time squiggle waits — nothing else. squiggle's cost is measured against it.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use serde_json::{json, Value};
+
+use super::peer::Peer;
+
+/// How long any single step may take.
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// A minimal client holding one open document.
+pub struct Floor {
+    peer: Peer,
+    uri: String,
+    version: i32,
+    quiet: Duration,
+}
+
+impl Floor {
+    /// Spawns and initializes the server for `root`; `quiet` is the settle time.
+    pub fn start(
+        program: &Path,
+        args: &[&str],
+        root: &Path,
+        quiet: Duration,
+    ) -> anyhow::Result<Self> {
+        let mut peer = Peer::spawn(program, args, root, &[])?;
+        let root_uri = format!("file://{}", root.display());
+        let id = peer.request(
+            "initialize",
+            json!({"processId": std::process::id(), "rootUri": root_uri, "capabilities": {},
+                   "workspaceFolders": [{"uri": root_uri, "name": "root"}]}),
+        )?;
+        peer.answer(id, LIMIT)?;
+        peer.notify("initialized", json!({}))?;
+        Ok(Self {
+            peer,
+            uri: String::new(),
+            version: 0,
+            quiet,
+        })
+    }
+
+    /// Opens a document and returns how long until its diagnostics were final.
+    pub fn open(&mut self, path: &Path, language_id: &str, text: &str) -> anyhow::Result<Duration> {
+        self.uri = format!("file://{}", path.display());
+        self.version = 1;
+        let started = Instant::now();
+        let item = json!({"uri": self.uri, "languageId": language_id, "version": 1, "text": text});
+        self.peer
+            .notify("textDocument/didOpen", json!({"textDocument": item}))?;
+        Ok(self.settle()?.duration_since(started))
+    }
+
+    /// Changes the open document and returns how long until its diagnostics were final.
+    pub fn change(&mut self, text: &str) -> anyhow::Result<Duration> {
+        self.version += 1;
+        let started = Instant::now();
+        let params = json!({"textDocument": {"uri": self.uri, "version": self.version},
+                            "contentChanges": [{"text": text}]});
+        self.peer.notify("textDocument/didChange", params)?;
+        Ok(self.settle()?.duration_since(started))
+    }
+
+    /// Waits for the document's diagnostics and then for the quiet time; returns when the
+    /// quiet time ended.
+    fn settle(&mut self) -> anyhow::Result<Instant> {
+        let deadline = Instant::now() + LIMIT;
+        let mut last = loop {
+            let (at, message) = self
+                .peer
+                .next(deadline.saturating_duration_since(Instant::now()))?;
+            if self.is_publish(&message) {
+                break at;
+            }
+            self.peer.answer_request(&message)?;
+        };
+        loop {
+            let wait = (last + self.quiet).saturating_duration_since(Instant::now());
+            match self.peer.next_within(wait) {
+                Some((at, message)) if self.is_publish(&message) => last = at,
+                Some((_, message)) => self.peer.answer_request(&message)?,
+                None => return Ok(last + self.quiet),
+            }
+            if Instant::now() > deadline {
+                bail!("the server kept publishing");
+            }
+        }
+    }
+
+    fn is_publish(&self, message: &Value) -> bool {
+        message["method"] == "textDocument/publishDiagnostics"
+            && message["params"]["uri"] == self.uri.as_str()
+    }
+
+    /// Stops the server.
+    pub fn stop(self) {
+        self.peer.kill();
+    }
+}
+
+/// One cold run: from spawning the server to final diagnostics of one file.
+pub fn cold(
+    program: &Path,
+    args: &[&str],
+    root: &Path,
+    file: &Path,
+    language_id: &str,
+    quiet: Duration,
+) -> anyhow::Result<Duration> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let started = Instant::now();
+    let mut floor = Floor::start(program, args, root, quiet)?;
+    floor.open(file, language_id, &text)?;
+    let took = started.elapsed();
+    floor.stop();
+    Ok(took)
+}
+
+/// The floor's burst: `servers` servers, each with `files` open, all changed `rounds` times at
+/// once; for each change, when its last server published for it (from the start of the burst).
+/// This is the server time a client cannot go below in the same burst.
+pub fn burst(
+    program: &Path,
+    args: &[&str],
+    root: &Path,
+    files: &[std::path::PathBuf],
+    servers: usize,
+    rounds: usize,
+) -> anyhow::Result<Vec<Duration>> {
+    let mut peers = Vec::new();
+    for _ in 0..servers {
+        let mut floor = Floor::start(program, args, root, Duration::ZERO)?;
+        for file in files {
+            let text = std::fs::read_to_string(file)?;
+            floor.open(file, "fake", &text)?;
+        }
+        peers.push(floor);
+    }
+    let uris: Vec<String> = files
+        .iter()
+        .map(|f| format!("file://{}", f.display()))
+        .collect();
+    let started = Instant::now();
+    for round in 0..rounds {
+        for floor in &mut peers {
+            for (file, uri) in files.iter().zip(&uris) {
+                let text = format!("{}\n# burst {round}\n", std::fs::read_to_string(file)?);
+                let params = json!({"textDocument": {"uri": uri, "version": 2 + round},
+                                    "contentChanges": [{"text": text}]});
+                floor.peer.notify("textDocument/didChange", params)?;
+            }
+        }
+    }
+    // (uri, version) -> the latest arrival over all servers.
+    let mut done: std::collections::HashMap<(String, i64), Instant> =
+        std::collections::HashMap::new();
+    for floor in &mut peers {
+        let mut seen = 0;
+        while seen < files.len() * rounds {
+            let (at, message) = floor.peer.next(LIMIT)?;
+            if message["method"] == "textDocument/publishDiagnostics" {
+                let key = (
+                    message["params"]["uri"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                    message["params"]["version"].as_i64().unwrap_or(0),
+                );
+                if key.1 >= 2 {
+                    let latest = done.entry(key).or_insert(at);
+                    *latest = (*latest).max(at);
+                    seen += 1;
+                }
+            } else {
+                floor.peer.answer_request(&message)?;
+            }
+        }
+    }
+    for floor in peers {
+        floor.stop();
+    }
+    Ok(done.values().map(|at| at.duration_since(started)).collect())
+}
