@@ -1,38 +1,34 @@
 //! Merging, filtering and ordering of diagnostics from several servers.
 
 use crate::diagnostic::{Diagnostic, Severity};
-use std::collections::HashMap;
 
 /// Merges diagnostics from several servers: drops duplicates (same file + start/end positions + message) and sorts them as [`sort`] does, so the order never depends on which server answered first.
 ///
 /// When duplicates differ in severity, the more severe one is kept.
 pub fn merge(lists: impl IntoIterator<Item = Vec<Diagnostic>>) -> Vec<Diagnostic> {
-    let mut merged: Vec<Diagnostic> = Vec::new();
-    let mut seen: HashMap<(String, u32, u32, u32, u32, String), usize> = HashMap::new();
-    for diag in lists.into_iter().flatten() {
-        let key = (
-            diag.file.clone(),
-            diag.line,
-            diag.column,
-            diag.end_line,
-            diag.end_column,
-            diag.message.clone(),
-        );
-        match seen.get(&key) {
-            Some(&index) => {
-                if diag.severity < merged[index].severity {
-                    merged[index] = diag;
-                }
-            }
-            None => {
-                seen.insert(key, merged.len());
-                merged.push(diag);
-            }
-        }
-    }
+    let mut all: Vec<Diagnostic> = lists.into_iter().flatten().collect();
+    // Duplicates side by side, the most severe first; keep that one.
+    all.sort_by(|a, b| {
+        identity(a)
+            .cmp(&identity(b))
+            .then(a.severity.cmp(&b.severity))
+    });
+    all.dedup_by(|later, kept| identity(later) == identity(kept));
     // A total order, so that the result does not depend on which server answered first.
-    sort(&mut merged);
-    merged
+    sort(&mut all);
+    all
+}
+
+/// What makes two diagnostics the same: file, range and message.
+fn identity(d: &Diagnostic) -> (&str, u32, u32, u32, u32, &str) {
+    (
+        &d.file,
+        d.line,
+        d.column,
+        d.end_line,
+        d.end_column,
+        &d.message,
+    )
 }
 
 /// Keeps only diagnostics whose severity is in `keep`.
