@@ -13,6 +13,7 @@ pub mod frame_guard;
 pub mod merge;
 pub mod navigation;
 pub mod paths;
+pub mod publish;
 pub mod render;
 pub mod report;
 pub mod service;

@@ -16,8 +16,8 @@ use async_lsp::lsp_types::request::{
     WorkspaceDiagnosticRefresh, WorkspaceFoldersRequest,
 };
 use async_lsp::lsp_types::{
-    DidChangeWatchedFilesRegistrationOptions, ProgressParams, PublishDiagnosticsParams,
-    Registration, Unregistration, Url, WorkspaceFolder,
+    DidChangeWatchedFilesRegistrationOptions, ProgressParams, Registration, Unregistration, Url,
+    WorkspaceFolder,
 };
 use async_lsp::router::Router;
 use async_lsp::{AnyNotification, ServerSocket};
@@ -25,6 +25,7 @@ use ractor::ActorRef;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
+use squiggle_protocol::publish::{self, Publish};
 use squiggle_protocol::{convert_diagnostics, paths, PositionEncoding};
 
 use crate::diagnostics::{DiagnosticsMsg, Source};
@@ -161,11 +162,8 @@ impl ClientContext {
         }
         let server = &self.key.id;
         match head.method.as_deref() {
-            Some(PublishDiagnostics::METHOD) => match serde_json::from_slice::<
-                Note<PublishDiagnosticsParams>,
-            >(body)
-            {
-                Ok(note) => self.on_publish(note.params),
+            Some(PublishDiagnostics::METHOD) => match publish::parse_publish(body) {
+                Ok(publish) => self.on_publish(publish),
                 Err(err) => tracing::warn!(%server, %err, "ignoring malformed publishDiagnostics"),
             },
             Some(Progress::METHOD) => match serde_json::from_slice::<Note<ProgressParams>>(body) {
@@ -248,7 +246,7 @@ impl ClientContext {
         }
     }
 
-    fn on_publish(&self, params: PublishDiagnosticsParams) {
+    fn on_publish(&self, params: Publish) {
         let Some(path) = paths::uri_to_path(params.uri.as_str()) else {
             tracing::debug!(server = %self.key.id, uri = %params.uri, "ignoring diagnostics for a non-file URI");
             return;

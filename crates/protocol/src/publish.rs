@@ -1,0 +1,148 @@
+//! A lean reader of `textDocument/publishDiagnostics` straight from a frame's bytes: only the
+//! fields squiggle uses, and no untagged enums (serde buffers those), since publishes are the
+//! bulk of what servers send.
+
+use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString, Range};
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+
+/// What a publish says: the document, the version it is for, and its diagnostics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Publish {
+    /// The document's URI, as the server wrote it.
+    pub uri: String,
+    /// The document version the diagnostics are for, if the server says.
+    pub version: Option<i32>,
+    /// The diagnostics (fields squiggle does not use are left out).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Reads the params of a publishDiagnostics notification from its whole JSON body.
+pub fn parse_publish(body: &[u8]) -> Result<Publish, serde_json::Error> {
+    let note: Note = serde_json::from_slice(body)?;
+    let diagnostics = note
+        .params
+        .diagnostics
+        .into_iter()
+        .map(WireDiagnostic::into_lsp)
+        .collect();
+    Ok(Publish {
+        uri: note.params.uri,
+        version: note.params.version,
+        diagnostics,
+    })
+}
+
+#[derive(Deserialize)]
+struct Note {
+    params: Params,
+}
+
+#[derive(Deserialize)]
+struct Params {
+    uri: String,
+    #[serde(default)]
+    version: Option<i32>,
+    diagnostics: Vec<WireDiagnostic>,
+}
+
+#[derive(Deserialize)]
+struct WireDiagnostic {
+    range: Range,
+    #[serde(default)]
+    severity: Option<DiagnosticSeverity>,
+    #[serde(default)]
+    code: Option<Code>,
+    #[serde(default)]
+    source: Option<String>,
+    message: String,
+}
+
+impl WireDiagnostic {
+    fn into_lsp(self) -> Diagnostic {
+        Diagnostic {
+            range: self.range,
+            severity: self.severity,
+            code: self.code.map(|Code(code)| code),
+            source: self.source,
+            message: self.message,
+            ..Diagnostic::default()
+        }
+    }
+}
+
+/// A diagnostic code, a number or a string, read without buffering.
+struct Code(NumberOrString);
+
+impl<'de> Deserialize<'de> for Code {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct CodeVisitor;
+        impl Visitor<'_> for CodeVisitor {
+            type Value = Code;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a number or a string")
+            }
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<Code, E> {
+                i32::try_from(n)
+                    .map(|n| Code(NumberOrString::Number(n)))
+                    .map_err(|_| E::custom("code out of range"))
+            }
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<Code, E> {
+                i32::try_from(n)
+                    .map(|n| Code(NumberOrString::Number(n)))
+                    .map_err(|_| E::custom("code out of range"))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Code, E> {
+                Ok(Code(NumberOrString::String(s.to_string())))
+            }
+        }
+        deserializer.deserialize_any(CodeVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_publish_reads_like_the_full_lsp_types() {
+        let body = br#"{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{
+            "uri":"file:///w/a.py","version":3,"diagnostics":[
+              {"range":{"start":{"line":1,"character":2},"end":{"line":1,"character":5}},"severity":1,
+               "code":"E1","source":"fake","message":"bad","tags":[1],"relatedInformation":[],"data":{"x":1}},
+              {"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"code":2322,"message":"num"}]}}"#;
+        let publish = parse_publish(body).unwrap();
+        let full: lsp_types::PublishDiagnosticsParams = serde_json::from_value(
+            serde_json::from_slice::<serde_json::Value>(body).unwrap()["params"].clone(),
+        )
+        .unwrap();
+        assert_eq!(publish.uri, full.uri.as_str());
+        assert_eq!(publish.version, Some(3));
+        for (lean, full) in publish.diagnostics.iter().zip(&full.diagnostics) {
+            assert_eq!(
+                (
+                    lean.range,
+                    lean.severity,
+                    &lean.code,
+                    &lean.source,
+                    &lean.message
+                ),
+                (
+                    full.range,
+                    full.severity,
+                    &full.code,
+                    &full.source,
+                    &full.message
+                )
+            );
+        }
+        assert_eq!(publish.diagnostics.len(), 2);
+    }
+
+    #[test]
+    fn a_bad_code_or_missing_message_is_an_error() {
+        assert!(parse_publish(br#"{"params":{"uri":"u","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":0}},"code":true,"message":"m"}]}}"#).is_err());
+        assert!(parse_publish(br#"{"params":{"uri":"u","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":0}}}]}}"#).is_err());
+    }
+}
