@@ -1,6 +1,7 @@
 //! The server actor: owns one language-server process for one root, performs the handshake,
 //! keeps its documents in sync, and shuts it down.
 
+mod capabilities;
 mod client;
 mod documents;
 pub mod navigate;
@@ -18,17 +19,11 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use async_lsp::lsp_types::{
-    ClientCapabilities, ClientInfo, DiagnosticClientCapabilities,
-    DiagnosticWorkspaceClientCapabilities, DidChangeConfigurationParams,
-    DidChangeTextDocumentParams, DidChangeWatchedFilesClientCapabilities,
-    DidChangeWatchedFilesParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
-    DidSaveTextDocumentParams, DocumentSymbolClientCapabilities, FileEvent,
-    GeneralClientCapabilities, HoverClientCapabilities, InitializeParams, InitializeResult,
-    InitializedParams, MarkupKind, PositionEncodingKind, PublishDiagnosticsClientCapabilities,
-    TextDocumentClientCapabilities, TextDocumentContentChangeEvent, TextDocumentIdentifier,
-    TextDocumentItem, TextDocumentSyncCapability, TextDocumentSyncClientCapabilities,
-    TextDocumentSyncSaveOptions, Url, VersionedTextDocumentIdentifier, WindowClientCapabilities,
-    WorkspaceClientCapabilities, WorkspaceFolder,
+    DidChangeConfigurationParams, DidChangeTextDocumentParams, DidChangeWatchedFilesParams,
+    DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams, FileEvent,
+    InitializeResult, InitializedParams, TextDocumentContentChangeEvent, TextDocumentIdentifier,
+    TextDocumentItem, TextDocumentSyncCapability, TextDocumentSyncSaveOptions, Url,
+    VersionedTextDocumentIdentifier,
 };
 use async_lsp::{LanguageServer, MainLoop, ServerSocket};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
@@ -299,7 +294,7 @@ impl Actor for ServerActor {
             let _ = me.cast(ServerMsg::Exited(reason));
         });
 
-        let params = initialize_params(&key, &spec);
+        let params = capabilities::initialize_params(&key, &spec);
         let mut handshake = socket.clone();
         let negotiated = encoding.clone();
         let settings = spec.settings.clone();
@@ -716,77 +711,5 @@ fn save_of(sync: Option<&TextDocumentSyncCapability>) -> Save {
             _ => Save::Skip,
         },
         _ => Save::Skip,
-    }
-}
-
-/// The initialize request squiggle sends: what it can do, and the root it serves.
-#[allow(deprecated)] // root_uri: older servers still need it.
-fn initialize_params(key: &ServerKey, spec: &ServerSpec) -> InitializeParams {
-    let root_uri = Url::parse(&paths::path_to_uri(&key.root.to_string_lossy())).ok();
-    InitializeParams {
-        process_id: Some(std::process::id()),
-        root_uri: root_uri.clone(),
-        initialization_options: spec.initialization_options.clone(),
-        capabilities: ClientCapabilities {
-            workspace: Some(WorkspaceClientCapabilities {
-                configuration: Some(true),
-                workspace_folders: Some(true),
-                did_change_watched_files: Some(DidChangeWatchedFilesClientCapabilities {
-                    dynamic_registration: Some(true),
-                    relative_pattern_support: Some(true),
-                }),
-                diagnostic: Some(DiagnosticWorkspaceClientCapabilities {
-                    refresh_support: Some(true),
-                }),
-                ..WorkspaceClientCapabilities::default()
-            }),
-            text_document: Some(TextDocumentClientCapabilities {
-                synchronization: Some(TextDocumentSyncClientCapabilities {
-                    did_save: Some(true),
-                    ..TextDocumentSyncClientCapabilities::default()
-                }),
-                publish_diagnostics: Some(PublishDiagnosticsClientCapabilities {
-                    version_support: Some(true),
-                    ..PublishDiagnosticsClientCapabilities::default()
-                }),
-                diagnostic: Some(DiagnosticClientCapabilities {
-                    dynamic_registration: Some(true),
-                    related_document_support: Some(false),
-                }),
-                document_symbol: Some(DocumentSymbolClientCapabilities {
-                    hierarchical_document_symbol_support: Some(true),
-                    ..DocumentSymbolClientCapabilities::default()
-                }),
-                hover: Some(HoverClientCapabilities {
-                    content_format: Some(vec![MarkupKind::Markdown, MarkupKind::PlainText]),
-                    ..HoverClientCapabilities::default()
-                }),
-                ..TextDocumentClientCapabilities::default()
-            }),
-            window: Some(WindowClientCapabilities {
-                work_done_progress: Some(true),
-                ..WindowClientCapabilities::default()
-            }),
-            // rust-analyzer's quiescence signal, to know when it has finished.
-            experimental: Some(serde_json::json!({"serverStatusNotification": true})),
-            general: Some(GeneralClientCapabilities {
-                position_encodings: Some(vec![
-                    PositionEncodingKind::UTF8,
-                    PositionEncodingKind::UTF16,
-                ]),
-                ..GeneralClientCapabilities::default()
-            }),
-        },
-        workspace_folders: root_uri.map(|uri| {
-            vec![WorkspaceFolder {
-                uri,
-                name: key.root_name(),
-            }]
-        }),
-        client_info: Some(ClientInfo {
-            name: "squiggle".to_string(),
-            version: Some(env!("CARGO_PKG_VERSION").to_string()),
-        }),
-        ..InitializeParams::default()
     }
 }
