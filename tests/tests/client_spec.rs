@@ -482,3 +482,40 @@ async fn a_failing_sidecar_is_reported_and_not_fatal() {
     );
     squiggle.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_folder_deleted_and_made_again_is_watched_again() {
+    let ws = FakeWorkspace::new();
+    let a = ws.write("a.fake", "fine\n");
+    let script = ws.script(&json!({"watch": [{"globPattern": "**/*.fake"}]}));
+    let squiggle = Squiggle::start(
+        &ws.root,
+        ws.config(vec![
+            ws.server("fake", &["--script", script.to_str().unwrap()])
+        ]),
+    )
+    .await
+    .unwrap();
+    squiggle.check_file(&a, None).await;
+    ws.write("gen/one.fake", "first\n");
+    assert!(
+        eventually(SOON, || watched(&ws.messages())
+            .contains(&("gen/one.fake".to_string(), 1)))
+        .await
+    );
+
+    std::fs::remove_dir_all(ws.root.join("gen")).unwrap();
+    assert!(
+        eventually(SOON, || watched(&ws.messages())
+            .contains(&("gen/one.fake".to_string(), 3)))
+        .await
+    );
+    ws.write("gen/two.fake", "after the folder came back\n");
+
+    let seen = eventually(SOON, || {
+        watched(&ws.messages()).contains(&("gen/two.fake".to_string(), 1))
+    })
+    .await;
+    assert!(seen, "{:?}", watched(&ws.messages()));
+    squiggle.shutdown().await;
+}

@@ -619,3 +619,49 @@ async fn a_late_publish_for_an_older_version_is_not_taken_as_fresh() {
     );
     squiggle.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_restarted_after_its_cooldown_is_heard_again() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR x\n");
+    let flag = ws.root.parent().unwrap().join("crashed-once");
+    let mut server = ws.server("fake", &[]);
+    // The first process crashes when the file is opened; the next one works.
+    server.args = vec![
+        "-c".to_string(),
+        format!(
+            "if [ -e {flag} ]; then exec {xtask} fake-server; else touch {flag}; exec {xtask} fake-server --scenario crash-on-open; fi",
+            flag = flag.display(),
+            xtask = squiggle_tests::xtask_bin().display()
+        ),
+    ];
+    server.command = "sh".to_string();
+    let mut config = ws.config(vec![server]);
+    config.restart_cooldown_ms = 200;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+
+    let first = squiggle.check_file(&file, None).await;
+    assert_eq!(first.servers[0].status, ServerState::Broken);
+
+    let mut second = first.clone();
+    for _ in 0..100 {
+        squiggle.start_workspace_servers().await;
+        second = squiggle.check_file(&file, None).await;
+        if second.servers[0].status == ServerState::Active {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        second.servers[0].status,
+        ServerState::Active,
+        "{:?}",
+        second.servers
+    );
+    assert_eq!(
+        second.diagnostics.len(),
+        1,
+        "the restarted server's diagnostics count"
+    );
+    squiggle.shutdown().await;
+}

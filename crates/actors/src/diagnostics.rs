@@ -40,6 +40,8 @@ pub enum DiagnosticsMsg {
     /// A server started or finished work (work-done progress, or not quiescent): while it
     /// works, its results do not count as settled.
     Busy { key: ServerKey, busy: bool },
+    /// A server (re)starts: what it publishes counts again.
+    ServerStarted { key: ServerKey },
     /// A server is gone: forget what it published and end the waits on it.
     ServerGone { key: ServerKey },
     /// The current epoch.
@@ -265,6 +267,9 @@ impl Actor for DiagnosticsActor {
                         store.check(&myself, id);
                     }
                 }
+            }
+            DiagnosticsMsg::ServerStarted { key } => {
+                store.gone.remove(&key);
             }
             DiagnosticsMsg::Epoch(reply) => {
                 let _ = reply.send(store.epoch);

@@ -252,6 +252,11 @@ impl Servers {
                 },
             );
         }
+        // Before the process exists, so that nothing it publishes is taken for the dead one's.
+        let _ = self
+            .args
+            .diagnostics
+            .cast(DiagnosticsMsg::ServerStarted { key: key.clone() });
         let entry = match self.start(myself, &key).await {
             Ok(server) => {
                 self.by_actor.insert(server.get_id(), key.clone());

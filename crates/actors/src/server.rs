@@ -454,7 +454,7 @@ impl Actor for ServerActor {
             ServerMsg::Initialized(Ok(result)) => {
                 conn.save = save_of(result.capabilities.text_document_sync.as_ref());
                 conn.provides = Provides::of(&result.capabilities);
-                conn.pull = result.capabilities.diagnostic_provider.is_some();
+                conn.pull |= result.capabilities.diagnostic_provider.is_some();
                 conn.initialized = true;
                 tracing::debug!(server = %conn.key.id, root = %conn.key.root.display(), encoding = ?conn.encoding.get(), "server initialized");
                 let _ = conn.registry.cast(RegistryMsg::ServerUp {
@@ -604,7 +604,13 @@ impl Connection {
         attempt: u8,
         answer: Option<Pulled>,
     ) {
+        // An answer for a version the document no longer has (or for a closed one) is stale.
+        let current = self
+            .documents
+            .get(&path)
+            .is_some_and(|doc| doc.version == version);
         match answer {
+            _ if !current => {}
             Some(Pulled::Retrigger) if attempt < MAX_RETRIGGERS => {
                 myself.send_after(RETRIGGER_DELAY, move || ServerMsg::Pull {
                     path,
@@ -678,6 +684,16 @@ impl Connection {
     fn close(&mut self, path: &Path) {
         if self.documents.remove(path).is_none() {
             return;
+        }
+        // What was pulled for it no longer holds; pushed results are the server's to clear.
+        if self.pulled.remove(path).is_some() {
+            let _ = self.diagnostics.cast(DiagnosticsMsg::Publish {
+                key: self.key.clone(),
+                path: path.to_path_buf(),
+                version: None,
+                source: Source::Pull,
+                diagnostics: Vec::new(),
+            });
         }
         if let Some(uri) = uri_of(path) {
             let _ = self.socket.did_close(DidCloseTextDocumentParams {

@@ -131,6 +131,11 @@ impl Actor for WatcherActor {
             }
             WatcherMsg::Disk(event) => {
                 let mut changes = changes_of(&event);
+                for (path, change) in &changes {
+                    if *change == FileChangeType::DELETED {
+                        watches.forget_folders(path);
+                    }
+                }
                 let created: Vec<PathBuf> = changes
                     .iter()
                     .filter(|(path, change)| *change == FileChangeType::CREATED && path.is_dir())
@@ -200,6 +205,25 @@ impl Watches {
             }
         }
         files
+    }
+
+    /// Forgets a deleted folder and the folders under it, so that they are watched again if
+    /// they come back.
+    fn forget_folders(&mut self, gone: &Path) {
+        let os = self.os.as_mut();
+        let mut forgotten = Vec::new();
+        self.folders.retain(|folder| {
+            let under = folder.starts_with(gone);
+            if under {
+                forgotten.push(folder.clone());
+            }
+            !under
+        });
+        if let Some(os) = os {
+            for folder in forgotten {
+                let _ = os.unwatch(&folder);
+            }
+        }
     }
 
     /// Whether a folder is skipped: a skipped name no registered pattern names.

@@ -294,6 +294,10 @@ impl Service {
                 let Some(tool) = navigation_tool(name) else {
                     return Err((error_code::METHOD_NOT_FOUND, format!("no method `{name}`")));
                 };
+                if hurry {
+                    // Cancelled: nothing is known yet, and asking again would only take longer.
+                    return Ok(json!({"text": "", "notes": ["cancelled"]}));
+                }
                 let args = match parse::<Value>(params)? {
                     Value::Object(args) => args,
                     _ => {

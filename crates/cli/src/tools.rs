@@ -173,11 +173,24 @@ impl Toolbox {
     /// Known diagnostics, or one file's after checking it, at the configured severities.
     async fn diagnostics(&self, file: Option<&str>) -> Result<Output, String> {
         let squiggle = &self.squiggle;
+        let mut notes = Vec::new();
         let all = match file {
             Some(file) => {
                 let check = squiggle.check_file(file, None).await;
                 if let Some(skip) = check.skipped {
                     return Err(format!("{}: {skip}", check.file));
+                }
+                // A server that did not answer must not pass for a clean file.
+                for server in &check.servers {
+                    if check.timed_out.contains(&server.id) {
+                        notes.push(format!(
+                            "{} did not answer in time; results may be incomplete",
+                            server.id
+                        ));
+                    } else if server.status != squiggle_actors::ServerState::Active {
+                        let reason = server.reason.as_deref().unwrap_or("no reason given");
+                        notes.push(format!("{} is {}: {reason}", server.id, server.status));
+                    }
                 }
                 std::iter::once((check.file, check.diagnostics)).collect()
             }
@@ -208,7 +221,11 @@ impl Toolbox {
         } else {
             lines.join("\n") + "\n"
         };
-        Ok(output(text, &[], json!({"files": files})))
+        Ok(output(
+            text,
+            &notes,
+            json!({"files": files, "notes": notes}),
+        ))
     }
 }
 
