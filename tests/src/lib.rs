@@ -141,6 +141,7 @@ impl FakeWorkspace {
             initialization_options: None,
             settings: None,
             sidecar: None,
+            settle_ms: None,
             install_hint: "cargo build -p xtask".to_string(),
             fallback_for: None,
         }

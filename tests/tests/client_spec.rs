@@ -519,3 +519,24 @@ async fn a_folder_deleted_and_made_again_is_watched_again() {
     assert!(seen, "{:?}", watched(&ws.messages()));
     squiggle.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_server_of_its_own_quiet_time_is_waited_for_that_long() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR real\n");
+    let script = ws.script(&json!({"publish_empty_first": true, "publish_delay_ms": 300}));
+    let mut server = ws.server("fake", &["--script", script.to_str().unwrap()]);
+    server.settle_ms = Some(1_000);
+    let squiggle = Squiggle::start(&ws.root, ws.config(vec![server]))
+        .await
+        .unwrap();
+
+    let result = squiggle.check_file(&file, None).await;
+
+    assert_eq!(
+        result.diagnostics.len(),
+        1,
+        "the global 50 ms would have answered with the empty list"
+    );
+    squiggle.shutdown().await;
+}

@@ -52,6 +52,7 @@ pub enum DiagnosticsMsg {
         key: ServerKey,
         path: PathBuf,
         version: i32,
+        settle: Duration,
         deadline: Instant,
         reply: RpcReplyPort<Freshness>,
     },
@@ -111,6 +112,8 @@ enum Wait {
         key: ServerKey,
         path: PathBuf,
         version: i32,
+        /// The quiet time for this server.
+        settle: Duration,
         reply: RpcReplyPort<Freshness>,
     },
     /// A quiet store after some change.
@@ -278,6 +281,7 @@ impl Actor for DiagnosticsActor {
                 key,
                 path,
                 version,
+                settle,
                 deadline,
                 reply,
             } => {
@@ -290,6 +294,7 @@ impl Actor for DiagnosticsActor {
                     key,
                     path,
                     version,
+                    settle,
                     reply,
                 };
                 store.add_waiter(&myself, wait, after, deadline);
@@ -378,15 +383,15 @@ impl Store {
             return;
         };
         let now = Instant::now();
-        let working = match &waiter.wait {
-            Wait::File { key, .. } => self.busy.contains(key),
-            Wait::All { .. } => !self.busy.is_empty(),
+        let (working, settle) = match &waiter.wait {
+            Wait::File { key, settle, .. } => (self.busy.contains(key), *settle),
+            Wait::All { .. } => (!self.busy.is_empty(), self.settle),
         };
         let next = match self.fresh_at(waiter) {
             // A server at work will publish again: wait for it to finish (or the deadline).
             _ if working => Some(waiter.deadline),
-            Some(at) if now >= at + self.settle => None,
-            Some(at) => Some((at + self.settle).min(waiter.deadline)),
+            Some(at) if now >= at + settle => None,
+            Some(at) => Some((at + settle).min(waiter.deadline)),
             None => Some(waiter.deadline),
         };
         match next {

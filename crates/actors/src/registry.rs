@@ -327,6 +327,7 @@ impl Servers {
             max_file_bytes: config.max_file_bytes,
             watchdog: self.args.watchdog.clone(),
             watcher: self.args.watcher.clone(),
+            settle: Duration::from_millis(spec.settle_ms.unwrap_or(config.settle_ms)),
         };
         ServerActor::spawn_linked(None, ServerActor, args, myself.get_cell())
             .await

@@ -147,6 +147,8 @@ pub struct ServerArgs {
     pub watchdog: Option<Arc<Watchdog>>,
     /// Where file-watcher registrations go.
     pub watcher: ActorRef<WatcherMsg>,
+    /// The quiet time for this server's diagnostics.
+    pub settle: Duration,
 }
 
 /// The server actor.
@@ -171,6 +173,8 @@ pub struct Connection {
     workspace_root: PathBuf,
     diagnostics: ActorRef<DiagnosticsMsg>,
     watcher: ActorRef<WatcherMsg>,
+    /// The quiet time for this server's diagnostics.
+    settle: Duration,
     /// Whether the server offers pull diagnostics.
     pull: bool,
     /// Per pulled document: the last result id and what it said.
@@ -208,6 +212,7 @@ impl Actor for ServerActor {
             max_file_bytes,
             watchdog,
             watcher,
+            settle,
         } = args;
         let (mut child, group) =
             process::spawn(&program, &spec.args, &key.root, &spec.env, watchdog)
@@ -350,6 +355,7 @@ impl Actor for ServerActor {
             diagnostics: diagnostics_store,
             watcher,
             pull: false,
+            settle,
             pulled: HashMap::new(),
             busy,
             initialized: false,
@@ -377,6 +383,7 @@ impl Actor for ServerActor {
                     key,
                     path: path.clone(),
                     version,
+                    settle: conn.settle,
                     deadline,
                     reply,
                 };

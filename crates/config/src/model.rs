@@ -95,6 +95,9 @@ pub struct ServerSpec {
     pub settings: Option<serde_json::Value>,
     /// A command and its arguments run beside the server.
     pub sidecar: Option<Vec<String>>,
+    /// The quiet time for this server's diagnostics, in place of the global `settle_ms`
+    /// (for servers that publish in stages with nothing to say they are not done).
+    pub settle_ms: Option<u64>,
     /// How to install the server's command.
     pub install_hint: String,
     /// The id of the server this one replaces when that one is unavailable.

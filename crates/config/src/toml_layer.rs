@@ -41,6 +41,7 @@ struct TomlServer {
     initialization_options: Option<serde_json::Value>,
     settings: Option<serde_json::Value>,
     sidecar: Option<Vec<String>>,
+    settle_ms: Option<u64>,
     install_hint: Option<String>,
     fallback_for: Option<String>,
 }
@@ -81,6 +82,7 @@ pub(crate) fn parse_toml(text: &str) -> Result<Layer, LayerError> {
                 initialization_options: s.initialization_options,
                 settings: s.settings,
                 sidecar: s.sidecar,
+                settle_ms: s.settle_ms,
                 install_hint: s.install_hint,
                 fallback_for: s.fallback_for,
             }

@@ -182,6 +182,7 @@ impl ClientContext {
     /// Tells the store when the server starts or stops working.
     fn announce_busy(&self, changed: Option<bool>) {
         if let Some(busy) = changed {
+            tracing::debug!(server = %self.key.id, busy, "server work changed");
             let _ = self.diagnostics.cast(DiagnosticsMsg::Busy {
                 key: self.key.clone(),
                 busy,
@@ -269,6 +270,7 @@ impl ClientContext {
         let relative = paths::relative_to(&self.workspace_root, &path);
         let diagnostics =
             convert_diagnostics(&params.diagnostics, &relative, text.as_deref(), encoding);
+        tracing::debug!(server = %self.key.id, file = %relative, version = ?params.version, count = diagnostics.len(), "published");
         let _ = self.diagnostics.cast(DiagnosticsMsg::Publish {
             key: self.key.clone(),
             path,
