@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use squiggle_actors::{ServerState, Severity, Skip, Squiggle};
-use squiggle_tests::{assert_all_gone, wait_until, FakeWorkspace};
+use squiggle_tests::{assert_all_gone, eventually, FakeWorkspace};
 
 #[tokio::test]
 async fn diagnostics_arrive_with_character_columns_and_severities() {
@@ -326,7 +326,8 @@ async fn server_requests_are_answered_without_errors() {
     let result = squiggle.check_file(&file, None).await;
     assert_eq!(result.diagnostics.len(), 1);
 
-    let answered = wait_until(Duration::from_secs(5), || {
+    // Waits without blocking the runtime, which has to answer the requests.
+    let answered = eventually(Duration::from_secs(5), || {
         ws.messages()
             .iter()
             .filter(|m| {
@@ -337,7 +338,8 @@ async fn server_requests_are_answered_without_errors() {
             })
             .count()
             == 4
-    });
+    })
+    .await;
     assert!(answered, "all four server requests answered");
     let answers: Vec<_> = ws
         .messages()
