@@ -158,6 +158,13 @@ impl FakeWorkspace {
         }
     }
 
+    /// Starts a runtime on this workspace with these servers (see [`FakeWorkspace::config`]).
+    pub async fn start(&self, servers: Vec<ServerSpec>) -> squiggle_actors::Squiggle {
+        squiggle_actors::Squiggle::start(&self.root, self.config(servers))
+            .await
+            .unwrap()
+    }
+
     /// Every message the fake servers logged so far.
     pub fn messages(&self) -> Vec<Value> {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();

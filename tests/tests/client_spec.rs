@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use squiggle_actors::{ServerState, Squiggle};
+use squiggle_actors::ServerState;
 use squiggle_tests::{assert_all_gone, eventually, is_alive, FakeWorkspace};
 
 const SOON: Duration = Duration::from_secs(10);
@@ -55,9 +55,7 @@ async fn disk_changes_reach_exactly_the_servers_that_registered_matching_globs()
     quiet
         .env
         .insert("FAKE_LSP_LOG".to_string(), quiet_log.display().to_string());
-    let squiggle = Squiggle::start(&ws.root, ws.config(vec![watching, quiet]))
-        .await
-        .unwrap();
+    let squiggle = ws.start(vec![watching, quiet]).await;
     squiggle.check_file(&a, None).await;
     squiggle.check_file(&other, None).await;
     let messages = ws.messages();
@@ -120,14 +118,11 @@ async fn an_unregistered_watcher_hears_no_more() {
     let a = ws.write("a.fake", "fine\n");
     let script =
         ws.script(&json!({"watch": [{"globPattern": "**/*.fake"}], "unregister_after_events": 1}));
-    let squiggle = Squiggle::start(
-        &ws.root,
-        ws.config(vec![
+    let squiggle = ws
+        .start(vec![
             ws.server("fake", &["--script", script.to_str().unwrap()])
-        ]),
-    )
-    .await
-    .unwrap();
+        ])
+        .await;
     squiggle.check_file(&a, None).await;
     ws.write("first.fake", "the first event\n");
     let unregistered = eventually(SOON, || {
@@ -170,14 +165,11 @@ async fn a_file_created_on_disk_resolves_an_import() {
     let ws = FakeWorkspace::new();
     let main = ws.write("main.fake", "IMPORT helper\n");
     let script = ws.script(&json!({"watch": [{"globPattern": "**/*.fake"}]}));
-    let squiggle = Squiggle::start(
-        &ws.root,
-        ws.config(vec![
+    let squiggle = ws
+        .start(vec![
             ws.server("fake", &["--script", script.to_str().unwrap()])
-        ]),
-    )
-    .await
-    .unwrap();
+        ])
+        .await;
 
     let before = squiggle.check_file(&main, None).await;
     assert_eq!(
@@ -205,12 +197,9 @@ async fn a_file_created_on_disk_resolves_an_import() {
 async fn work_done_progress_holds_the_answer_until_the_server_is_done() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR real\n");
-    let squiggle = Squiggle::start(
-        &ws.root,
-        ws.config(vec![ws.server("fake", &["--scenario", "progress"])]),
-    )
-    .await
-    .unwrap();
+    let squiggle = ws
+        .start(vec![ws.server("fake", &["--scenario", "progress"])])
+        .await;
 
     let started = Instant::now();
     let result = squiggle.check_file(&file, None).await;
@@ -232,14 +221,11 @@ async fn rust_analyzer_style_quiescence_holds_the_answer_too() {
     let script = ws.script(
         &json!({"server_status": true, "publish_empty_first": true, "publish_delay_ms": 400}),
     );
-    let squiggle = Squiggle::start(
-        &ws.root,
-        ws.config(vec![
+    let squiggle = ws
+        .start(vec![
             ws.server("fake", &["--script", script.to_str().unwrap()])
-        ]),
-    )
-    .await
-    .unwrap();
+        ])
+        .await;
 
     let result = squiggle.check_file(&file, None).await;
 
@@ -256,14 +242,11 @@ async fn without_a_signal_the_fixed_quiet_time_decides() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR real\n");
     let script = ws.script(&json!({"publish_empty_first": true, "publish_delay_ms": 1000}));
-    let squiggle = Squiggle::start(
-        &ws.root,
-        ws.config(vec![
+    let squiggle = ws
+        .start(vec![
             ws.server("fake", &["--script", script.to_str().unwrap()])
-        ]),
-    )
-    .await
-    .unwrap();
+        ])
+        .await;
 
     let result = squiggle.check_file(&file, None).await;
 
@@ -278,12 +261,9 @@ async fn without_a_signal_the_fixed_quiet_time_decides() {
 async fn a_pull_only_server_registered_later_is_pulled_with_result_ids() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR pulled\n");
-    let squiggle = Squiggle::start(
-        &ws.root,
-        ws.config(vec![ws.server("fake", &["--scenario", "pull-only"])]),
-    )
-    .await
-    .unwrap();
+    let squiggle = ws
+        .start(vec![ws.server("fake", &["--scenario", "pull-only"])])
+        .await;
 
     let first = squiggle.check_file(&file, None).await;
     let second = squiggle.check_file(&file, None).await;
@@ -316,14 +296,11 @@ async fn a_pull_the_server_cancels_is_sent_again() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR pulled\n");
     let script = ws.script(&json!({"pull": true, "diagnose_on": [], "pull_cancel_first": true}));
-    let squiggle = Squiggle::start(
-        &ws.root,
-        ws.config(vec![
+    let squiggle = ws
+        .start(vec![
             ws.server("fake", &["--script", script.to_str().unwrap()])
-        ]),
-    )
-    .await
-    .unwrap();
+        ])
+        .await;
 
     let result = squiggle.check_file(&file, None).await;
 
@@ -340,12 +317,9 @@ async fn a_pull_the_server_cancels_is_sent_again() {
 async fn a_refresh_request_pulls_again() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR pulled\n");
-    let squiggle = Squiggle::start(
-        &ws.root,
-        ws.config(vec![ws.server("fake", &["--scenario", "pull-refresh"])]),
-    )
-    .await
-    .unwrap();
+    let squiggle = ws
+        .start(vec![ws.server("fake", &["--scenario", "pull-refresh"])])
+        .await;
 
     let first = squiggle.check_file(&file, None).await;
     assert_eq!(first.diagnostics.len(), 1);
@@ -376,9 +350,7 @@ async fn settings_are_sent_after_initialized() {
     let mut server = ws.server("fake", &[]);
     server.settings = Some(json!({"fake": {"strict": true}}));
     server.initialization_options = Some(json!({"option": 1}));
-    let squiggle = Squiggle::start(&ws.root, ws.config(vec![server]))
-        .await
-        .unwrap();
+    let squiggle = ws.start(vec![server]).await;
 
     squiggle.check_file(&file, None).await;
 
@@ -421,9 +393,7 @@ async fn a_sidecar_lives_and_dies_with_its_server() {
         "-c".to_string(),
         format!("echo $$ > {}; exec sleep 1000", pid_file.display()),
     ]);
-    let squiggle = Squiggle::start(&ws.root, ws.config(vec![server]))
-        .await
-        .unwrap();
+    let squiggle = ws.start(vec![server]).await;
 
     squiggle.check_file(&file, None).await;
     assert!(
@@ -454,9 +424,7 @@ async fn a_failing_sidecar_is_reported_and_not_fatal() {
         "-c".to_string(),
         "echo generator broke >&2; exit 3".to_string(),
     ]);
-    let squiggle = Squiggle::start(&ws.root, ws.config(vec![server]))
-        .await
-        .unwrap();
+    let squiggle = ws.start(vec![server]).await;
 
     let result = squiggle.check_file(&file, None).await;
     assert_eq!(
@@ -488,14 +456,11 @@ async fn a_folder_deleted_and_made_again_is_watched_again() {
     let ws = FakeWorkspace::new();
     let a = ws.write("a.fake", "fine\n");
     let script = ws.script(&json!({"watch": [{"globPattern": "**/*.fake"}]}));
-    let squiggle = Squiggle::start(
-        &ws.root,
-        ws.config(vec![
+    let squiggle = ws
+        .start(vec![
             ws.server("fake", &["--script", script.to_str().unwrap()])
-        ]),
-    )
-    .await
-    .unwrap();
+        ])
+        .await;
     squiggle.check_file(&a, None).await;
     ws.write("gen/one.fake", "first\n");
     assert!(
@@ -527,9 +492,7 @@ async fn a_server_of_its_own_quiet_time_is_waited_for_that_long() {
     let script = ws.script(&json!({"publish_empty_first": true, "publish_delay_ms": 300}));
     let mut server = ws.server("fake", &["--script", script.to_str().unwrap()]);
     server.settle_ms = Some(1_000);
-    let squiggle = Squiggle::start(&ws.root, ws.config(vec![server]))
-        .await
-        .unwrap();
+    let squiggle = ws.start(vec![server]).await;
 
     let result = squiggle.check_file(&file, None).await;
 

@@ -19,9 +19,7 @@ fn multi_file_server(ws: &FakeWorkspace) -> squiggle_config::ServerSpec {
 async fn edit_scope_reports_only_the_edited_file() {
     let ws = FakeWorkspace::new();
     let file = ws.write("src/a.fake", "ERROR here\n");
-    let squiggle = Squiggle::start(&ws.root, ws.config(vec![multi_file_server(&ws)]))
-        .await
-        .unwrap();
+    let squiggle = ws.start(vec![multi_file_server(&ws)]).await;
 
     let feedback = squiggle.feedback(&file, None, Scope::Edit).await;
 
@@ -37,9 +35,7 @@ async fn edit_scope_reports_only_the_edited_file() {
 async fn write_scope_adds_other_files_sorted_after_the_written_one() {
     let ws = FakeWorkspace::new();
     let file = ws.write("src/a.fake", "ERROR here\n");
-    let squiggle = Squiggle::start(&ws.root, ws.config(vec![multi_file_server(&ws)]))
-        .await
-        .unwrap();
+    let squiggle = ws.start(vec![multi_file_server(&ws)]).await;
 
     let feedback = squiggle.feedback(&file, None, Scope::Write).await;
 
@@ -77,9 +73,7 @@ async fn write_scope_caps_the_other_files() {
 async fn clean_files_and_skipped_files_give_empty_text_with_a_reason() {
     let ws = FakeWorkspace::new();
     let clean = ws.write("a.fake", "fine\n");
-    let squiggle = Squiggle::start(&ws.root, ws.config(vec![ws.server("fake", &[])]))
-        .await
-        .unwrap();
+    let squiggle = ws.start(vec![ws.server("fake", &[])]).await;
 
     let feedback = squiggle.feedback(&clean, None, Scope::Write).await;
     let deleted = squiggle
@@ -100,9 +94,7 @@ async fn clean_files_and_skipped_files_give_empty_text_with_a_reason() {
 async fn new_errors_are_keyed_by_source_code_severity_and_message() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR one\n");
-    let squiggle = Squiggle::start(&ws.root, ws.config(vec![ws.server("fake", &[])]))
-        .await
-        .unwrap();
+    let squiggle = ws.start(vec![ws.server("fake", &[])]).await;
 
     squiggle.check_file(&file, None).await;
     let first = squiggle.new_errors(&[&file]).await;

@@ -16,9 +16,7 @@ async fn diagnostics_arrive_with_character_columns_and_severities() {
         "src/a.fake",
         "ok line\nlet s = \"😀中\"; ERROR bad thing\n  WARNING careful\n",
     );
-    let squiggle = Squiggle::start(&ws.root, ws.config(vec![ws.server("fake", &[])]))
-        .await
-        .unwrap();
+    let squiggle = ws.start(vec![ws.server("fake", &[])]).await;
 
     let result = squiggle.check_file(&file, None).await;
 
@@ -73,9 +71,7 @@ async fn diagnostics_arrive_with_character_columns_and_severities() {
 async fn documents_are_opened_then_changed_with_rising_versions_then_saved() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR one\n");
-    let squiggle = Squiggle::start(&ws.root, ws.config(vec![ws.server("fake", &[])]))
-        .await
-        .unwrap();
+    let squiggle = ws.start(vec![ws.server("fake", &[])]).await;
 
     let first = squiggle.check_file(&file, None).await;
     let second = squiggle
@@ -126,9 +122,7 @@ async fn two_concurrent_checks_of_a_new_file_start_one_process() {
     let file = ws.write("a.fake", "ERROR x\n");
     let script = ws.script(&json!({"initialize_delay_ms": 300}));
     let server = ws.server("fake", &["--script", script.to_str().unwrap()]);
-    let squiggle = Squiggle::start(&ws.root, ws.config(vec![server]))
-        .await
-        .unwrap();
+    let squiggle = ws.start(vec![server]).await;
 
     let (a, b) = tokio::join!(
         squiggle.check_file(&file, None),
@@ -145,9 +139,7 @@ async fn two_concurrent_checks_of_a_new_file_start_one_process() {
 #[tokio::test]
 async fn nothing_starts_before_a_file_needs_it() {
     let ws = FakeWorkspace::new();
-    let squiggle = Squiggle::start(&ws.root, ws.config(vec![ws.server("fake", &[])]))
-        .await
-        .unwrap();
+    let squiggle = ws.start(vec![ws.server("fake", &[])]).await;
     assert!(squiggle.status().await.is_empty());
     assert!(ws.server_pids().is_empty());
     squiggle.shutdown().await;
@@ -252,9 +244,7 @@ async fn a_missing_binary_is_unavailable_with_the_install_hint() {
     let mut server = ws.server("fake", &[]);
     server.command = "squiggle-no-such-server".to_string();
     server.install_hint = "pip install squiggle-no-such-server".to_string();
-    let squiggle = Squiggle::start(&ws.root, ws.config(vec![server]))
-        .await
-        .unwrap();
+    let squiggle = ws.start(vec![server]).await;
 
     let result = squiggle.check_file(&file, None).await;
 
@@ -272,12 +262,9 @@ async fn a_missing_binary_is_unavailable_with_the_install_hint() {
 async fn garbage_and_malformed_frames_are_skipped_and_the_session_goes_on() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR one\n");
-    let squiggle = Squiggle::start(
-        &ws.root,
-        ws.config(vec![ws.server("fake", &["--scenario", "garbage"])]),
-    )
-    .await
-    .unwrap();
+    let squiggle = ws
+        .start(vec![ws.server("fake", &["--scenario", "garbage"])])
+        .await;
 
     let first = squiggle.check_file(&file, None).await;
     let second = squiggle
@@ -294,14 +281,11 @@ async fn garbage_and_malformed_frames_are_skipped_and_the_session_goes_on() {
 async fn unknown_notifications_are_harmless() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR one\n");
-    let squiggle = Squiggle::start(
-        &ws.root,
-        ws.config(vec![
+    let squiggle = ws
+        .start(vec![
             ws.server("fake", &["--scenario", "unknown-notification"])
-        ]),
-    )
-    .await
-    .unwrap();
+        ])
+        .await;
 
     let first = squiggle.check_file(&file, None).await;
     let second = squiggle
@@ -319,9 +303,7 @@ async fn server_requests_are_answered_without_errors() {
     let file = ws.write("a.fake", "ERROR one\n");
     let mut server = ws.server("fake", &["--scenario", "server-requests"]);
     server.settings = Some(json!({"fake": {"level": 3, "nested": {"on": true}}}));
-    let squiggle = Squiggle::start(&ws.root, ws.config(vec![server]))
-        .await
-        .unwrap();
+    let squiggle = ws.start(vec![server]).await;
 
     let result = squiggle.check_file(&file, None).await;
     assert_eq!(result.diagnostics.len(), 1);
@@ -369,12 +351,9 @@ async fn server_requests_are_answered_without_errors() {
 async fn shutdown_leaves_no_server_and_no_grandchild() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR x\n");
-    let squiggle = Squiggle::start(
-        &ws.root,
-        ws.config(vec![ws.server("fake", &["--scenario", "grandchild"])]),
-    )
-    .await
-    .unwrap();
+    let squiggle = ws
+        .start(vec![ws.server("fake", &["--scenario", "grandchild"])])
+        .await;
     let result = squiggle.check_file(&file, None).await;
     assert_eq!(result.diagnostics.len(), 1);
     let servers = ws.server_pids();
@@ -397,12 +376,9 @@ async fn shutdown_leaves_no_server_and_no_grandchild() {
 async fn a_server_that_ignores_shutdown_is_killed() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR x\n");
-    let squiggle = Squiggle::start(
-        &ws.root,
-        ws.config(vec![ws.server("fake", &["--scenario", "shutdown-hangs"])]),
-    )
-    .await
-    .unwrap();
+    let squiggle = ws
+        .start(vec![ws.server("fake", &["--scenario", "shutdown-hangs"])])
+        .await;
     squiggle.check_file(&file, None).await;
     let servers = ws.server_pids();
 
@@ -417,9 +393,7 @@ async fn files_outside_the_workspace_start_no_server() {
     let outside = ws.root.parent().unwrap().join("ws2").join("a.fake");
     std::fs::create_dir_all(outside.parent().unwrap()).unwrap();
     std::fs::write(&outside, "ERROR x\n").unwrap();
-    let squiggle = Squiggle::start(&ws.root, ws.config(vec![ws.server("fake", &[])]))
-        .await
-        .unwrap();
+    let squiggle = ws.start(vec![ws.server("fake", &[])]).await;
 
     let sibling = squiggle.check_file(&outside, None).await;
     let dotted = squiggle
@@ -437,9 +411,7 @@ async fn binary_unknown_and_missing_files_are_skipped_with_a_reason() {
     let ws = FakeWorkspace::new();
     let binary = ws.write("b.fake", "ERROR\0x\n");
     let unknown = ws.write("notes.txt", "ERROR x\n");
-    let squiggle = Squiggle::start(&ws.root, ws.config(vec![ws.server("fake", &[])]))
-        .await
-        .unwrap();
+    let squiggle = ws.start(vec![ws.server("fake", &[])]).await;
 
     assert_eq!(
         squiggle.check_file(&binary, None).await.skipped,
@@ -462,9 +434,7 @@ async fn each_project_root_gets_its_own_server() {
     ws.write("two/fake.toml", "");
     let a = ws.write("one/src/a.fake", "ERROR a\n");
     let b = ws.write("two/b.fake", "ERROR b\n");
-    let squiggle = Squiggle::start(&ws.root, ws.config(vec![ws.server("fake", &[])]))
-        .await
-        .unwrap();
+    let squiggle = ws.start(vec![ws.server("fake", &[])]).await;
 
     squiggle.check_file(&a, None).await;
     squiggle.check_file(&b, None).await;
@@ -491,14 +461,11 @@ async fn columns_stay_right_when_the_server_picks_utf8_positions() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "let s = \"😀中\"; ERROR x\n");
     let script = ws.script(&json!({"position_encoding": "utf-8"}));
-    let squiggle = Squiggle::start(
-        &ws.root,
-        ws.config(vec![
+    let squiggle = ws
+        .start(vec![
             ws.server("fake", &["--script", script.to_str().unwrap()])
-        ]),
-    )
-    .await
-    .unwrap();
+        ])
+        .await;
 
     let result = squiggle.check_file(&file, None).await;
 
@@ -523,12 +490,9 @@ async fn columns_stay_right_when_the_server_picks_utf8_positions() {
 async fn a_slow_server_is_waited_for_until_it_publishes() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR late\n");
-    let squiggle = Squiggle::start(
-        &ws.root,
-        ws.config(vec![ws.server("fake", &["--scenario", "slow-publish"])]),
-    )
-    .await
-    .unwrap();
+    let squiggle = ws
+        .start(vec![ws.server("fake", &["--scenario", "slow-publish"])])
+        .await;
 
     let first = squiggle.check_file(&file, None).await;
     let second = squiggle

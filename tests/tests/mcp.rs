@@ -81,9 +81,7 @@ async fn questions_about_files_outside_the_workspace_are_refused_before_any_serv
     let outside = ws.root.parent().unwrap().join("ws2/a.fake");
     std::fs::create_dir_all(outside.parent().unwrap()).unwrap();
     std::fs::write(&outside, "x\n").unwrap();
-    let squiggle = Squiggle::start(&ws.root, ws.config(vec![ws.server("fake", &[])]))
-        .await
-        .unwrap();
+    let squiggle = ws.start(vec![ws.server("fake", &[])]).await;
 
     let at = Target::At { line: 1, column: 1 };
     let sibling = squiggle.goto_definition(&outside, at.clone()).await;
