@@ -237,7 +237,7 @@ impl Actor for ServerActor {
         let (stderr, stderr_done) = StderrTail::capture(stderr, key.id.clone());
 
         let documents = Documents::default();
-        let busy = Busy::default();
+        let busy = Busy::new(key.clone(), diagnostics.clone());
         let diagnostics_store = diagnostics.clone();
         let encoding = Arc::new(OnceLock::new());
         let context = ClientContext {
@@ -578,7 +578,7 @@ impl Connection {
         let Some(uri) = uri_of(&path) else { return };
         let previous = self.pulled.get(&path).and_then(|(id, _)| id.clone());
         let answer = pull::request(&self.socket, uri, previous);
-        self.announce_busy(self.busy.pulling(true));
+        self.busy.pulling(true);
         let me = myself.clone();
         tokio::spawn(async move {
             let answer = match tokio::time::timeout(REQUEST_TIMEOUT, answer).await {
@@ -644,7 +644,7 @@ impl Connection {
             Some(Pulled::Retrigger) | None => {}
         }
         // Sent after the diagnostics: the store sees them before the server turns idle.
-        self.announce_busy(self.busy.pulling(false));
+        self.busy.pulling(false);
     }
 
     fn publish_pulled(
@@ -660,16 +660,6 @@ impl Connection {
             source: Source::Pull,
             diagnostics,
         });
-    }
-
-    /// Tells the store when the server starts or stops working.
-    fn announce_busy(&self, changed: Option<bool>) {
-        if let Some(busy) = changed {
-            let _ = self.diagnostics.cast(DiagnosticsMsg::Busy {
-                key: self.key.clone(),
-                busy,
-            });
-        }
     }
 
     /// Sends didSave for an open document when the server asked for it.

@@ -167,11 +167,11 @@ impl ClientContext {
                 Err(err) => tracing::warn!(%server, %err, "ignoring malformed publishDiagnostics"),
             },
             Some(Progress::METHOD) => match serde_json::from_slice::<Note<ProgressParams>>(body) {
-                Ok(note) => self.announce_busy(self.busy.update(note.params)),
+                Ok(note) => self.work_changed(self.busy.update(note.params)),
                 Err(err) => tracing::debug!(%server, %err, "ignoring malformed $/progress"),
             },
             Some(SERVER_STATUS) => match serde_json::from_slice::<Note<ServerStatusParams>>(body) {
-                Ok(note) => self.announce_busy(self.busy.set_quiescent(note.params.quiescent)),
+                Ok(note) => self.work_changed(self.busy.set_quiescent(note.params.quiescent)),
                 Err(err) => tracing::debug!(%server, %err, "ignoring malformed serverStatus"),
             },
             _ => return false,
@@ -179,17 +179,10 @@ impl ClientContext {
         true
     }
 
-    /// Tells the store when the server starts or stops working.
-    fn announce_busy(&self, changed: Option<bool>) {
-        if let Some(busy) = changed {
-            tracing::debug!(server = %self.key.id, busy, "server work changed");
-            let _ = self.diagnostics.cast(DiagnosticsMsg::Busy {
-                key: self.key.clone(),
-                busy,
-            });
-        }
+    /// When the server finished its work, pulls what it has open again: what was pulled while
+    /// it worked may be out of date.
+    fn work_changed(&self, changed: Option<bool>) {
         if changed == Some(false) {
-            // What was pulled while the server worked may be out of date now that it is done.
             let _ = self.server.cast(ServerMsg::Repull);
         }
     }

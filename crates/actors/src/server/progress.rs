@@ -4,11 +4,20 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use async_lsp::lsp_types::{NumberOrString, ProgressParams, ProgressParamsValue, WorkDoneProgress};
+use ractor::ActorRef;
 
-/// The titles of a server's running work-done progress, by token, and whether it said it is
-/// not quiescent (rust-analyzer's `experimental/serverStatus`).
+use crate::diagnostics::DiagnosticsMsg;
+use crate::key::ServerKey;
+
+/// What a server is working on: its running work-done progress (titles by token), whether it
+/// said it is not quiescent (rust-analyzer's `experimental/serverStatus`), and the pulls
+/// squiggle has in flight. Every change between busy and idle is told to the diagnostics store
+/// while the lock is held, so the store sees the changes in the order they happened.
 #[derive(Debug, Clone, Default)]
-pub struct Busy(Arc<Mutex<Work>>);
+pub struct Busy {
+    work: Arc<Mutex<Work>>,
+    store: Option<(ServerKey, ActorRef<DiagnosticsMsg>)>,
+}
 
 #[derive(Debug, Default)]
 struct Work {
@@ -25,26 +34,49 @@ impl Work {
 }
 
 impl Busy {
+    /// The work of server `key`, told to the diagnostics store.
+    pub fn new(key: ServerKey, store: ActorRef<DiagnosticsMsg>) -> Self {
+        Self {
+            work: Arc::default(),
+            store: Some((key, store)),
+        }
+    }
+
+    /// Applies a change; returns the new busy state when it changed (and tells the store).
+    fn change(&self, apply: impl FnOnce(&mut Work)) -> Option<bool> {
+        let mut work = self.work.lock().ok()?;
+        let before = work.busy();
+        apply(&mut work);
+        let busy = work.busy();
+        if busy == before {
+            return None;
+        }
+        if let Some((key, store)) = &self.store {
+            tracing::debug!(server = %key.id, busy, "server work changed");
+            let _ = store.cast(DiagnosticsMsg::Busy {
+                key: key.clone(),
+                busy,
+            });
+        }
+        Some(busy)
+    }
+
     /// Records rust-analyzer's `experimental/serverStatus`; returns the new busy state when it
     /// changed.
     pub fn set_quiescent(&self, quiescent: bool) -> Option<bool> {
-        let mut work = self.0.lock().ok()?;
-        let before = work.busy();
-        work.not_quiescent = !quiescent;
-        (work.busy() != before).then(|| work.busy())
+        self.change(|work| work.not_quiescent = !quiescent)
     }
 
     /// Records a pull sent (`true`) or answered (`false`); returns the new busy state when it
     /// changed.
     pub fn pulling(&self, sent: bool) -> Option<bool> {
-        let mut work = self.0.lock().ok()?;
-        let before = work.busy();
-        if sent {
-            work.pulls += 1;
-        } else {
-            work.pulls = work.pulls.saturating_sub(1);
-        }
-        (work.busy() != before).then(|| work.busy())
+        self.change(|work| {
+            if sent {
+                work.pulls += 1;
+            } else {
+                work.pulls = work.pulls.saturating_sub(1);
+            }
+        })
     }
 
     /// Records a `$/progress` notification; returns the new busy state when it changed.
@@ -54,9 +86,7 @@ impl Busy {
             NumberOrString::String(s) => s,
         };
         let ProgressParamsValue::WorkDone(progress) = params.value;
-        let mut work = self.0.lock().ok()?;
-        let before = work.busy();
-        match progress {
+        self.change(|work| match progress {
             WorkDoneProgress::Begin(begin) => {
                 work.running.insert(token, begin.title);
             }
@@ -64,13 +94,12 @@ impl Busy {
             WorkDoneProgress::End(_) => {
                 work.running.remove(&token);
             }
-        }
-        (work.busy() != before).then(|| work.busy())
+        })
     }
 
     /// What the server is busy with, if anything (the titles of running progress).
     pub fn doing(&self) -> Option<String> {
-        let work = self.0.lock().ok()?;
+        let work = self.work.lock().ok()?;
         let mut titles: Vec<&str> = work.running.values().map(String::as_str).collect();
         if titles.is_empty() && work.not_quiescent {
             titles.push("working");
