@@ -309,11 +309,7 @@ impl Servers {
             ));
         }
         let Some(program) = self.args.commands.locate(spec) else {
-            let reason = format!(
-                "`{}` is not installed (install: {})",
-                spec.command, spec.install_hint
-            );
-            return Err((ServerState::Unavailable, reason));
+            return Err((ServerState::Unavailable, spec.not_installed()));
         };
         tracing::debug!(server = %key.id, root = %key.root.display(), program = %program.display(), "starting server");
         let args = ServerArgs {

@@ -371,13 +371,7 @@ impl Service {
                             None,
                             Some("starts on the first file that needs it".to_string()),
                         ),
-                        None => {
-                            let reason = format!(
-                                "`{}` is not installed (install: {})",
-                                spec.command, spec.install_hint
-                            );
-                            (ServerState::Unavailable, None, Some(reason))
-                        }
+                        None => (ServerState::Unavailable, None, Some(spec.not_installed())),
                     },
                 };
                 ServiceStatus {

@@ -68,13 +68,7 @@ fn rows<'a>(config: &'a Config, root: &Path) -> Vec<Row<'a>> {
             let (state, detail) = match (&found, spec.enabled) {
                 (_, false) => ("disabled", "disabled by configuration".to_string()),
                 (Some(path), true) => ("installed", path.display().to_string()),
-                (None, true) => (
-                    "unavailable",
-                    format!(
-                        "`{}` not found; install: {}",
-                        spec.command, spec.install_hint
-                    ),
-                ),
+                (None, true) => ("unavailable", spec.not_installed()),
             };
             Row {
                 spec,

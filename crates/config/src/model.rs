@@ -105,6 +105,14 @@ pub struct ServerSpec {
 }
 
 impl ServerSpec {
+    /// Why the server cannot run when its command is not found, with the command to install it.
+    pub fn not_installed(&self) -> String {
+        format!(
+            "`{}` is not installed (install: {})",
+            self.command, self.install_hint
+        )
+    }
+
     /// The LSP languageId for a file with this extension (e.g. typescript server: ts->typescript, tsx->typescriptreact, js->javascript, jsx->javascriptreact; others: language_id).
     pub fn language_id_for(&self, extension: &str) -> String {
         let extension = extension.trim_start_matches('.').to_ascii_lowercase();
