@@ -377,7 +377,7 @@ impl Actor for ServerActor {
                 reply,
             } => {
                 // The wait is registered before the change is sent: no publish for it is missed.
-                let version = conn.documents.get(&path).map_or(1, |doc| doc.version + 1);
+                let version = conn.next_version(&path);
                 let key = conn.key.clone();
                 let wait = DiagnosticsMsg::WaitFresh {
                     key,
@@ -514,11 +514,16 @@ impl Actor for ServerActor {
 }
 
 impl Connection {
+    /// The version the next sync of a document sends: 1 to open it, then one more each time.
+    fn next_version(&self, path: &Path) -> i32 {
+        self.documents.get(path).map_or(1, |doc| doc.version + 1)
+    }
+
     /// Sends didOpen (version 1) or a full-text didChange (version + 1), then didSave.
     fn sync(&mut self, path: PathBuf, text: Arc<str>) -> Result<i32, String> {
         let uri = Url::parse(&paths::path_to_uri(&path.to_string_lossy()))
             .map_err(|err| format!("cannot make a URI of {}: {err}", path.display()))?;
-        let version = self.documents.get(&path).map_or(1, |doc| doc.version + 1);
+        let version = self.next_version(&path);
         self.documents.insert(
             path.clone(),
             Document {
