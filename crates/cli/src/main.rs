@@ -5,6 +5,7 @@ mod mcp;
 mod progress;
 mod serve;
 mod servers;
+mod stdio;
 mod tools;
 mod workspace;
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::{json, Value};
 use squiggle_actors::{ServerState, Severity, Squiggle};
 use squiggle_config::Config;
@@ -17,8 +18,7 @@ use squiggle_protocol::service::{
     DiagnosticsAfterParams, FeedbackParams, FeedbackResult, ServiceStatus,
 };
 use squiggle_protocol::{encode_frame, FrameGuard};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use crate::tools::Toolbox;
 use crate::workspace::WorkspaceArgs;
@@ -42,7 +42,16 @@ struct Service {
     /// Requests still being worked on, by id, with the switch that ends their wait early.
     in_flight: Mutex<HashMap<String, oneshot::Sender<()>>>,
     /// Frames to write to stdout, in order.
-    out: mpsc::UnboundedSender<Value>,
+    out: std::sync::mpsc::Sender<Vec<u8>>,
+}
+
+/// A result already written as JSON text: answers are serialized once, from their own types.
+struct Json(String);
+
+impl Json {
+    fn of(value: &impl Serialize) -> Self {
+        Self(serde_json::to_string(value).unwrap_or_else(|_| "null".to_string()))
+    }
 }
 
 /// How the main loop ended.
@@ -58,8 +67,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<u8> {
     let (root, config) = load(&args.workspace)?;
     let severities = config.include_severities.clone();
     let squiggle = Squiggle::start(&root, config).await?;
-    let (out, frames) = mpsc::unbounded_channel();
-    let writer = tokio::spawn(write_frames(frames));
+    let (out, written) = crate::stdio::write_stdout();
     let service = Arc::new(Service {
         squiggle: squiggle.clone(),
         tools: Toolbox::new(squiggle.clone()),
@@ -67,7 +75,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<u8> {
         in_flight: Mutex::default(),
         out,
     });
-    service.send(json!({"jsonrpc": "2.0", "method": method::READY, "params": {}}));
+    service.send(&json!({"jsonrpc": "2.0", "method": method::READY, "params": {}}).to_string());
 
     let ending = tokio::select! {
         ending = read_requests(service.clone()) => ending,
@@ -77,7 +85,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<u8> {
         squiggle.shutdown().await;
     }
     drop(service);
-    let _ = tokio::time::timeout(Duration::from_secs(2), writer).await;
+    let _ = tokio::time::timeout(Duration::from_secs(2), written).await;
     Ok(0)
 }
 
@@ -118,33 +126,15 @@ async fn terminated() {
     }
 }
 
-/// Writes frames to stdout until every sender is gone.
-async fn write_frames(mut frames: mpsc::UnboundedReceiver<Value>) {
-    let mut stdout = tokio::io::stdout();
-    while let Some(frame) = frames.recv().await {
-        let body = frame.to_string();
-        if stdout
-            .write_all(&encode_frame(body.as_bytes()))
-            .await
-            .is_err()
-            || stdout.flush().await.is_err()
-        {
-            break;
-        }
-    }
-}
-
 /// Reads requests from stdin and answers each in its own task, until shutdown or end of input.
 async fn read_requests(service: Arc<Service>) -> Ending {
-    let mut stdin = tokio::io::stdin();
+    let mut stdin = crate::stdio::read_stdin();
     let mut guard = FrameGuard::new();
-    let mut buf = vec![0u8; 1 << 16];
     loop {
-        let n = match stdin.read(&mut buf).await {
-            Ok(0) | Err(_) => return Ending::Gone,
-            Ok(n) => n,
+        let Some(chunk) = stdin.recv().await else {
+            return Ending::Gone;
         };
-        guard.push(&buf[..n]);
+        guard.push(&chunk);
         while let Some(body) = guard.next_body() {
             if service.clone().dispatch(&body).await {
                 return Ending::Shutdown;
@@ -154,18 +144,20 @@ async fn read_requests(service: Arc<Service>) -> Ending {
 }
 
 impl Service {
-    fn send(&self, frame: Value) {
-        let _ = self.out.send(frame);
+    /// Queues one message (JSON text) for stdout.
+    fn send(&self, body: &str) {
+        let _ = self.out.send(encode_frame(body.as_bytes()));
     }
 
-    fn reply(&self, id: Value, result: Result<Value, (i64, String)>) {
-        let frame = match result {
-            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+    fn reply(&self, id: Value, result: Result<Json, (i64, String)>) {
+        let body = match result {
+            Ok(Json(result)) => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
             Err((code, message)) => {
                 json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+                    .to_string()
             }
         };
-        self.send(frame);
+        self.send(&body);
     }
 
     /// Handles one frame; true once `lsp/shutdown` has been answered.
@@ -205,7 +197,7 @@ impl Service {
         };
         if name == method::SHUTDOWN {
             self.squiggle.shutdown().await;
-            self.reply(id, Ok(Value::Null));
+            self.reply(id, Ok(Json("null".to_string())));
             return true;
         }
         let (cancel, cancelled) = oneshot::channel();
@@ -237,7 +229,7 @@ impl Service {
     }
 
     /// Answers a request; `hurry` (after a cancel) answers at once with what is known so far.
-    async fn handle(&self, name: &str, params: Value, hurry: bool) -> Result<Value, (i64, String)> {
+    async fn handle(&self, name: &str, params: Value, hurry: bool) -> Result<Json, (i64, String)> {
         let squiggle = &self.squiggle;
         let result = match name {
             method::CHECK_FILE => {
@@ -252,10 +244,10 @@ impl Service {
                 } else {
                     squiggle.check_file(&file_path, text).await.diagnostics
                 };
-                json!(service_diagnostics(&diagnostics, &self.severities))
+                Json::of(&service_diagnostics(&diagnostics, &self.severities))
             }
             method::DIAGNOSTICS => self.all(squiggle.diagnostics().await),
-            method::GET_DIAGNOSTIC_EPOCH => json!(squiggle.epoch().await),
+            method::GET_DIAGNOSTIC_EPOCH => Json::of(&squiggle.epoch().await),
             method::DIAGNOSTICS_AFTER => {
                 let DiagnosticsAfterParams {
                     after_epoch,
@@ -268,7 +260,7 @@ impl Service {
                 };
                 self.all(squiggle.diagnostics_after(after_epoch, wait).await)
             }
-            method::STATUS => json!(self.status().await),
+            method::STATUS => Json::of(&self.status().await),
             method::FEEDBACK => {
                 let FeedbackParams {
                     file_path,
@@ -276,17 +268,17 @@ impl Service {
                     scope,
                 } = parse(params)?;
                 if hurry {
-                    json!(FeedbackResult {
+                    Json::of(&FeedbackResult {
                         text: String::new(),
-                        diagnostics: Vec::new()
+                        diagnostics: Vec::new(),
                     })
                 } else {
                     let feedback = squiggle.feedback(&file_path, text, scope).await;
                     let diagnostics =
                         service_diagnostics(&feedback.check.diagnostics, &self.severities);
-                    json!(FeedbackResult {
+                    Json::of(&FeedbackResult {
                         text: feedback.text,
-                        diagnostics
+                        diagnostics,
                     })
                 }
             }
@@ -296,7 +288,7 @@ impl Service {
                 };
                 if hurry {
                     // Cancelled: nothing is known yet, and asking again would only take longer.
-                    return Ok(json!({"text": "", "notes": ["cancelled"]}));
+                    return Ok(Json::of(&json!({"text": "", "notes": ["cancelled"]})));
                 }
                 let args = match parse::<Value>(params)? {
                     Value::Object(args) => args,
@@ -316,7 +308,7 @@ impl Service {
                 if let Value::Object(map) = &mut result {
                     map.insert("text".to_string(), Value::String(output.text));
                 }
-                result
+                Json::of(&result)
             }
         };
         Ok(result)
@@ -326,14 +318,13 @@ impl Service {
     fn all(
         &self,
         all: std::collections::BTreeMap<String, Vec<squiggle_actors::Diagnostic>>,
-    ) -> Value {
-        let files: serde_json::Map<String, Value> = all
+    ) -> Json {
+        let files: std::collections::BTreeMap<String, _> = all
             .into_iter()
             .map(|(file, diagnostics)| (file, service_diagnostics(&diagnostics, &self.severities)))
             .filter(|(_, diagnostics)| !diagnostics.is_empty())
-            .map(|(file, diagnostics)| (file, json!(diagnostics)))
             .collect();
-        Value::Object(files)
+        Json::of(&files)
     }
 
     /// Every configured server, sorted by id: what it does now, or what it would do.
