@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use dashmap::DashMap;
 use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use squiggle_config::Config;
 use squiggle_protocol::{paths, ServerState, ServerStatus};
@@ -21,6 +22,10 @@ use crate::watcher::WatcherMsg;
 /// How long one server may take to shut down before it is killed.
 const SERVER_SHUTDOWN_LIMIT: Duration = Duration::from_secs(8);
 
+/// The servers that finished their handshake and still run, by key. Only the registry writes
+/// it; checks read it without asking the registry, which keeps a message off their path.
+pub type ActiveServers = Arc<DashMap<ServerKey, ActorRef<ServerMsg>>>;
+
 /// Messages of the registry actor.
 #[derive(Debug)]
 pub enum RegistryMsg {
@@ -34,13 +39,6 @@ pub enum RegistryMsg {
     /// Start the server for this key if it is not running, restarting a broken one once the
     /// cooldown has passed; nobody waits for it.
     Warm { key: ServerKey },
-    /// The running server for this key, if it is active; never starts one.
-    Running {
-        key: ServerKey,
-        reply: RpcReplyPort<Option<ActorRef<ServerMsg>>>,
-    },
-    /// Every active server with its key.
-    Active(RpcReplyPort<Vec<(ServerKey, ActorRef<ServerMsg>)>>),
     /// Something a host should know about a running server (its sidecar failed); shown as the
     /// reason in its status.
     Note { key: ServerKey, note: String },
@@ -81,6 +79,8 @@ pub struct RegistryArgs {
     pub watchdog: Option<Arc<Watchdog>>,
     /// The file watcher, told when a server goes away.
     pub watcher: ActorRef<WatcherMsg>,
+    /// Kept in step with the entries: every server that is active.
+    pub active: ActiveServers,
 }
 
 /// The registry actor.
@@ -150,24 +150,6 @@ impl Actor for RegistryActor {
                 servers.acquire(&myself, key, restart, Some(reply)).await;
             }
             RegistryMsg::Warm { key } => servers.acquire(&myself, key, true, None).await,
-            RegistryMsg::Running { key, reply } => {
-                let running = match servers.entries.get(&key) {
-                    Some(Entry::Active { server, .. }) => Some(server.clone()),
-                    _ => None,
-                };
-                let _ = reply.send(running);
-            }
-            RegistryMsg::Active(reply) => {
-                let active = servers
-                    .entries
-                    .iter()
-                    .filter_map(|(key, entry)| match entry {
-                        Entry::Active { server, .. } => Some((key.clone(), server.clone())),
-                        _ => None,
-                    })
-                    .collect();
-                let _ = reply.send(active);
-            }
             RegistryMsg::ServerUp { key, pid } => servers.server_up(key, pid),
             RegistryMsg::Note { key, note } => servers.note(key, note),
             RegistryMsg::Status(reply) => {
@@ -374,6 +356,7 @@ impl Servers {
             .watcher
             .cast(WatcherMsg::Forget { key: key.clone() });
         if self.shutting_down {
+            self.args.active.remove(&key);
             self.entries.remove(&key);
             return;
         }
@@ -398,6 +381,14 @@ impl Servers {
     fn set(&mut self, key: ServerKey, entry: Entry) -> Option<Entry> {
         let status = self.status_of(&key, &entry);
         self.announce(status);
+        match &entry {
+            Entry::Active { server, .. } => {
+                self.args.active.insert(key.clone(), server.clone());
+            }
+            _ => {
+                self.args.active.remove(&key);
+            }
+        }
         self.entries.insert(key, entry)
     }
 

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use ractor::rpc::CallResult;
 use ractor::{Actor, ActorRef, RpcReplyPort};
-use squiggle_config::{Config, ServerSpec};
+use squiggle_config::{find_root, Config, ServerSpec};
 use squiggle_protocol::{
     delta, merge, paths, render_feedback, DeltaKey, Diagnostic, Scope, ServerReport, ServerState,
     ServerStatus,
@@ -27,7 +27,7 @@ use crate::diagnostics::{DiagnosticsActor, DiagnosticsArgs, DiagnosticsMsg, Fres
 use crate::events::{Events, LspEvent, EVENT_CAPACITY};
 use crate::feedback::{Feedback, NewErrors};
 use crate::key::ServerKey;
-use crate::registry::{Acquired, RegistryActor, RegistryArgs, RegistryMsg};
+use crate::registry::{Acquired, ActiveServers, RegistryActor, RegistryArgs, RegistryMsg};
 use crate::server::watchdog::Watchdog;
 use crate::server::ServerMsg;
 use crate::watcher::{WatcherActor, WatcherMsg};
@@ -52,6 +52,8 @@ struct Inner {
     config: Arc<Config>,
     commands: Arc<Commands>,
     registry: ActorRef<RegistryMsg>,
+    /// The active servers, as the registry keeps them.
+    active: ActiveServers,
     diagnostics: ActorRef<DiagnosticsMsg>,
     /// The file watcher.
     watcher: ActorRef<WatcherMsg>,
@@ -87,6 +89,7 @@ impl Squiggle {
         let (diagnostics, _) = Actor::spawn(None, DiagnosticsActor, args).await?;
         let (watcher, _) = Actor::spawn(None, WatcherActor, ()).await?;
         let commands = Arc::new(Commands::new(&workspace_root));
+        let active = ActiveServers::default();
         let args = RegistryArgs {
             config: config.clone(),
             workspace_root: workspace_root.clone(),
@@ -95,6 +98,7 @@ impl Squiggle {
             events: events.clone(),
             watchdog: start_watchdog(),
             watcher: watcher.clone(),
+            active: active.clone(),
         };
         let (registry, _) = Actor::spawn(None, RegistryActor, args).await?;
         Ok(Self {
@@ -103,6 +107,7 @@ impl Squiggle {
                 config,
                 commands,
                 registry,
+                active,
                 diagnostics,
                 watcher,
                 events,
@@ -225,7 +230,7 @@ impl Squiggle {
     /// Sends `didSave` for a file to its running servers.
     pub async fn save_file(&self, path: impl AsRef<Path>) {
         let (path, _) = self.locate(path.as_ref());
-        for server in self.running_servers(&path).await {
+        for server in self.running_servers(&path) {
             let _ = server.cast(ServerMsg::Save { path: path.clone() });
         }
     }
@@ -233,12 +238,14 @@ impl Squiggle {
     /// Sends `didClose` for a file to its running servers, which then forget its text.
     pub async fn close_file(&self, path: impl AsRef<Path>) {
         let (path, _) = self.locate(path.as_ref());
-        for server in self.running_servers(&path).await {
+        for server in self.running_servers(&path) {
             let _ = server.cast(ServerMsg::Close { path: path.clone() });
         }
     }
 
-    /// The servers (with their roots) that handle this file.
+    /// The servers (with their roots) that handle this file. `path` is resolved (as `locate`
+    /// gives it, or found below the resolved root without following links), so the roots found
+    /// above it are too.
     fn keys_for(&self, path: &Path) -> Vec<ServerKey> {
         let inner = &self.inner;
         let available = |spec: &ServerSpec| inner.commands.locate(spec).is_some();
@@ -247,29 +254,21 @@ impl Squiggle {
             .servers_for(path, &available)
             .into_iter()
             .map(|spec| {
-                let root =
-                    squiggle_config::find_root(path, &inner.workspace_root, &spec.root_markers);
+                let root = find_root(path, &inner.workspace_root, &spec.root_markers);
                 ServerKey {
                     id: spec.id.clone(),
-                    root: paths::resolve(&root),
+                    root,
                 }
             })
             .collect()
     }
 
     /// The active servers for a file, without starting any.
-    async fn running_servers(&self, path: &Path) -> Vec<ActorRef<ServerMsg>> {
-        let mut running = Vec::new();
-        for key in self.keys_for(path) {
-            let asked = ask(
-                &self.inner.registry,
-                |reply| RegistryMsg::Running { key, reply },
-                ASK_LIMIT,
-            )
-            .await;
-            running.extend(asked.flatten());
-        }
-        running
+    fn running_servers(&self, path: &Path) -> Vec<ActorRef<ServerMsg>> {
+        self.keys_for(path)
+            .iter()
+            .filter_map(|key| self.inner.active.get(key).map(|server| server.clone()))
+            .collect()
     }
 
     /// The current diagnostics epoch; it advances whenever any server publishes.
@@ -436,16 +435,21 @@ impl Squiggle {
             timed_out: true,
         };
 
-        let acquired = ask(
-            &inner.registry,
-            |reply| RegistryMsg::Acquire {
-                key: key.clone(),
-                restart: false,
-                reply,
-            },
-            first_touch_limit,
-        )
-        .await;
+        let active = inner.active.get(&key).map(|server| server.clone());
+        let acquired = match active {
+            Some(server) => Some(Acquired::Ready {
+                server,
+                first_touch: false,
+            }),
+            None => {
+                let acquire = |reply| RegistryMsg::Acquire {
+                    key: key.clone(),
+                    restart: false,
+                    reply,
+                };
+                ask(&inner.registry, acquire, first_touch_limit).await
+            }
+        };
         let (server, first_touch) = match acquired {
             Some(Acquired::Ready {
                 server,

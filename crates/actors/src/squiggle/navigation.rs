@@ -176,7 +176,7 @@ impl Squiggle {
             return Err(NavError::Disabled);
         }
         let mut notes = Vec::new();
-        let mut active = self.active_servers().await;
+        let mut active = self.active_servers();
         if active.is_empty() {
             active = self.start_and_wait_for_a_server().await;
             if active.is_empty() {
@@ -506,10 +506,12 @@ impl Squiggle {
         self.text_of(path, None).ok().map(Arc::from)
     }
 
-    async fn active_servers(&self) -> Vec<(ServerKey, ActorRef<ServerMsg>)> {
-        ask(&self.inner.registry, RegistryMsg::Active, ASK_LIMIT)
-            .await
-            .unwrap_or_default()
+    fn active_servers(&self) -> Vec<(ServerKey, ActorRef<ServerMsg>)> {
+        let mut active: Vec<_> = (self.inner.active.iter())
+            .map(|entry| (entry.key().clone(), entry.value().clone()))
+            .collect();
+        active.sort_by(|a, b| a.0.cmp(&b.0));
+        active
     }
 
     /// Starts the workspace's servers and waits (within the first-touch timeout) for one.
@@ -519,7 +521,7 @@ impl Squiggle {
         let deadline =
             Instant::now() + Duration::from_millis(self.inner.config.first_touch_timeout_ms);
         loop {
-            let active = self.active_servers().await;
+            let active = self.active_servers();
             if !active.is_empty() {
                 return active;
             }
