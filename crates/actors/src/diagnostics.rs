@@ -148,6 +148,11 @@ pub struct Store {
     /// Servers that went away; late publishes from them are dropped.
     gone: HashSet<ServerKey>,
     waiters: HashMap<u64, Waiter>,
+    /// The waiters for one file's result, by file: a publish looks only at these (and at the
+    /// waits for a quiet store), not at every waiter.
+    waiting_on: HashMap<PathBuf, Vec<u64>>,
+    /// The waiters for a quiet store.
+    waiting_on_all: Vec<u64>,
     next_waiter: u64,
 }
 
@@ -177,6 +182,8 @@ impl Actor for DiagnosticsActor {
             settle,
             gone: HashSet::new(),
             waiters: HashMap::new(),
+            waiting_on: HashMap::new(),
+            waiting_on_all: Vec::new(),
             next_waiter: 0,
         })
     }
@@ -213,16 +220,15 @@ impl Actor for DiagnosticsActor {
                     .or_default()
                     .insert((key.clone(), source), published);
                 store.announce(&path);
-                let ids: Vec<u64> = store
-                    .waiters
-                    .iter()
-                    .filter(|(_, w)| match &w.wait {
-                        Wait::File {
-                            key: k, path: p, ..
-                        } => *k == key && *p == path,
-                        Wait::All { .. } => true,
+                let on_file = store.waiting_on.get(&path).into_iter().flatten();
+                let ids: Vec<u64> = on_file
+                    .filter(|id| {
+                        store.waiters.get(id).is_some_and(
+                            |w| matches!(&w.wait, Wait::File { key: k, .. } if *k == key),
+                        )
                     })
-                    .map(|(id, _)| *id)
+                    .chain(&store.waiting_on_all)
+                    .copied()
                     .collect();
                 for id in ids {
                     store.check(&myself, id);
@@ -254,7 +260,7 @@ impl Actor for DiagnosticsActor {
                     if let Some(Waiter {
                         wait: Wait::File { reply, .. },
                         ..
-                    }) = store.waiters.remove(&id)
+                    }) = store.take_waiter(id)
                     {
                         let _ = reply.send(Freshness::ServerGone);
                     }
@@ -330,6 +336,10 @@ impl Store {
     ) {
         let id = self.next_waiter;
         self.next_waiter += 1;
+        match &wait {
+            Wait::File { path, .. } => self.waiting_on.entry(path.clone()).or_default().push(id),
+            Wait::All { .. } => self.waiting_on_all.push(id),
+        }
         self.waiters.insert(
             id,
             Waiter {
@@ -340,6 +350,23 @@ impl Store {
             },
         );
         self.check(myself, id);
+    }
+
+    /// Removes a waiter (and its place in the index by file).
+    fn take_waiter(&mut self, id: u64) -> Option<Waiter> {
+        let waiter = self.waiters.remove(&id)?;
+        match &waiter.wait {
+            Wait::File { path, .. } => {
+                if let Some(ids) = self.waiting_on.get_mut(path) {
+                    ids.retain(|other| *other != id);
+                    if ids.is_empty() {
+                        self.waiting_on.remove(path);
+                    }
+                }
+            }
+            Wait::All { .. } => self.waiting_on_all.retain(|other| *other != id),
+        }
+        Some(waiter)
     }
 
     /// When what a waiter waits for last changed after its touch (a publish, or its server
@@ -413,7 +440,7 @@ impl Store {
 
     /// Ends a wait with what is known now.
     fn answer(&mut self, id: u64) {
-        let Some(waiter) = self.waiters.remove(&id) else {
+        let Some(waiter) = self.take_waiter(id) else {
             return;
         };
         let fresh = self.fresh_at(&waiter).is_some();

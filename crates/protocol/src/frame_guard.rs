@@ -19,8 +19,11 @@ const PREVIEW: usize = 80;
 /// A tolerant incremental parser of LSP `Content-Length` frames.
 #[derive(Debug, Default)]
 pub struct FrameGuard {
-    /// Bytes received and not yet consumed.
+    /// Bytes received; those before `start` are consumed.
     buffer: Vec<u8>,
+    /// Where the unconsumed bytes begin: frames are taken by moving it, and the consumed bytes
+    /// are dropped once per push rather than once per frame.
+    start: usize,
     /// Whether the buffer starts inside a junk line whose beginning was already dropped.
     mid_line: bool,
     /// How many pieces of junk were skipped.
@@ -45,6 +48,8 @@ impl FrameGuard {
 
     /// Appends bytes read from the stream.
     pub fn push(&mut self, bytes: &[u8]) {
+        self.buffer.drain(..self.start);
+        self.start = 0;
         self.buffer.extend_from_slice(bytes);
     }
 
@@ -52,18 +57,25 @@ impl FrameGuard {
     pub fn next_frame(&mut self) -> Option<Vec<u8>> {
         loop {
             let body = self.next_body()?;
-            match check_body(&body) {
-                Ok(()) => return Some(body),
-                Err(reason) => {
-                    self.skipped += 1;
-                    tracing::warn!(
-                        reason,
-                        body = %preview(&body),
-                        "skipping a bad frame from the language server"
-                    );
-                }
+            if self.admit(&body) {
+                return Some(body);
             }
         }
+    }
+
+    /// Whether a body from [`FrameGuard::next_body`] is a message a strict JSON-RPC decoder
+    /// accepts; if not, it is counted as skipped, with a warning.
+    pub fn admit(&mut self, body: &[u8]) -> bool {
+        let Err(reason) = check_body(body) else {
+            return true;
+        };
+        self.skipped += 1;
+        tracing::warn!(
+            reason,
+            body = %preview(body),
+            "skipping a bad frame from the language server"
+        );
+        false
     }
 
     /// Returns the body of the next well-framed message, whatever it holds (for peers that
@@ -73,10 +85,11 @@ impl FrameGuard {
             if self.mid_line && !self.drop_rest_of_line() {
                 return None;
             }
-            if self.buffer.is_empty() {
+            let rest = &self.buffer[self.start..];
+            if rest.is_empty() {
                 return None;
             }
-            match parse_header(&self.buffer) {
+            match parse_header(rest) {
                 Header::Incomplete => return None,
                 Header::Junk { reason, resume } => self.skip_junk(reason, resume),
                 Header::Frame {
@@ -84,15 +97,21 @@ impl FrameGuard {
                     body_len,
                 } => {
                     let end = header_len + body_len;
-                    if self.buffer.len() < end {
+                    if rest.len() < end {
                         return None;
                     }
-                    let body = self.buffer[header_len..end].to_vec();
-                    self.buffer.drain(..end);
+                    let body = rest[header_len..end].to_vec();
+                    self.start += end;
                     return Some(body);
                 }
             }
         }
+    }
+
+    /// The bytes received and not consumed yet.
+    #[cfg(test)]
+    fn unconsumed(&self) -> &[u8] {
+        &self.buffer[self.start..]
     }
 
     /// How many pieces of junk (garbage bytes/lines, bad frames) were skipped so far.
@@ -102,14 +121,15 @@ impl FrameGuard {
 
     /// Drops the rest of a junk line; false when its end has not arrived yet.
     fn drop_rest_of_line(&mut self) -> bool {
-        match self.buffer.iter().position(|&b| b == b'\n') {
+        match self.buffer[self.start..].iter().position(|&b| b == b'\n') {
             Some(newline) => {
-                self.buffer.drain(..=newline);
+                self.start += newline + 1;
                 self.mid_line = false;
                 true
             }
             None => {
                 self.buffer.clear();
+                self.start = 0;
                 false
             }
         }
@@ -118,14 +138,15 @@ impl FrameGuard {
     /// Skips junk at the start of the buffer up to the next line starting with `Content-Length`.
     fn skip_junk(&mut self, reason: &'static str, resume: usize) {
         self.skipped += 1;
-        let cut = resync_point(&self.buffer, resume);
+        let rest = &self.buffer[self.start..];
+        let cut = resync_point(rest, resume);
         tracing::warn!(
             reason,
-            junk = %preview(&self.buffer[..cut]),
+            junk = %preview(&rest[..cut]),
             "skipping junk from the language server"
         );
-        self.mid_line = cut == self.buffer.len() && self.buffer.last() != Some(&b'\n');
-        self.buffer.drain(..cut);
+        self.mid_line = cut == rest.len() && rest.last() != Some(&b'\n');
+        self.start += cut;
     }
 }
 
@@ -352,7 +373,7 @@ mod tests {
         assert_eq!(guard.next_frame(), Some(REQUEST.to_vec()));
         assert_eq!(guard.next_frame(), None);
         assert_eq!(guard.skipped(), 0);
-        assert!(guard.buffer.is_empty());
+        assert!(guard.unconsumed().is_empty());
     }
 
     #[test]
@@ -603,7 +624,7 @@ mod tests {
         for _ in 0..100 {
             guard.push(&[b'x'; 1000]);
             assert_eq!(guard.next_frame(), None);
-            assert!(guard.buffer.len() <= MAX_HEADER + 1000);
+            assert!(guard.unconsumed().len() <= MAX_HEADER + 1000);
         }
         assert_eq!(guard.skipped(), 1);
         let mut tail = b"still junk\n".to_vec();
@@ -618,7 +639,7 @@ mod tests {
         for _ in 0..1000 {
             guard.push(b"log line without any header\n");
             assert_eq!(guard.next_frame(), None);
-            assert!(guard.buffer.is_empty());
+            assert!(guard.unconsumed().is_empty());
         }
         assert_eq!(guard.skipped(), 1000);
     }
@@ -652,7 +673,7 @@ mod tests {
         // Garbage line, header block without length, bad JSON, empty body, huge length,
         // null id, trailing junk.
         assert_eq!(guard.skipped(), 7);
-        assert!(guard.buffer.is_empty());
+        assert!(guard.unconsumed().is_empty());
     }
 
     #[test]

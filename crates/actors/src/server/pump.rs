@@ -27,8 +27,9 @@ pub fn guard_stdout(
                 }
             };
             guard.push(&buf[..n]);
-            while let Some(body) = guard.next_frame() {
-                if client.take_fast(&body) {
+            while let Some(body) = guard.next_body() {
+                // The diagnostics path parses its own messages; the rest is checked for async-lsp.
+                if client.take_fast(&body) || !guard.admit(&body) {
                     continue;
                 }
                 if writer.write_all(&encode_frame(&body)).await.is_err() {
