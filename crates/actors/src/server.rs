@@ -633,7 +633,7 @@ impl Connection {
                 let text = self.documents.get(&path).map(|doc| doc.text.clone());
                 let relative = paths::relative_to(&self.workspace_root, &path);
                 let encoding = self.encoding.get().copied().unwrap_or_default();
-                let diagnostics = convert_diagnostics(&items, &relative, text.as_deref(), encoding);
+                let diagnostics = convert_diagnostics(items, &relative, text.as_deref(), encoding);
                 self.pulled
                     .insert(path.clone(), (result_id, diagnostics.clone()));
                 self.publish_pulled(path, version, diagnostics);

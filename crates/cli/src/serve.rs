@@ -244,7 +244,7 @@ impl Service {
                 } else {
                     squiggle.check_file(&file_path, text).await.diagnostics
                 };
-                Json::of(&service_diagnostics(&diagnostics, &self.severities))
+                Json::of(&service_diagnostics(diagnostics, &self.severities))
             }
             method::DIAGNOSTICS => self.all(squiggle.diagnostics().await),
             method::GET_DIAGNOSTIC_EPOCH => Json::of(&squiggle.epoch().await),
@@ -275,7 +275,7 @@ impl Service {
                 } else {
                     let feedback = squiggle.feedback(&file_path, text, scope).await;
                     let diagnostics =
-                        service_diagnostics(&feedback.check.diagnostics, &self.severities);
+                        service_diagnostics(feedback.check.diagnostics, &self.severities);
                     Json::of(&FeedbackResult {
                         text: feedback.text,
                         diagnostics,
@@ -321,7 +321,7 @@ impl Service {
     ) -> Json {
         let files: std::collections::BTreeMap<String, _> = all
             .into_iter()
-            .map(|(file, diagnostics)| (file, service_diagnostics(&diagnostics, &self.severities)))
+            .map(|(file, diagnostics)| (file, service_diagnostics(diagnostics, &self.severities)))
             .filter(|(_, diagnostics)| !diagnostics.is_empty())
             .collect();
         Json::of(&files)

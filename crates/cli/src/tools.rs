@@ -199,7 +199,7 @@ impl Toolbox {
         let mut files = Map::new();
         let mut lines = Vec::new();
         for (file, diagnostics) in all {
-            let kept = service_diagnostics(&diagnostics, &self.severities);
+            let kept = service_diagnostics(diagnostics, &self.severities);
             if kept.is_empty() {
                 continue;
             }

@@ -123,14 +123,17 @@ fn non_ascii_text() -> String {
 fn convert(bencher: Bencher) {
     let text = non_ascii_text();
     let diags: Vec<_> = (0..1_000).map(|i| lsp_diagnostic(i, 5_000)).collect();
-    bencher.counter(ItemsCount::new(diags.len())).bench(|| {
-        convert_diagnostics(
-            black_box(&diags),
-            "src/main.rs",
-            Some(black_box(&text)),
-            PositionEncoding::Utf16,
-        )
-    });
+    bencher
+        .counter(ItemsCount::new(diags.len()))
+        .with_inputs(|| diags.clone())
+        .bench_local_values(|diags| {
+            convert_diagnostics(
+                black_box(diags),
+                "src/main.rs",
+                Some(black_box(&text)),
+                PositionEncoding::Utf16,
+            )
+        });
 }
 
 /// The `i`th of a family of squiggle diagnostics spread over 50 files.

@@ -19,7 +19,7 @@ pub fn severity_from_lsp(severity: Option<DiagnosticSeverity>) -> Severity {
 /// `file` is the path relative to the workspace root; `text` the document text the server saw
 /// (None: columns are taken as character+1 unchanged).
 pub fn convert_diagnostics(
-    diags: &[lsp_types::Diagnostic],
+    diags: Vec<lsp_types::Diagnostic>,
     file: &str,
     text: Option<&str>,
     encoding: PositionEncoding,
@@ -35,23 +35,24 @@ pub fn convert_diagnostics(
         Some(line) => column_in_chars(line, position.character, encoding),
         None => position.character.saturating_add(1),
     };
-    diags
-        .iter()
-        .map(|diag| Diagnostic {
-            file: file.to_string(),
-            line: diag.range.start.line.saturating_add(1),
-            column: column(diag.range.start),
-            end_line: diag.range.end.line.saturating_add(1),
-            end_column: column(diag.range.end),
-            severity: severity_from_lsp(diag.severity),
-            message: diag.message.clone(),
-            code: diag.code.as_ref().map(|code| match code {
-                NumberOrString::Number(number) => number.to_string(),
-                NumberOrString::String(text) => text.clone(),
-            }),
-            source: diag.source.clone(),
-        })
-        .collect()
+    // Collected anew, not in place: an in-place collect would keep the larger LSP items'
+    // allocation for as long as the store holds the list.
+    let mut converted = Vec::with_capacity(diags.len());
+    converted.extend(diags.into_iter().map(|diag| Diagnostic {
+        file: file.to_string(),
+        line: diag.range.start.line.saturating_add(1),
+        column: column(diag.range.start),
+        end_line: diag.range.end.line.saturating_add(1),
+        end_column: column(diag.range.end),
+        severity: severity_from_lsp(diag.severity),
+        message: diag.message,
+        code: diag.code.map(|code| match code {
+            NumberOrString::Number(number) => number.to_string(),
+            NumberOrString::String(text) => text,
+        }),
+        source: diag.source,
+    }));
+    converted
 }
 
 #[cfg(test)]
@@ -113,7 +114,7 @@ mod tests {
             ..Default::default()
         };
         let converted =
-            convert_diagnostics(&[diag], "src/a.py", Some(TEXT), PositionEncoding::Utf16);
+            convert_diagnostics(vec![diag], "src/a.py", Some(TEXT), PositionEncoding::Utf16);
         assert_eq!(
             converted,
             vec![Diagnostic {
@@ -134,7 +135,7 @@ mod tests {
     fn numeric_code_becomes_a_string() {
         let mut diag = lsp_diag((0, 0), (0, 1));
         diag.code = Some(NumberOrString::Number(2304));
-        let converted = convert_diagnostics(&[diag], "a.ts", None, PositionEncoding::Utf16);
+        let converted = convert_diagnostics(vec![diag], "a.ts", None, PositionEncoding::Utf16);
         assert_eq!(converted[0].code.as_deref(), Some("2304"));
         assert_eq!(converted[0].source, None);
     }
@@ -142,21 +143,23 @@ mod tests {
     #[test]
     fn utf16_columns_after_emoji_and_cjk() {
         let diag = lsp_diag((1, 15), (1, 20));
-        let converted = convert_diagnostics(&[diag], "a.rs", Some(TEXT), PositionEncoding::Utf16);
+        let converted =
+            convert_diagnostics(vec![diag], "a.rs", Some(TEXT), PositionEncoding::Utf16);
         assert_eq!(positions(&converted), vec![(2, 15, 2, 20)]);
     }
 
     #[test]
     fn utf8_columns_after_emoji_and_cjk() {
         let diag = lsp_diag((1, 19), (1, 24));
-        let converted = convert_diagnostics(&[diag], "a.rs", Some(TEXT), PositionEncoding::Utf8);
+        let converted = convert_diagnostics(vec![diag], "a.rs", Some(TEXT), PositionEncoding::Utf8);
         assert_eq!(positions(&converted), vec![(2, 15, 2, 20)]);
     }
 
     #[test]
     fn utf32_columns_after_emoji_and_cjk() {
         let diag = lsp_diag((1, 14), (1, 19));
-        let converted = convert_diagnostics(&[diag], "a.rs", Some(TEXT), PositionEncoding::Utf32);
+        let converted =
+            convert_diagnostics(vec![diag], "a.rs", Some(TEXT), PositionEncoding::Utf32);
         assert_eq!(positions(&converted), vec![(2, 15, 2, 20)]);
     }
 
@@ -165,26 +168,30 @@ mod tests {
         let text = "a\r\n😀x\r\n";
         // End of line 2 is UTF-16 offset 3; past it clamps to length + 1 = 3 without the `\r`.
         let diags = [lsp_diag((1, 2), (1, 3)), lsp_diag((1, 2), (1, 9))];
-        let converted = convert_diagnostics(&diags, "a.py", Some(text), PositionEncoding::Utf16);
+        let converted =
+            convert_diagnostics(diags.to_vec(), "a.py", Some(text), PositionEncoding::Utf16);
         assert_eq!(positions(&converted), vec![(2, 2, 2, 3), (2, 2, 2, 3)]);
     }
 
     #[test]
     fn line_beyond_text_keeps_character_plus_one() {
         let diag = lsp_diag((5, 7), (9, 0));
-        let converted = convert_diagnostics(&[diag], "a.rs", Some(TEXT), PositionEncoding::Utf16);
+        let converted =
+            convert_diagnostics(vec![diag], "a.rs", Some(TEXT), PositionEncoding::Utf16);
         assert_eq!(positions(&converted), vec![(6, 8, 10, 1)]);
     }
 
     #[test]
     fn without_text_columns_are_character_plus_one() {
         let diag = lsp_diag((1, 15), (1, 20));
-        let converted = convert_diagnostics(&[diag], "a.rs", None, PositionEncoding::Utf16);
+        let converted = convert_diagnostics(vec![diag], "a.rs", None, PositionEncoding::Utf16);
         assert_eq!(positions(&converted), vec![(2, 16, 2, 21)]);
     }
 
     #[test]
     fn empty_input_gives_empty_output() {
-        assert!(convert_diagnostics(&[], "a.rs", Some(TEXT), PositionEncoding::Utf16).is_empty());
+        assert!(
+            convert_diagnostics(Vec::new(), "a.rs", Some(TEXT), PositionEncoding::Utf16).is_empty()
+        );
     }
 }

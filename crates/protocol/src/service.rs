@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::feedback::Scope;
-use crate::render::llm::escape;
+use crate::render::llm::escape_owned;
 use crate::{Diagnostic, ServerState, Severity};
 
 /// Method names of the service.
@@ -107,23 +107,23 @@ pub struct ServiceDiagnostic {
 
 /// Diagnostics in the service's shape, only the severities kept, ordered by line then column.
 pub fn service_diagnostics(
-    diagnostics: &[Diagnostic],
+    diagnostics: Vec<Diagnostic>,
     keep: &[Severity],
 ) -> Vec<ServiceDiagnostic> {
-    let mut kept: Vec<&Diagnostic> = diagnostics
-        .iter()
+    let mut kept: Vec<Diagnostic> = diagnostics
+        .into_iter()
         .filter(|d| keep.contains(&d.severity))
         .collect();
     kept.sort_by_key(|d| (d.line, d.column));
     kept.into_iter()
         .map(|d| ServiceDiagnostic {
-            file: d.file.clone(),
+            message: escape_owned(d.message),
+            file: d.file,
             line: d.line,
             character: d.column,
             severity: d.severity,
-            message: escape(&d.message),
-            code: d.code.clone(),
-            source: d.source.clone(),
+            code: d.code,
+            source: d.source,
         })
         .collect()
 }
@@ -200,7 +200,7 @@ mod tests {
             diagnostic(2, 5, Severity::Warning, "w", Some("W1")),
             diagnostic(2, 3, Severity::Error, "a <T> & b", Some("2322")),
         ];
-        let out = service_diagnostics(&diagnostics, &[Severity::Error]);
+        let out = service_diagnostics(diagnostics, &[Severity::Error]);
         assert_eq!(
             serde_json::to_value(&out).unwrap(),
             json!([

@@ -262,7 +262,7 @@ impl ClientContext {
         let encoding = self.encoding.get().copied().unwrap_or_default();
         let relative = paths::relative_to(&self.workspace_root, &path);
         let diagnostics =
-            convert_diagnostics(&params.diagnostics, &relative, text.as_deref(), encoding);
+            convert_diagnostics(params.diagnostics, &relative, text.as_deref(), encoding);
         tracing::debug!(server = %self.key.id, file = %relative, version = ?params.version, count = diagnostics.len(), "published");
         let _ = self.diagnostics.cast(DiagnosticsMsg::Publish {
             key: self.key.clone(),

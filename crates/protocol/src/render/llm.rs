@@ -6,9 +6,25 @@ use crate::report::Report;
 
 /// Escapes `&`, `<`, `>` as `&amp;`, `&lt;`, `&gt;`.
 pub fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// [`escape`] for an owned text, kept as it is when there is nothing to escape.
+pub fn escape_owned(text: String) -> String {
+    if text.contains(['&', '<', '>']) {
+        escape(&text)
+    } else {
+        text
+    }
 }
 
 /// One file's block: `<diagnostics file="<path>">\n` then `ERROR [line:col] message (code)\n` per diagnostic, at most `max_per_file` lines then `... and N more\n`, then `</diagnostics>`.
@@ -77,6 +93,13 @@ mod tests {
             message: message.to_string(),
             code: code.map(str::to_string),
             source: None,
+        }
+    }
+
+    #[test]
+    fn escape_owned_matches_escape_and_keeps_clean_text() {
+        for text in ["a < b && c > d", "plain text", "", "中文 & emoji 🎉 <x>"] {
+            assert_eq!(escape_owned(text.to_string()), escape(text));
         }
     }
 
