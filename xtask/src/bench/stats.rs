@@ -36,9 +36,37 @@ impl Stats {
     }
 }
 
+/// The least-squares slope of `y` over `x` (0 for fewer than two distinct `x`).
+pub fn slope(points: &[(f64, f64)]) -> f64 {
+    let n = points.len() as f64;
+    let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
+    let mean_y = points.iter().map(|p| p.1).sum::<f64>() / n;
+    let spread: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
+    if points.len() < 2 || spread == 0.0 {
+        return 0.0;
+    }
+    points
+        .iter()
+        .map(|p| (p.0 - mean_x) * (p.1 - mean_y))
+        .sum::<f64>()
+        / spread
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slope_of_a_line_and_of_noise_around_flat() {
+        let line: Vec<(f64, f64)> = [1.0, 10.0, 100.0, 1000.0]
+            .iter()
+            .map(|&x| (x, 0.3 + 0.002 * x))
+            .collect();
+        assert!((slope(&line) - 0.002).abs() < 1e-12);
+        let flat = [(1.0, 0.31), (10.0, 0.29), (100.0, 0.30), (1000.0, 0.30)];
+        assert!(slope(&flat).abs() < 1e-4);
+        assert_eq!(slope(&[(5.0, 1.0)]), 0.0);
+    }
 
     #[test]
     fn median_p90_and_max_of_ten_runs() {
