@@ -198,7 +198,7 @@ impl Squiggle {
     /// (resolved) root exactly when it starts with it, segment by segment.
     fn locate(&self, path: &Path) -> (PathBuf, String) {
         let root = &self.inner.workspace_root;
-        let path = paths::resolve(&root.join(path));
+        let path = paths::resolve_under(root, &root.join(path));
         let file = paths::relative_to(root, &path);
         (path, file)
     }

@@ -149,6 +149,35 @@ pub fn resolve(path: &Path) -> PathBuf {
     normalize_lexically(&absolute)
 }
 
+/// [`resolve`] for a path under a root that is already resolved: only the parts below the
+/// root are looked at, one `lstat` each, instead of a `readlink` for every part of the path.
+/// A link, a `..`, or a path not under the root falls back to [`resolve`], so the result is
+/// the same.
+pub fn resolve_under(root: &Path, path: &Path) -> PathBuf {
+    let Ok(below) = path.strip_prefix(root) else {
+        return resolve(path);
+    };
+    let mut resolved = root.to_path_buf();
+    let mut exists = true;
+    for component in below.components() {
+        let Component::Normal(name) = component else {
+            return resolve(path);
+        };
+        resolved.push(name);
+        if !exists {
+            continue;
+        }
+        match std::fs::symlink_metadata(&resolved) {
+            Ok(meta) if meta.file_type().is_symlink() => return resolve(path),
+            Ok(_) => {}
+            // The rest does not exist yet: it is kept as written, as `resolve` keeps it.
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => exists = false,
+            Err(_) => return resolve(path),
+        }
+    }
+    resolved
+}
+
 /// Whether `path` is `root` or inside it, segment-safe (`/ws2` is not inside `/ws`), after `resolve` of both (so `..` and symlinks pointing outside are caught).
 pub fn is_within(root: &Path, path: &Path) -> bool {
     resolve(path).starts_with(resolve(root))
@@ -323,6 +352,36 @@ mod tests {
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         let root = std::fs::canonicalize(dir.path()).unwrap();
         assert_eq!(resolve(&dir.path().join("sub/../sub")), root.join("sub"));
+    }
+
+    #[test]
+    fn resolve_under_agrees_with_resolve() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.join("src/deep")).unwrap();
+        std::fs::write(root.join("src/deep/a.rs"), "").unwrap();
+        std::fs::write(outside.path().join("secret.rs"), "").unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("out")).unwrap();
+        std::os::unix::fs::symlink(root.join("src/deep/a.rs"), root.join("alias.rs")).unwrap();
+        let cases = [
+            "src/deep/a.rs",
+            "src/deep/new.rs",
+            "src/missing/dir/x.rs",
+            "src/deep/a.rs/under-a-file.rs",
+            "out/secret.rs",
+            "alias.rs",
+            "src/../src/deep/a.rs",
+            "src/../../escape.rs",
+            ".",
+        ];
+        for case in cases {
+            let path = root.join(case);
+            assert_eq!(resolve_under(&root, &path), resolve(&path), "{case}");
+        }
+        let elsewhere = outside.path().join("secret.rs");
+        assert_eq!(resolve_under(&root, &elsewhere), resolve(&elsewhere));
+        assert!(!resolve_under(&root, &root.join("out/secret.rs")).starts_with(&root));
     }
 
     #[test]

@@ -2,9 +2,18 @@
 //! fields squiggle uses, and no untagged enums (serde buffers those), since publishes are the
 //! bulk of what servers send.
 
+use std::borrow::Cow;
+
 use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString, Range};
-use serde::de::{self, Deserializer, Visitor};
+use serde::de::{self, Deserializer, Error as _, IgnoredAny, Visitor};
 use serde::Deserialize;
+
+/// The method of a publish.
+pub const METHOD: &str = "textDocument/publishDiagnostics";
+
+/// How far into a body [`looks_like_publish`] looks: servers write the method before the
+/// params, right after `"jsonrpc"`.
+const METHOD_WITHIN: usize = 128;
 
 /// What a publish says: the document, the version it is for, and its diagnostics.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,9 +26,24 @@ pub struct Publish {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Reads the params of a publishDiagnostics notification from its whole JSON body.
+/// Whether a body names the publish method near its start: worth reading with
+/// [`parse_publish`] straight away, in one pass, without first reading what it is.
+pub fn looks_like_publish(body: &[u8]) -> bool {
+    const QUOTED: &[u8] = b"\"textDocument/publishDiagnostics\"";
+    body[..body.len().min(METHOD_WITHIN)]
+        .windows(QUOTED.len())
+        .any(|window| window == QUOTED)
+}
+
+/// Reads a publishDiagnostics notification from its whole JSON body; anything else (another
+/// method, a request) is an error.
 pub fn parse_publish(body: &[u8]) -> Result<Publish, serde_json::Error> {
     let note: Note = serde_json::from_slice(body)?;
+    if note.method != METHOD || note.id.is_some() {
+        return Err(serde_json::Error::custom(
+            "not a publishDiagnostics notification",
+        ));
+    }
     let diagnostics = note
         .params
         .diagnostics
@@ -34,7 +58,11 @@ pub fn parse_publish(body: &[u8]) -> Result<Publish, serde_json::Error> {
 }
 
 #[derive(Deserialize)]
-struct Note {
+struct Note<'a> {
+    #[serde(borrow)]
+    method: Cow<'a, str>,
+    #[serde(default)]
+    id: Option<IgnoredAny>,
     params: Params,
 }
 
@@ -141,8 +169,29 @@ mod tests {
     }
 
     #[test]
+    fn only_a_publish_notification_is_read_and_the_quick_look_finds_its_method() {
+        let params = r#""params":{"uri":"file:///w/a.py","diagnostics":[]}"#;
+        let publish = format!(r#"{{"jsonrpc":"2.0","method":"{METHOD}",{params}}}"#);
+        assert!(looks_like_publish(publish.as_bytes()));
+        assert!(parse_publish(publish.as_bytes()).is_ok());
+        let spaced = format!(r#"{{ "jsonrpc": "2.0", "method": "{METHOD}", {params}}}"#);
+        assert!(looks_like_publish(spaced.as_bytes()));
+        let request = format!(r#"{{"jsonrpc":"2.0","id":4,"method":"{METHOD}",{params}}}"#);
+        assert!(parse_publish(request.as_bytes()).is_err());
+        let other = format!(r#"{{"jsonrpc":"2.0","method":"$/progress",{params}}}"#);
+        assert!(!looks_like_publish(other.as_bytes()));
+        assert!(parse_publish(other.as_bytes()).is_err());
+        let late = format!(
+            r#"{{"jsonrpc":"2.0",{params},"padding":"{}","method":"{METHOD}"}}"#,
+            "x".repeat(200)
+        );
+        assert!(!looks_like_publish(late.as_bytes()));
+        assert!(parse_publish(late.as_bytes()).is_ok());
+    }
+
+    #[test]
     fn a_bad_code_or_missing_message_is_an_error() {
-        assert!(parse_publish(br#"{"params":{"uri":"u","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":0}},"code":true,"message":"m"}]}}"#).is_err());
-        assert!(parse_publish(br#"{"params":{"uri":"u","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":0}}}]}}"#).is_err());
+        assert!(parse_publish(br#"{"method":"textDocument/publishDiagnostics","params":{"uri":"u","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":0}},"code":true,"message":"m"}]}}"#).is_err());
+        assert!(parse_publish(br#"{"method":"textDocument/publishDiagnostics","params":{"uri":"u","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":0}}}]}}"#).is_err());
     }
 }

@@ -154,6 +154,13 @@ impl ClientContext {
     /// rust-analyzer's serverStatus) straight from its bytes: one typed parse instead of
     /// async-lsp's generic one plus a conversion. Returns whether it was one.
     pub fn take_fast(&self, body: &[u8]) -> bool {
+        // Publishes are most of what servers send: read them in one pass when they say so early.
+        if publish::looks_like_publish(body) {
+            if let Ok(publish) = publish::parse_publish(body) {
+                self.on_publish(publish);
+                return true;
+            }
+        }
         let Ok(head) = serde_json::from_slice::<Head<'_>>(body) else {
             return false;
         };
@@ -250,7 +257,7 @@ impl ClientContext {
         let path = if self.documents.contains_key(&path) {
             path
         } else {
-            paths::resolve(&path)
+            paths::resolve_under(&self.workspace_root, &path)
         };
         if !path.starts_with(&self.workspace_root) {
             return;
