@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use ractor::concurrency::JoinHandle;
+use ractor::{Actor, ActorProcessingErr, ActorRef, MessagingErr, RpcReplyPort};
 use squiggle_protocol::{merge, paths, Diagnostic};
 use tokio::time::Instant;
 
@@ -65,8 +66,8 @@ pub enum DiagnosticsMsg {
     },
     /// Every file with diagnostics, now.
     All(RpcReplyPort<Snapshot>),
-    /// Timer: look at a wait again.
-    Recheck(u64),
+    /// Timer: look again at the waits whose time came.
+    Recheck,
 }
 
 /// How a wait for fresh diagnostics ended.
@@ -126,7 +127,7 @@ struct Waiter {
     wait: Wait,
     after: u64,
     deadline: Instant,
-    /// When a recheck is already scheduled.
+    /// When it is to be looked at again, if a look is due.
     recheck_at: Option<Instant>,
 }
 
@@ -154,6 +155,8 @@ pub struct Store {
     /// The waiters for a quiet store.
     waiting_on_all: Vec<u64>,
     next_waiter: u64,
+    /// The one timer for every wait: when it fires, and the task that will send `Recheck`.
+    timer: Option<(Instant, JoinHandle<Result<(), MessagingErr<DiagnosticsMsg>>>)>,
 }
 
 impl Actor for DiagnosticsActor {
@@ -185,6 +188,7 @@ impl Actor for DiagnosticsActor {
             waiting_on: HashMap::new(),
             waiting_on_all: Vec::new(),
             next_waiter: 0,
+            timer: None,
         })
     }
 
@@ -315,10 +319,24 @@ impl Actor for DiagnosticsActor {
             DiagnosticsMsg::All(reply) => {
                 let _ = reply.send(store.all());
             }
-            DiagnosticsMsg::Recheck(id) => {
-                if let Some(waiter) = store.waiters.get_mut(&id) {
-                    waiter.recheck_at = None;
+            DiagnosticsMsg::Recheck => {
+                store.timer = None;
+                let now = Instant::now();
+                let due: Vec<u64> = store
+                    .waiters
+                    .iter()
+                    .filter(|(_, w)| w.recheck_at.is_some_and(|at| at <= now))
+                    .map(|(id, _)| *id)
+                    .collect();
+                for id in due {
+                    if let Some(waiter) = store.waiters.get_mut(&id) {
+                        waiter.recheck_at = None;
+                    }
                     store.check(&myself, id);
+                }
+                let next = store.waiters.values().filter_map(|w| w.recheck_at).min();
+                if let Some(at) = next {
+                    store.arm(&myself, at);
                 }
             }
         }
@@ -430,12 +448,24 @@ impl Store {
                     return;
                 }
                 waiter.recheck_at = Some(at);
-                myself.send_after(at.saturating_duration_since(now), move || {
-                    DiagnosticsMsg::Recheck(id)
-                });
+                self.arm(myself, at);
             }
             _ => self.answer(id),
         }
+    }
+
+    /// Makes sure the timer fires by `at`: one timer serves every wait, so a burst of checks
+    /// does not leave a sleeping task per wait until its deadline.
+    fn arm(&mut self, myself: &ActorRef<DiagnosticsMsg>, at: Instant) {
+        if self.timer.as_ref().is_some_and(|(armed, _)| *armed <= at) {
+            return;
+        }
+        if let Some((_, task)) = self.timer.take() {
+            task.abort();
+        }
+        let wait = at.saturating_duration_since(Instant::now());
+        let task = myself.send_after(wait, || DiagnosticsMsg::Recheck);
+        self.timer = Some((at, task));
     }
 
     /// Ends a wait with what is known now.
