@@ -261,6 +261,9 @@ impl Actor for ServerActor {
             })
         });
         let clean_stdout = pump::guard_stdout(stdout, fast_path);
+        // async-lsp writes a frame's header and body apart and flushes after each frame: with a
+        // buffer, that is one write to the pipe per message instead of two.
+        let stdin = tokio::io::BufWriter::new(stdin);
         let (exited_tx, exited) = watch::channel(false);
         let me = myself.clone();
         let process_exit = exited.clone();
