@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use squiggle_actors::ServerState;
+use squiggle_actors::{ServerState, Squiggle};
 use squiggle_tests::{assert_all_gone, eventually, is_alive, FakeWorkspace};
 
 const SOON: Duration = Duration::from_secs(10);
@@ -211,6 +211,34 @@ async fn work_done_progress_holds_the_answer_until_the_server_is_done() {
     );
     assert!(started.elapsed() >= Duration::from_millis(400));
     assert!(result.timed_out.is_empty());
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_still_working_at_the_deadline_is_reported_as_timed_out_with_what_it_had() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR real\n");
+    let script = ws.script(&json!({"progress_ms": 5_000}));
+    let mut config = ws.config(vec![
+        ws.server("fake", &["--script", script.to_str().unwrap()])
+    ]);
+    config.first_touch_timeout_ms = 800;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+
+    let started = Instant::now();
+    let result = squiggle.check_file(&file, None).await;
+
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "answered at the deadline"
+    );
+    assert!(
+        result.diagnostics.is_empty(),
+        "the list published while indexing"
+    );
+    assert_eq!(result.timed_out, vec!["fake".to_string()]);
+    let reason = result.servers[0].reason.as_deref().unwrap_or_default();
+    assert!(reason.contains("still working"), "{reason}");
     squiggle.shutdown().await;
 }
 

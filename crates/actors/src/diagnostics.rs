@@ -73,8 +73,13 @@ pub enum DiagnosticsMsg {
 /// How a wait for fresh diagnostics ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Freshness {
-    /// The server published for the file after the touch; this is what it published.
+    /// The server published for the file after the touch and then went quiet; this is what it
+    /// published.
     Fresh(Vec<Diagnostic>),
+    /// The server published for the file after the touch, but the deadline came while it was
+    /// still working (or before its quiet time ended): what it had published by then, which
+    /// may be incomplete.
+    Unsettled(Vec<Diagnostic>),
     /// The deadline passed before the server published for the file.
     TimedOut,
     /// The server went away during the wait.
@@ -131,6 +136,9 @@ struct Waiter {
     recheck_at: Option<Instant>,
 }
 
+/// The task that sends the store its next `Recheck`.
+type RecheckTask = JoinHandle<Result<(), MessagingErr<DiagnosticsMsg>>>;
+
 /// The state of the diagnostics actor.
 #[derive(Debug)]
 pub struct Store {
@@ -156,7 +164,7 @@ pub struct Store {
     waiting_on_all: Vec<u64>,
     next_waiter: u64,
     /// The one timer for every wait: when it fires, and the task that will send `Recheck`.
-    timer: Option<(Instant, JoinHandle<Result<(), MessagingErr<DiagnosticsMsg>>>)>,
+    timer: Option<(Instant, RecheckTask)>,
 }
 
 impl Actor for DiagnosticsActor {
@@ -450,7 +458,9 @@ impl Store {
                 waiter.recheck_at = Some(at);
                 self.arm(myself, at);
             }
-            _ => self.answer(id),
+            // The deadline came first.
+            Some(_) => self.answer(id, false),
+            None => self.answer(id, true),
         }
     }
 
@@ -468,8 +478,9 @@ impl Store {
         self.timer = Some((at, task));
     }
 
-    /// Ends a wait with what is known now.
-    fn answer(&mut self, id: u64) {
+    /// Ends a wait with what is known now; `settled` when the server went quiet before the
+    /// deadline.
+    fn answer(&mut self, id: u64, settled: bool) {
         let Some(waiter) = self.take_waiter(id) else {
             return;
         };
@@ -486,10 +497,10 @@ impl Store {
                     .filter(|((k, _), _)| *k == key)
                     .map(|(_, p)| p.diagnostics.clone())
                     .collect();
-                let outcome = if fresh {
-                    Freshness::Fresh(merge::merge(lists))
-                } else {
-                    Freshness::TimedOut
+                let outcome = match (fresh, settled) {
+                    (true, true) => Freshness::Fresh(merge::merge(lists)),
+                    (true, false) => Freshness::Unsettled(merge::merge(lists)),
+                    (false, _) => Freshness::TimedOut,
                 };
                 let _ = reply.send(outcome);
             }

@@ -508,6 +508,17 @@ impl Squiggle {
                 diagnostics: Some(diagnostics),
                 timed_out: false,
             },
+            Some(Freshness::Unsettled(diagnostics)) => ServerOutcome {
+                report: report(
+                    ServerState::Active,
+                    Some(
+                        "still working when the deadline passed; results may be incomplete"
+                            .to_string(),
+                    ),
+                ),
+                diagnostics: Some(diagnostics),
+                timed_out: true,
+            },
             Some(Freshness::ServerGone) => {
                 let reason = self
                     .reason_of(&key)
