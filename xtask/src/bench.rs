@@ -87,7 +87,7 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
         quick,
         runs: if quick { 20 } else { 100 },
         cold_runs: if quick { 5 } else { 15 },
-        bursts: if quick { 3 } else { 9 },
+        bursts: if quick { 3 } else { 15 },
         growth: vec![1, 10, 100, 1000],
         memory_docs: if quick { 100 } else { 1000 },
     };
@@ -140,7 +140,15 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
         Duration::ZERO,
         plan.runs,
     )?;
+    let warm_api = time_warm_api(&one, &file, plan.runs)?;
     let warm_serve = time_warm_serve(&squiggle, &one, &file, plan.runs)?;
+    rows.push(row(
+        "warm",
+        "fake",
+        "Squiggle API",
+        &warm_api,
+        Some(&warm_floor),
+    ));
     rows.push(row(
         "warm",
         "fake",
@@ -149,14 +157,16 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
         Some(&warm_floor),
     ));
     rows.push(row("warm", "fake", "floor", &warm_floor, None));
-    let overhead = warm_serve.median_ms - warm_floor.median_ms;
-    targets.push(target(
-        "warm overhead over the floor, fake server, settle 0 (median)",
-        overhead,
-        "ms",
-        1.0,
-        overhead < 1.0,
-    ));
+    for (subject, warm) in [("Squiggle API", &warm_api), ("squiggle serve", &warm_serve)] {
+        let overhead = warm.median_ms - warm_floor.median_ms;
+        targets.push(target(
+            &format!("warm overhead over the floor, {subject}, fake server, settle 0 (median)"),
+            overhead,
+            "ms",
+            1.0,
+            overhead < 1.0,
+        ));
+    }
 
     // A real server: ruff, with the default quiet time for both.
     if let Some(ruff) = &ruff {
@@ -417,6 +427,31 @@ fn time_warm_floor(
         .collect::<anyhow::Result<Vec<_>>>()?;
     floor.stop();
     Ok(Stats::of(&timings))
+}
+
+/// Warm checks through the embedding API: `Squiggle::check_file` in this process, on a
+/// single-threaded runtime like the binary's.
+fn time_warm_api(root: &Path, file: &Path, runs: usize) -> anyhow::Result<Stats> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let config = squiggle_config::Config::load(root, None)?;
+        let squiggle = squiggle_actors::Squiggle::start(root, config).await?;
+        let text = std::fs::read_to_string(file)?;
+        squiggle.check_file(file, Some(text.clone())).await;
+        let mut timings = Vec::new();
+        for i in 0..runs {
+            let started = Instant::now();
+            let result = squiggle.check_file(file, Some(variant(&text, i))).await;
+            timings.push(started.elapsed());
+            if result.diagnostics.is_empty() || !result.timed_out.is_empty() {
+                bail!("a warm check through the API found nothing: {result:?}");
+            }
+        }
+        squiggle.shutdown().await;
+        Ok(Stats::of(&timings))
+    })
 }
 
 /// A text that differs from run to run (so that every check is a real change).
