@@ -240,16 +240,21 @@ impl Watches {
     fn gather(&mut self, myself: &ActorRef<WatcherMsg>, changes: Vec<(PathBuf, FileChangeType)>) {
         let mut any = false;
         for (path, change) in changes {
-            let Ok(uri) = Url::parse(&paths::path_to_uri(&path.to_string_lossy())) else {
-                continue;
-            };
+            // The URI is made once, and only for a file some server watches.
+            let mut uri = None;
             for (key, watching) in &self.servers {
                 let wanted = watching
                     .registrations
                     .values()
                     .flatten()
                     .any(|p| p.matches(&path, change));
-                if wanted {
+                if !wanted {
+                    continue;
+                }
+                if uri.is_none() {
+                    uri = Url::parse(&paths::path_to_uri(&path.to_string_lossy())).ok();
+                }
+                if let Some(uri) = &uri {
                     self.pending
                         .entry(key.clone())
                         .or_default()

@@ -187,11 +187,15 @@ pub fn is_within(root: &Path, path: &Path) -> bool {
 pub fn relative_to(root: &Path, path: &Path) -> String {
     match path.strip_prefix(root) {
         Ok(relative) if relative.as_os_str().is_empty() => ".".to_string(),
-        Ok(relative) => relative
-            .components()
-            .map(|component| component.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/"),
+        Ok(relative) => match relative.to_str() {
+            // Already `/`-separated: no need to take it apart.
+            Some(text) if cfg!(unix) => text.to_string(),
+            _ => relative
+                .components()
+                .map(|component| component.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/"),
+        },
         Err(_) => path.to_string_lossy().into_owned(),
     }
 }
