@@ -179,6 +179,8 @@ pub struct Connection {
     pull: bool,
     /// Per pulled document: the last result id and what it said.
     pulled: HashMap<PathBuf, (Option<String>, Vec<squiggle_protocol::Diagnostic>)>,
+    /// Pull answers the stdout pump read on the fast path.
+    pulls: Arc<pull::Stash>,
     busy: Busy,
     initialized: bool,
     stopping: bool,
@@ -238,6 +240,7 @@ impl Actor for ServerActor {
 
         let documents = Documents::default();
         let busy = Busy::new(key.clone(), diagnostics.clone());
+        let pulls = Arc::new(pull::Stash::default());
         let diagnostics_store = diagnostics.clone();
         let encoding = Arc::new(OnceLock::new());
         let context = ClientContext {
@@ -252,6 +255,7 @@ impl Actor for ServerActor {
             busy: busy.clone(),
             server: myself.clone(),
             watcher: watcher.clone(),
+            pulls: pulls.clone(),
         };
         let fast_path = context.clone();
         let (main_loop, socket) = MainLoop::new_client(|socket| {
@@ -360,6 +364,7 @@ impl Actor for ServerActor {
             pull: false,
             settle,
             pulled: HashMap::new(),
+            pulls,
             busy,
             initialized: false,
             stopping: false,
@@ -585,7 +590,7 @@ impl Connection {
         };
         let Some(uri) = uri_of(&path) else { return };
         let previous = self.pulled.get(&path).and_then(|(id, _)| id.clone());
-        let answer = pull::request(&self.socket, uri, previous);
+        let answer = pull::request(&self.socket, &self.pulls, uri, previous);
         self.busy.pulling(true);
         let me = myself.clone();
         tokio::spawn(async move {

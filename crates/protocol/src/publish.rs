@@ -1,6 +1,7 @@
-//! A lean reader of `textDocument/publishDiagnostics` straight from a frame's bytes: only the
-//! fields squiggle uses, and no untagged enums (serde buffers those), since publishes are the
-//! bulk of what servers send.
+//! Lean readers of the diagnostics servers send, straight from a frame's bytes: pushed
+//! (`textDocument/publishDiagnostics`) and pulled (the answer to `textDocument/diagnostic`).
+//! Only the fields squiggle uses, and no untagged enums (serde buffers those), since these are
+//! the bulk of what servers send.
 
 use std::borrow::Cow;
 
@@ -55,6 +56,75 @@ pub fn parse_publish(body: &[u8]) -> Result<Publish, serde_json::Error> {
         version: note.params.version,
         diagnostics,
     })
+}
+
+/// A document's pulled diagnostics, as a server answered `textDocument/diagnostic`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PullReport {
+    /// The document's diagnostics now, with the id to send next time.
+    Full {
+        result_id: Option<String>,
+        items: Vec<Diagnostic>,
+    },
+    /// Nothing changed since the result with this id.
+    Unchanged { result_id: String },
+}
+
+/// Whether a body may be the answer to a pull: a response with a result (both named near its
+/// start, where every server writes them), not a request. Worth trying [`parse_pull_answer`]
+/// on: most responses servers send are answers to pulls.
+pub fn looks_like_pull_answer(body: &[u8]) -> bool {
+    let head = &body[..body.len().min(METHOD_WITHIN)];
+    let has = |name: &[u8]| head.windows(name.len()).any(|window| window == name);
+    has(b"\"result\"") && !has(b"\"method\"")
+}
+
+/// Reads the answer to a pull from a response's whole JSON body: its id (as JSON text) and its
+/// report. Anything else (a request, an error, another result) is an error.
+pub fn parse_pull_answer(body: &[u8]) -> Result<(String, PullReport), serde_json::Error> {
+    let answer: Answer = serde_json::from_slice(body)?;
+    if answer.method.is_some() {
+        return Err(serde_json::Error::custom("not a response"));
+    }
+    let id = match answer.id {
+        serde_json::Value::Number(n) => n.to_string(),
+        serde_json::Value::String(s) => serde_json::Value::String(s).to_string(),
+        _ => return Err(serde_json::Error::custom("not a request id")),
+    };
+    let report = match (answer.result.kind.as_ref(), answer.result.result_id) {
+        ("full", result_id) => PullReport::Full {
+            result_id,
+            items: (answer.result.items.into_iter())
+                .map(WireDiagnostic::into_lsp)
+                .collect(),
+        },
+        ("unchanged", Some(result_id)) => PullReport::Unchanged { result_id },
+        _ => {
+            return Err(serde_json::Error::custom(
+                "not a document diagnostic report",
+            ))
+        }
+    };
+    Ok((id, report))
+}
+
+#[derive(Deserialize)]
+struct Answer<'a> {
+    #[serde(default)]
+    method: Option<IgnoredAny>,
+    id: serde_json::Value,
+    #[serde(borrow)]
+    result: Report<'a>,
+}
+
+#[derive(Deserialize)]
+struct Report<'a> {
+    #[serde(borrow)]
+    kind: Cow<'a, str>,
+    #[serde(rename = "resultId", default)]
+    result_id: Option<String>,
+    #[serde(default)]
+    items: Vec<WireDiagnostic>,
 }
 
 #[derive(Deserialize)]
@@ -187,6 +257,57 @@ mod tests {
         );
         assert!(!looks_like_publish(late.as_bytes()));
         assert!(parse_publish(late.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn pull_answers_are_read_and_other_responses_are_not() {
+        let item = r#"{"range":{"start":{"line":1,"character":2},"end":{"line":1,"character":5}},"severity":1,"code":"F821","message":"undefined"}"#;
+        let full = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"result":{{"kind":"full","resultId":"r1","items":[{item}]}}}}"#
+        );
+        assert!(looks_like_pull_answer(full.as_bytes()));
+        let sorted = format!(
+            r#"{{"id":7,"jsonrpc":"2.0","result":{{"items":[{item}],"kind":"full","resultId":"r1"}}}}"#
+        );
+        assert!(looks_like_pull_answer(sorted.as_bytes()));
+        assert_eq!(
+            parse_pull_answer(sorted.as_bytes()).unwrap(),
+            parse_pull_answer(full.as_bytes()).unwrap()
+        );
+        let (id, report) = parse_pull_answer(full.as_bytes()).unwrap();
+        assert_eq!(id, "7");
+        let PullReport::Full { result_id, items } = report else {
+            panic!("{report:?}")
+        };
+        assert_eq!(result_id.as_deref(), Some("r1"));
+        assert_eq!(items[0].message, "undefined");
+        assert_eq!(items[0].range.start.character, 2);
+
+        let unchanged =
+            br#"{"jsonrpc":"2.0","id":"s-1","result":{"kind":"unchanged","resultId":"r1"}}"#;
+        assert_eq!(
+            parse_pull_answer(unchanged).unwrap(),
+            (
+                "\"s-1\"".to_string(),
+                PullReport::Unchanged {
+                    result_id: "r1".to_string()
+                }
+            )
+        );
+        let hover =
+            br#"{"jsonrpc":"2.0","id":3,"result":{"contents":{"kind":"markdown","value":"x"}}}"#;
+        assert!(parse_pull_answer(hover).is_err());
+        let action = br#"{"jsonrpc":"2.0","id":3,"result":{"title":"Fix","kind":"quickfix"}}"#;
+        assert!(parse_pull_answer(action).is_err());
+        let error = br#"{"jsonrpc":"2.0","id":3,"error":{"code":-32802,"message":"cancelled"}}"#;
+        assert!(!looks_like_pull_answer(error));
+        assert!(parse_pull_answer(error).is_err());
+        let locations = br#"{"jsonrpc":"2.0","id":4,"result":[{"uri":"file:///a","range":{}}]}"#;
+        assert!(parse_pull_answer(locations).is_err());
+        let request =
+            br#"{"jsonrpc":"2.0","id":5,"method":"x","result":{"kind":"full","items":[]}}"#;
+        assert!(!looks_like_pull_answer(request));
+        assert!(parse_pull_answer(request).is_err());
     }
 
     #[test]

@@ -32,6 +32,7 @@ use crate::diagnostics::{DiagnosticsMsg, Source};
 use crate::key::ServerKey;
 use crate::server::documents::Documents;
 use crate::server::progress::Busy;
+use crate::server::pull::Stash;
 use crate::server::ServerMsg;
 use crate::watcher::WatcherMsg;
 use squiggle_protocol::watch::WatchPattern;
@@ -86,6 +87,18 @@ pub struct ClientContext {
     pub server: ActorRef<ServerMsg>,
     /// Where file-watcher registrations go.
     pub watcher: ActorRef<WatcherMsg>,
+    /// Pull answers read on the fast path, until their request's future takes them.
+    pub pulls: Arc<Stash>,
+}
+
+/// What the fast path did with a message from the server.
+pub enum Fast {
+    /// Handled it: nothing goes on to async-lsp.
+    Taken,
+    /// Kept what it said: this (small) message goes on to async-lsp in its place.
+    Replaced(Vec<u8>),
+    /// Not one of its messages: it goes on to async-lsp as it is.
+    Passed,
 }
 
 /// Builds the router for a server connection.
@@ -150,22 +163,30 @@ impl ClientContext {
         }
     }
 
-    /// Handles a notification on the diagnostics path (publishDiagnostics, `$/progress`,
-    /// rust-analyzer's serverStatus) straight from its bytes: one typed parse instead of
-    /// async-lsp's generic one plus a conversion. Returns whether it was one.
-    pub fn take_fast(&self, body: &[u8]) -> bool {
+    /// Handles a message on the diagnostics path (publishDiagnostics, `$/progress`,
+    /// rust-analyzer's serverStatus, the answer to a pull) straight from its bytes: one typed
+    /// parse instead of async-lsp's generic one plus a conversion.
+    pub fn take_fast(&self, body: &[u8]) -> Fast {
         // Publishes are most of what servers send: read them in one pass when they say so early.
         if publish::looks_like_publish(body) {
             if let Ok(publish) = publish::parse_publish(body) {
                 self.on_publish(publish);
-                return true;
+                return Fast::Taken;
+            }
+        }
+        // So are pull answers, for servers that are pulled.
+        if publish::looks_like_pull_answer(body) {
+            if let Ok((id, report)) = publish::parse_pull_answer(body) {
+                let result = self.pulls.keep(report);
+                let stand_in = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
+                return Fast::Replaced(stand_in.into_bytes());
             }
         }
         let Ok(head) = serde_json::from_slice::<Head<'_>>(body) else {
-            return false;
+            return Fast::Passed;
         };
         if head.id.is_some() {
-            return false;
+            return Fast::Passed;
         }
         let server = &self.key.id;
         match head.method.as_deref() {
@@ -181,9 +202,9 @@ impl ClientContext {
                 Ok(note) => self.work_changed(self.busy.set_quiescent(note.params.quiescent)),
                 Err(err) => tracing::debug!(%server, %err, "ignoring malformed serverStatus"),
             },
-            _ => return false,
+            _ => return Fast::Passed,
         }
-        true
+        Fast::Taken
     }
 
     /// When the server finished its work, pulls what it has open again: what was pulled while

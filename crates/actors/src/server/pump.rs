@@ -3,7 +3,7 @@
 use squiggle_protocol::{encode_frame, FrameGuard};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, DuplexStream};
 
-use crate::server::client::ClientContext;
+use crate::server::client::{ClientContext, Fast};
 
 /// Reads `stdout` through the frame guard and returns a stream that carries only clean frames;
 /// the notifications on the diagnostics path are handled here, in stream order, and the rest
@@ -29,9 +29,12 @@ pub fn guard_stdout(
             guard.push(&buf[..n]);
             while let Some(body) = guard.next_body() {
                 // The diagnostics path parses its own messages; the rest is checked for async-lsp.
-                if client.take_fast(&body) || !guard.admit(&body) {
-                    continue;
-                }
+                let body = match client.take_fast(&body) {
+                    Fast::Taken => continue,
+                    Fast::Replaced(stand_in) => stand_in,
+                    Fast::Passed if guard.admit(&body) => body,
+                    Fast::Passed => continue,
+                };
                 if writer.write_all(&encode_frame(&body)).await.is_err() {
                     return;
                 }
