@@ -488,3 +488,18 @@ impl Serve {
         }
     }
 }
+
+/// Real language servers are heavy: on a small machine, several starting at once slow each other
+/// past squiggle's deadlines (which squiggle then reports, rightly, as timed out). The tests that
+/// start them take turns by holding this.
+static REAL_SERVERS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Waits for the other real-server tests of this binary to finish (for a plain `#[test]`).
+pub fn real_servers_turn() -> tokio::sync::MutexGuard<'static, ()> {
+    REAL_SERVERS.blocking_lock()
+}
+
+/// [`real_servers_turn`] for an async test.
+pub async fn real_servers_turn_async() -> tokio::sync::MutexGuard<'static, ()> {
+    REAL_SERVERS.lock().await
+}

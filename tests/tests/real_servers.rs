@@ -4,7 +4,10 @@
 #![allow(clippy::unwrap_used)]
 
 use serde_json::Value;
-use squiggle_tests::{assert_no_process_in, fixture, require_server, squiggle};
+use squiggle_tests::{
+    assert_no_process_in, fixture, real_servers_turn, real_servers_turn_async, require_server,
+    squiggle,
+};
 
 /// (file, line, column, code, source) of every diagnostic in a JSON report.
 fn positions(report: &Value) -> Vec<(String, u64, u64, String, String)> {
@@ -41,6 +44,7 @@ fn tuple(
 
 #[test]
 fn pyright_and_ruff_report_exact_positions_in_a_python_project() {
+    let _turn = real_servers_turn();
     require_server("pyright-langserver", "npm install pyright");
     require_server("ruff", "pip install ruff");
     let (_dir, project) = fixture("python");
@@ -82,6 +86,7 @@ fn pyright_and_ruff_report_exact_positions_in_a_python_project() {
 
 #[test]
 fn typescript_language_server_reports_exact_positions() {
+    let _turn = real_servers_turn();
     require_server(
         "typescript-language-server",
         "npm install typescript typescript-language-server",
@@ -107,6 +112,7 @@ fn typescript_language_server_reports_exact_positions() {
 
 #[test]
 fn a_clean_file_exits_zero_in_text_format() {
+    let _turn = real_servers_turn();
     require_server("pyright-langserver", "npm install pyright");
     let (_dir, project) = fixture("python");
 
@@ -124,6 +130,7 @@ fn a_clean_file_exits_zero_in_text_format() {
 #[test]
 #[ignore = "needs rust-analyzer (not in this toolchain): build one with ../shared/tools/build-rust-analyzer.sh; `cargo xtask test` runs this when one is on PATH"]
 fn rust_analyzer_reports_exact_positions_in_a_crate() {
+    let _turn = real_servers_turn();
     require_server("rust-analyzer", "rustup component add rust-analyzer");
     let (_dir, project) = fixture("rust");
 
@@ -148,6 +155,7 @@ fn rust_analyzer_reports_exact_positions_in_a_crate() {
 
 #[tokio::test]
 async fn writing_a_typescript_interface_shows_the_break_in_an_already_checked_file() {
+    let _turn = real_servers_turn_async().await;
     let command = require_server(
         "typescript-language-server",
         "npm install typescript typescript-language-server",
@@ -212,6 +220,7 @@ async fn runtime_with(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_python_module_created_on_disk_resolves_the_import() {
+    let _turn = real_servers_turn_async().await;
     let (_dir, project) = fixture("py-import");
     let squiggle = runtime_with(
         &project,
@@ -245,6 +254,7 @@ async fn a_python_module_created_on_disk_resolves_the_import() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs rust-analyzer (not in this toolchain): build one with ../shared/tools/build-rust-analyzer.sh; `cargo xtask test` runs this when one is on PATH"]
 async fn rust_analyzer_sees_a_module_file_created_on_disk() {
+    let _turn = real_servers_turn_async().await;
     let (_dir, project) = fixture("rust-module");
     let squiggle = runtime_with(
         &project,
