@@ -109,8 +109,15 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
     let mut measures: Vec<Value> = Vec::new();
 
     // The fake server with no server-side delay: everything measured is squiggle (or the floor).
-    let one = fake_workspace(&dir.join("fake-1"), &xtask, 1, 0)?;
-    let file = one.join("a.fake");
+    let fake = Load {
+        label: "fake",
+        ext: "fake",
+        language: "fake",
+        program: xtask.clone(),
+        args: &["fake-server"],
+    };
+    let one = fake.workspace(&dir.join("fake-1"), 1, 0)?;
+    let file = fake.probe(&one);
     let cold_floor = repeat(plan.cold_runs, || {
         floor::cold(
             &xtask,
@@ -213,104 +220,23 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
         );
     }
 
-    // Burst: 64 concurrent checks over 16 files and 4 servers.
-    let four = fake_workspace(&dir.join("fake-4"), &xtask, 4, 16)?;
-    let bursts = burst(&squiggle, &four, plan.runs, plan.bursts)?;
-    let burst_files: Vec<PathBuf> = (0..16)
-        .map(|n| four.join(format!("f{n:04}.fake")))
-        .collect();
-    let floor_bursts = (0..plan.bursts)
-        .map(|_| floor::burst(&xtask, &["fake-server"], &four, &burst_files, 4, 4))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let (all, floor_all) = (bursts.latencies.concat(), floor_bursts.concat());
-    let (burst_stats, floor_stats) = (Stats::of(&all), Stats::of(&floor_all));
-    let single = bursts.single;
-    rows.push(row("burst", "fake x4", "single check", &single, None));
-    rows.push(row(
-        "burst",
-        "fake x4",
-        "64 concurrent",
-        &burst_stats,
-        Some(&floor_stats),
-    ));
-    rows.push(row(
-        "burst",
-        "fake x4",
-        "floor, same burst",
-        &floor_stats,
-        None,
-    ));
-    // Beyond server time: how much longer than the servers needed the slowest request of a
-    // burst waited (the median over the bursts), in single-check times.
-    let slowest = |bursts: &[Vec<Duration>]| {
-        let maxima: Vec<Duration> = bursts
-            .iter()
-            .map(|b| b.iter().max().copied().unwrap_or_default())
-            .collect();
-        Stats::of(&maxima).median_ms
+    // Burst, growth and memory: on the fake server, then on ruff.
+    let mut results = Results {
+        rows: &mut rows,
+        targets: &mut targets,
+        measures: &mut measures,
     };
-    let beyond_ms = slowest(&bursts.latencies) - slowest(&floor_bursts);
-    let beyond = beyond_ms / single.median_ms.max(0.001);
-    targets.push(target(
-        &format!(
-            "burst: slowest request beyond server time, in single-check times ({beyond_ms:+.2} ms, median of {} bursts)",
-            plan.bursts
-        ),
-        beyond,
-        "x",
-        2.0,
-        beyond <= 2.0,
-    ));
-    measures.push(json!({
-        "measure": "CPU time of squiggle serve (all threads) per check in the bursts, 4 servers each",
-        "value": bursts.cpu_ms_per_check,
-        "unit": "ms",
-    }));
-
-    // Growth: open documents and 10 diagnostics each in the store.
-    let many = fake_workspace(
-        &dir.join("fake-growth"),
-        &xtask,
-        1,
-        *plan.growth.iter().max().unwrap_or(&1),
-    )?;
-    let growth = growth(&squiggle, &many, &plan.growth, plan.runs)?;
-    let points: Vec<(f64, f64)> = growth
-        .iter()
-        .map(|(docs, stats)| (*docs as f64, stats.median_ms))
-        .collect();
-    let slope = stats::slope(&points) * 1000.0;
-    for (docs, stats) in &growth {
-        rows.push(row(
-            "growth",
-            &format!("{docs} docs, {} diags", docs * 10),
-            "warm check",
-            stats,
-            None,
-        ));
+    let idle_ticks = measure_load(&fake, &plan, &squiggle, &dir, &mut results)?;
+    if let Some(ruff) = &ruff {
+        let ruff = Load {
+            label: "ruff",
+            ext: "py",
+            language: "python",
+            program: ruff.clone(),
+            args: &["server"],
+        };
+        measure_load(&ruff, &plan, &squiggle, &dir, &mut results)?;
     }
-    targets.push(target(
-        "growth slope of the warm check (ms per 1,000 open documents)",
-        slope,
-        "ms",
-        1.0,
-        slope < 1.0,
-    ));
-
-    // Memory and idle CPU of `squiggle serve` itself, with 4 servers and many open documents.
-    let memory_ws = fake_workspace(&dir.join("fake-memory"), &xtask, 4, plan.memory_docs)?;
-    let (rss_kib, idle_ticks) = memory_and_idle(&squiggle, &memory_ws, plan.memory_docs)?;
-    let rss_mib = rss_kib as f64 / 1024.0;
-    targets.push(target(
-        &format!(
-            "peak RSS of squiggle serve (4 servers, {} open documents)",
-            plan.memory_docs
-        ),
-        rss_mib,
-        "MiB",
-        30.0,
-        rss_mib < 30.0,
-    ));
     targets.push(target(
         "CPU ticks of an idle squiggle serve over 2 s",
         idle_ticks as f64,
@@ -333,6 +259,199 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The rows, targets and other numbers of a run.
+struct Results<'a> {
+    rows: &'a mut Vec<Value>,
+    targets: &'a mut Vec<Value>,
+    measures: &'a mut Vec<Value>,
+}
+
+/// A kind of server the load scenarios (burst, growth, memory) run on. Its workspaces hold files
+/// `f0000.<ext>`, ... with ten errors each, and a probe `a.<ext>` with one.
+struct Load {
+    /// How the table names it.
+    label: &'static str,
+    /// The files' extension.
+    ext: &'static str,
+    /// Their LSP language id, for the floor.
+    language: &'static str,
+    /// The server's program and arguments.
+    program: PathBuf,
+    args: &'static [&'static str],
+}
+
+impl Load {
+    /// A workspace with `files` files served by `servers` instances of the server, settle 0.
+    fn workspace(&self, dir: &Path, servers: usize, files: usize) -> anyhow::Result<PathBuf> {
+        std::fs::create_dir_all(dir)?;
+        let mut config = String::from(
+            "settle_ms = 0\ndiagnostic_timeout_ms = 30000\nfirst_touch_timeout_ms = 30000\n",
+        );
+        // Only the numbered servers below: the built-in ones for these files stay off.
+        for builtin in ["pyright", "basedpyright", "ruff"] {
+            config.push_str(&format!("[servers.{builtin}]\nenabled = false\n"));
+        }
+        let args: Vec<String> = self.args.iter().map(|a| a.to_string()).collect();
+        for n in 0..servers {
+            config.push_str(&format!(
+                "[servers.{}{n}]\ncommand = {:?}\nargs = {args:?}\nextensions = [{:?}]\n",
+                self.label,
+                self.program.display().to_string(),
+                self.ext
+            ));
+        }
+        std::fs::write(dir.join("squiggle.toml"), config)?;
+        std::fs::write(self.probe(dir), self.errors(1))?;
+        let ten = self.errors(10);
+        for n in 0..files {
+            std::fs::write(self.file(dir, n), &ten)?;
+        }
+        Ok(std::fs::canonicalize(dir)?)
+    }
+
+    /// The text of a file with `count` errors.
+    fn errors(&self, count: usize) -> String {
+        (0..count)
+            .map(|i| match self.ext {
+                "py" => format!("print(undefined_{i})\n"),
+                _ => format!("ERROR number {i}\n"),
+            })
+            .collect()
+    }
+
+    fn file(&self, root: &Path, n: usize) -> PathBuf {
+        root.join(format!("f{n:04}.{}", self.ext))
+    }
+
+    fn probe(&self, root: &Path) -> PathBuf {
+        root.join(format!("a.{}", self.ext))
+    }
+}
+
+/// The burst, growth and memory scenarios on one kind of server; returns the CPU ticks an idle
+/// `squiggle serve` used afterwards.
+fn measure_load(
+    load: &Load,
+    plan: &Plan,
+    squiggle: &Path,
+    dir: &Path,
+    results: &mut Results<'_>,
+) -> anyhow::Result<u64> {
+    let label = format!("{} x4", load.label);
+    // Burst: 64 concurrent checks over 16 files and 4 servers.
+    let four = load.workspace(&dir.join(format!("{}-4", load.label)), 4, 16)?;
+    let bursts = burst(load, squiggle, &four, plan.runs, plan.bursts)?;
+    let burst_files: Vec<PathBuf> = (0..16).map(|n| load.file(&four, n)).collect();
+    let floor_bursts = (0..plan.bursts)
+        .map(|_| {
+            floor::burst(
+                &load.program,
+                load.args,
+                &four,
+                &burst_files,
+                load.language,
+                4,
+                4,
+            )
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let (all, floor_all) = (bursts.latencies.concat(), floor_bursts.concat());
+    let (burst_stats, floor_stats) = (Stats::of(&all), Stats::of(&floor_all));
+    let single = bursts.single;
+    results
+        .rows
+        .push(row("burst", &label, "single check", &single, None));
+    results.rows.push(row(
+        "burst",
+        &label,
+        "64 concurrent",
+        &burst_stats,
+        Some(&floor_stats),
+    ));
+    results.rows.push(row(
+        "burst",
+        &label,
+        "floor, same burst",
+        &floor_stats,
+        None,
+    ));
+    // Beyond server time: how much longer than the servers needed the slowest request of a
+    // burst waited (the median over the bursts), in single-check times.
+    let slowest = |bursts: &[Vec<Duration>]| {
+        let maxima: Vec<Duration> = bursts
+            .iter()
+            .map(|b| b.iter().max().copied().unwrap_or_default())
+            .collect();
+        Stats::of(&maxima).median_ms
+    };
+    let beyond_ms = slowest(&bursts.latencies) - slowest(&floor_bursts);
+    let beyond = beyond_ms / single.median_ms.max(0.001);
+    results.targets.push(target(
+        &format!(
+            "burst ({label}): slowest request beyond server time, in single-check times ({beyond_ms:+.2} ms, median of {} bursts)",
+            plan.bursts
+        ),
+        beyond,
+        "x",
+        2.0,
+        beyond <= 2.0,
+    ));
+    results.measures.push(json!({
+        "measure": format!("CPU time of squiggle serve (all threads) per check in the bursts ({label})"),
+        "value": bursts.cpu_ms_per_check,
+        "unit": "ms",
+    }));
+
+    // Growth: open documents and 10 diagnostics each in the store.
+    let most = *plan.growth.iter().max().unwrap_or(&1);
+    let many = load.workspace(&dir.join(format!("{}-growth", load.label)), 1, most)?;
+    let growth = growth(load, squiggle, &many, &plan.growth, plan.runs)?;
+    let points: Vec<(f64, f64)> = growth
+        .iter()
+        .map(|(docs, stats)| (*docs as f64, stats.median_ms))
+        .collect();
+    let slope = stats::slope(&points) * 1000.0;
+    for (docs, stats) in &growth {
+        results.rows.push(row(
+            "growth",
+            &format!("{} {docs} docs, {} diags", load.label, docs * 10),
+            "warm check",
+            stats,
+            None,
+        ));
+    }
+    results.targets.push(target(
+        &format!(
+            "growth slope of the warm check ({}; ms per 1,000 open documents)",
+            load.label
+        ),
+        slope,
+        "ms",
+        1.0,
+        slope < 1.0,
+    ));
+
+    // Memory (and idle CPU) of `squiggle serve` itself, with 4 servers and many documents.
+    let memory_ws = load.workspace(
+        &dir.join(format!("{}-memory", load.label)),
+        4,
+        plan.memory_docs,
+    )?;
+    let (rss_kib, idle_ticks) = memory_and_idle(load, squiggle, &memory_ws, plan.memory_docs)?;
+    let rss_mib = rss_kib as f64 / 1024.0;
+    results.targets.push(target(
+        &format!(
+            "peak RSS of squiggle serve ({label}, {} open documents)",
+            plan.memory_docs
+        ),
+        rss_mib,
+        "MiB",
+        30.0,
+        rss_mib < 30.0,
+    ));
+    Ok(idle_ticks)
+}
+
 /// Runs a measurement `runs` times.
 fn repeat(
     runs: usize,
@@ -342,35 +461,6 @@ fn repeat(
         .map(|_| once())
         .collect::<anyhow::Result<Vec<_>>>()?;
     Ok(Stats::of(&timings))
-}
-
-/// A workspace whose `.fake` files are served by `servers` fake servers, with `files` files of
-/// ten errors each (at least `a.fake`).
-fn fake_workspace(
-    dir: &Path,
-    xtask: &Path,
-    servers: usize,
-    files: usize,
-) -> anyhow::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
-    let mut config = String::from(
-        "settle_ms = 0\ndiagnostic_timeout_ms = 30000\nfirst_touch_timeout_ms = 30000\n",
-    );
-    for n in 0..servers {
-        config.push_str(&format!(
-            "[servers.fake{n}]\ncommand = {:?}\nargs = [\"fake-server\"]\nextensions = [\"fake\"]\n",
-            xtask.display().to_string()
-        ));
-    }
-    std::fs::write(dir.join("squiggle.toml"), config)?;
-    std::fs::write(dir.join("a.fake"), "ERROR first\n")?;
-    let ten = (0..10)
-        .map(|i| format!("ERROR number {i}\n"))
-        .collect::<String>();
-    for n in 0..files {
-        std::fs::write(dir.join(format!("f{n:04}.fake")), &ten)?;
-    }
-    Ok(std::fs::canonicalize(dir)?)
 }
 
 /// A Python project with one undefined name, for ruff.
@@ -517,10 +607,14 @@ struct Bursts {
 
 /// Single checks, then `bursts` times 64 concurrent ones over 16 files (each answered by 4
 /// servers).
-fn burst(squiggle: &Path, root: &Path, runs: usize, bursts: usize) -> anyhow::Result<Bursts> {
-    let files: Vec<PathBuf> = (0..16)
-        .map(|n| root.join(format!("f{n:04}.fake")))
-        .collect();
+fn burst(
+    load: &Load,
+    squiggle: &Path,
+    root: &Path,
+    runs: usize,
+    bursts: usize,
+) -> anyhow::Result<Bursts> {
+    let files: Vec<PathBuf> = (0..16).map(|n| load.file(root, n)).collect();
     let mut peer = serve(squiggle, root)?;
     for file in &files {
         check(&mut peer, file, &std::fs::read_to_string(file)?)?;
@@ -573,20 +667,21 @@ fn cpu_ns(pid: u32) -> anyhow::Result<u64> {
 
 /// The warm check time of one file with 1, 10, 100, ... documents open.
 fn growth(
+    load: &Load,
     squiggle: &Path,
     root: &Path,
     levels: &[usize],
     runs: usize,
 ) -> anyhow::Result<Vec<(usize, Stats)>> {
     let mut peer = serve(squiggle, root)?;
-    let probe = root.join("a.fake");
+    let probe = load.probe(root);
     let text = std::fs::read_to_string(&probe)?;
     check(&mut peer, &probe, &text)?;
     let mut open = 0;
     let mut results = Vec::new();
     for &level in levels {
         while open < level {
-            let file = root.join(format!("f{open:04}.fake"));
+            let file = load.file(root, open);
             check(&mut peer, &file, &std::fs::read_to_string(&file)?)?;
             open += 1;
         }
@@ -601,10 +696,15 @@ fn growth(
 
 /// Peak RSS (KiB) of `squiggle serve` with `docs` documents open on 4 servers, and the CPU
 /// ticks it uses in 2 s of idling afterwards.
-fn memory_and_idle(squiggle: &Path, root: &Path, docs: usize) -> anyhow::Result<(u64, u64)> {
+fn memory_and_idle(
+    load: &Load,
+    squiggle: &Path,
+    root: &Path,
+    docs: usize,
+) -> anyhow::Result<(u64, u64)> {
     let mut peer = serve(squiggle, root)?;
     for n in 0..docs {
-        let file = root.join(format!("f{n:04}.fake"));
+        let file = load.file(root, n);
         check(&mut peer, &file, &std::fs::read_to_string(&file)?)?;
     }
     let pid = peer.pid();

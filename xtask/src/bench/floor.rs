@@ -131,6 +131,7 @@ pub fn burst(
     args: &[&str],
     root: &Path,
     files: &[std::path::PathBuf],
+    language_id: &str,
     servers: usize,
     rounds: usize,
 ) -> anyhow::Result<Vec<Duration>> {
@@ -139,7 +140,7 @@ pub fn burst(
         let mut floor = Floor::start(program, args, root, Duration::ZERO)?;
         for file in files {
             let text = std::fs::read_to_string(file)?;
-            floor.open(file, "fake", &text)?;
+            floor.open(file, language_id, &text)?;
         }
         peers.push(floor);
     }
