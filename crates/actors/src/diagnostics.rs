@@ -38,6 +38,13 @@ pub enum DiagnosticsMsg {
         source: Source,
         diagnostics: Vec<Diagnostic>,
     },
+    /// A pull was answered `unchanged`: what the server last answered for the file holds, now
+    /// for `version` (an answer never kept counts as empty).
+    StillPulled {
+        key: ServerKey,
+        path: PathBuf,
+        version: i32,
+    },
     /// A server started or finished work (work-done progress, or not quiescent): while it
     /// works, its results do not count as settled.
     Busy { key: ServerKey, busy: bool },
@@ -213,38 +220,9 @@ impl Actor for DiagnosticsActor {
                 version,
                 source,
                 diagnostics,
-            } => {
-                if store.gone.contains(&key) {
-                    return Ok(()); // Frames a dead server sent before it died.
-                }
-                store.epoch += 1;
-                let now = Instant::now();
-                store.last_publish = Some(now);
-                let published = Published {
-                    diagnostics,
-                    version,
-                    epoch: store.epoch,
-                    at: now,
-                };
-                store
-                    .files
-                    .entry(path.clone())
-                    .or_default()
-                    .insert((key.clone(), source), published);
-                store.announce(&path);
-                let on_file = store.waiting_on.get(&path).into_iter().flatten();
-                let ids: Vec<u64> = on_file
-                    .filter(|id| {
-                        store.waiters.get(id).is_some_and(
-                            |w| matches!(&w.wait, Wait::File { key: k, .. } if *k == key),
-                        )
-                    })
-                    .chain(&store.waiting_on_all)
-                    .copied()
-                    .collect();
-                for id in ids {
-                    store.check(&myself, id);
-                }
+            } => store.record(&myself, key, path, version, source, Some(diagnostics)),
+            DiagnosticsMsg::StillPulled { key, path, version } => {
+                store.record(&myself, key, path, Some(version), Source::Pull, None);
             }
             DiagnosticsMsg::ServerGone { key } => {
                 store.gone.insert(key.clone());
@@ -353,6 +331,55 @@ impl Actor for DiagnosticsActor {
 }
 
 impl Store {
+    /// Records what a server delivered for a file (`None`: what it delivered last time, again)
+    /// and looks at the waits it may end.
+    fn record(
+        &mut self,
+        myself: &ActorRef<DiagnosticsMsg>,
+        key: ServerKey,
+        path: PathBuf,
+        version: Option<i32>,
+        source: Source,
+        diagnostics: Option<Vec<Diagnostic>>,
+    ) {
+        if self.gone.contains(&key) {
+            return; // Frames a dead server sent before it died.
+        }
+        self.epoch += 1;
+        let now = Instant::now();
+        self.last_publish = Some(now);
+        let by_server = self.files.entry(path.clone()).or_default();
+        let slot = (key.clone(), source);
+        let diagnostics = match diagnostics {
+            Some(diagnostics) => diagnostics,
+            None => by_server
+                .remove(&slot)
+                .map(|last| last.diagnostics)
+                .unwrap_or_default(),
+        };
+        let published = Published {
+            diagnostics,
+            version,
+            epoch: self.epoch,
+            at: now,
+        };
+        by_server.insert(slot, published);
+        self.announce(&path);
+        let on_file = self.waiting_on.get(&path).into_iter().flatten();
+        let ids: Vec<u64> = on_file
+            .filter(|id| {
+                self.waiters
+                    .get(id)
+                    .is_some_and(|w| matches!(&w.wait, Wait::File { key: k, .. } if *k == key))
+            })
+            .chain(&self.waiting_on_all)
+            .copied()
+            .collect();
+        for id in ids {
+            self.check(myself, id);
+        }
+    }
+
     fn add_waiter(
         &mut self,
         myself: &ActorRef<DiagnosticsMsg>,

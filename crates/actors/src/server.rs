@@ -177,8 +177,8 @@ pub struct Connection {
     settle: Duration,
     /// Whether the server offers pull diagnostics.
     pull: bool,
-    /// Per pulled document: the last result id and what it said.
-    pulled: HashMap<PathBuf, (Option<String>, Vec<squiggle_protocol::Diagnostic>)>,
+    /// Per pulled document: the last result id (what it said is in the store).
+    pulled: HashMap<PathBuf, Option<String>>,
     /// Pull answers the stdout pump read on the fast path.
     pulls: Arc<pull::Stash>,
     busy: Busy,
@@ -589,7 +589,7 @@ impl Connection {
             return;
         };
         let Some(uri) = uri_of(&path) else { return };
-        let previous = self.pulled.get(&path).and_then(|(id, _)| id.clone());
+        let previous = self.pulled.get(&path).cloned().flatten();
         let answer = pull::request(&self.socket, &self.pulls, uri, previous);
         self.busy.pulling(true);
         let me = myself.clone();
@@ -642,17 +642,15 @@ impl Connection {
                 let relative = paths::relative_to(&self.workspace_root, &path);
                 let encoding = self.encoding.get().copied().unwrap_or_default();
                 let diagnostics = convert_diagnostics(items, &relative, text.as_deref(), encoding);
-                self.pulled
-                    .insert(path.clone(), (result_id, diagnostics.clone()));
+                self.pulled.insert(path.clone(), result_id);
                 self.publish_pulled(path, version, diagnostics);
             }
             Some(Pulled::Unchanged) => {
-                let diagnostics = self
-                    .pulled
-                    .get(&path)
-                    .map(|(_, d)| d.clone())
-                    .unwrap_or_default();
-                self.publish_pulled(path, version, diagnostics);
+                let _ = self.diagnostics.cast(DiagnosticsMsg::StillPulled {
+                    key: self.key.clone(),
+                    path,
+                    version,
+                });
             }
             Some(Pulled::Retrigger) | None => {}
         }
