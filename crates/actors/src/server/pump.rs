@@ -31,9 +31,9 @@ pub fn guard_stdout(
                 // The diagnostics path parses its own messages; the rest is checked for async-lsp.
                 let body = match client.take_fast(&body) {
                     Fast::Taken => continue,
-                    Fast::Replaced(stand_in) => stand_in,
+                    Fast::Replaced(stand_in) if guard.admit(&stand_in) => stand_in,
                     Fast::Passed if guard.admit(&body) => body,
-                    Fast::Passed => continue,
+                    Fast::Replaced(_) | Fast::Passed => continue,
                 };
                 if writer.write_all(&encode_frame(&body)).await.is_err() {
                     return;
