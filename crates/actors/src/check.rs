@@ -13,7 +13,8 @@ pub struct CheckResult {
     pub diagnostics: Vec<Diagnostic>,
     /// Each server the file needed, with its state (and reason when it did not answer).
     pub servers: Vec<ServerReport>,
-    /// The ids of servers that did not answer before the deadline.
+    /// The ids of servers that did not answer before the deadline, or were still working when
+    /// it passed (their diagnostics so far are in `diagnostics`, and may be incomplete).
     pub timed_out: Vec<String>,
     /// Why the file was not checked at all, if it was not.
     pub skipped: Option<Skip>,
