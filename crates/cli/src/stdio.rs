@@ -1,4 +1,4 @@
-//! Stdin and stdout, each on a thread of its own, for the stdio services. Tokio's stdin and
+//! Stdin and stdout, each on a thread of its own, for `squiggle serve`. Tokio's stdin and
 //! stdout hand every read and write to its blocking pool; under a burst of requests that is a
 //! thread wake-up per frame. Here one thread reads what arrives, and one writes every frame
 //! queued so far before it flushes once.
