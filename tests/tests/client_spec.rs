@@ -243,6 +243,30 @@ async fn a_server_still_working_at_the_deadline_is_reported_as_timed_out_with_wh
 }
 
 #[tokio::test]
+async fn progress_around_each_pull_does_not_make_squiggle_pull_forever() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR real\n");
+    let script = ws.script(&json!({"pull": true, "pull_progress": true}));
+    let mut config = ws.config(vec![
+        ws.server("fake", &["--script", script.to_str().unwrap()])
+    ]);
+    // A quiet time the endless pulls would never leave, and a deadline that ends them.
+    config.settle_ms = 150;
+    config.first_touch_timeout_ms = 3_000;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+
+    let result = squiggle.check_file(&file, None).await;
+
+    assert_eq!(result.diagnostics.len(), 1);
+    assert!(result.timed_out.is_empty(), "{:?}", result.servers);
+    // One pull for the change, and one more when the server's work ended: not one after
+    // every end of the progress the pull itself caused.
+    let pulls = ws.received("textDocument/diagnostic").len();
+    assert!(pulls <= 3, "{pulls} pulls");
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
 async fn rust_analyzer_style_quiescence_holds_the_answer_too() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR real\n");

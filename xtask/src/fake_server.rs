@@ -182,9 +182,20 @@ impl Server {
                 let previous = params["previousResultId"].as_str();
                 let text = self.text_of(uri);
                 let items = self.diagnose(&text);
+                let token = self.script.pull_progress.then(|| {
+                    self.progress_tokens += 1;
+                    format!("fake-pull-work-{}", self.progress_tokens)
+                });
+                if let Some(token) = &token {
+                    let begin = json!({"kind": "begin", "title": "Checking"});
+                    self.output.send(&progress(token, begin))?;
+                }
                 match self.pull.answer(uri, text, items, previous) {
                     Ok(report) => {
                         self.respond(id, report)?;
+                        if let Some(token) = &token {
+                            self.output.send(&progress(token, json!({"kind": "end"})))?;
+                        }
                         self.pull.answered(&self.output);
                         Ok(())
                     }

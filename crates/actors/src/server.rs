@@ -86,6 +86,10 @@ pub enum ServerMsg {
     Pull { path: PathBuf, attempt: u8 },
     /// The server asked for all pull diagnostics again (`workspace/diagnostic/refresh`).
     Repull,
+    /// The server finished its work: what was pulled while it worked may be out of date, so
+    /// each open document is pulled again, once per version. (Some servers report progress
+    /// while they answer a pull; pulling again after every such end never stops.)
+    WorkDone,
     /// A pull ended (sent by the pull task): its answer, or None when it failed.
     PullAnswered {
         path: PathBuf,
@@ -181,6 +185,8 @@ pub struct Connection {
     pulled: HashMap<PathBuf, Option<String>>,
     /// Pull answers the stdout pump read on the fast path.
     pulls: Arc<pull::Stash>,
+    /// Per open document: the version last pulled again because the server finished work.
+    repulled: HashMap<PathBuf, i32>,
     busy: Busy,
     initialized: bool,
     stopping: bool,
@@ -365,6 +371,7 @@ impl Actor for ServerActor {
             settle,
             pulled: HashMap::new(),
             pulls,
+            repulled: HashMap::new(),
             busy,
             initialized: false,
             stopping: false,
@@ -424,6 +431,18 @@ impl Actor for ServerActor {
                 }
             }
             ServerMsg::Pull { path, attempt } => conn.pull(&myself, path, attempt),
+            ServerMsg::WorkDone => {
+                let stale: Vec<PathBuf> = (conn.documents.iter())
+                    .filter(|doc| conn.repulled.get(doc.key()) != Some(&doc.version))
+                    .map(|doc| doc.key().clone())
+                    .collect();
+                for path in stale {
+                    if let Some(doc) = conn.documents.get(&path).map(|doc| doc.version) {
+                        conn.repulled.insert(path.clone(), doc);
+                    }
+                    conn.pull(&myself, path, 0);
+                }
+            }
             ServerMsg::Repull => {
                 let open: Vec<PathBuf> =
                     conn.documents.iter().map(|doc| doc.key().clone()).collect();
@@ -693,6 +712,7 @@ impl Connection {
         if self.documents.remove(path).is_none() {
             return;
         }
+        self.repulled.remove(path);
         // What was pulled for it no longer holds; pushed results are the server's to clear.
         if self.pulled.remove(path).is_some() {
             let _ = self.diagnostics.cast(DiagnosticsMsg::Publish {

@@ -89,6 +89,9 @@ pub struct Script {
     pub pull_register: bool,
     /// With `pull`: fail the first `textDocument/diagnostic` with -32802, retriggerRequest true.
     pub pull_cancel_first: bool,
+    /// With `pull`: report work-done progress around each answer to a pull (begin, the
+    /// answer, end), as pyright does.
+    pub pull_progress: bool,
     /// With `pull`: this many ms after the first successful pull, add `found REFRESH` (R1) to
     /// every pull result and send `workspace/diagnostic/refresh`.
     pub refresh_after_ms: Option<u64>,
@@ -119,6 +122,7 @@ impl Default for Script {
             unregister_after_events: None,
             pull_register: false,
             pull_cancel_first: false,
+            pull_progress: false,
             refresh_after_ms: None,
         }
     }

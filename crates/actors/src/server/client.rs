@@ -211,7 +211,7 @@ impl ClientContext {
     /// it worked may be out of date.
     fn work_changed(&self, changed: Option<bool>) {
         if changed == Some(false) {
-            let _ = self.server.cast(ServerMsg::Repull);
+            let _ = self.server.cast(ServerMsg::WorkDone);
         }
     }
 
