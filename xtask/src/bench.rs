@@ -120,11 +120,11 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
     let file = fake.probe(&one);
     let cold_floor = repeat(plan.cold_runs, || {
         floor::cold(
-            &xtask,
-            &["fake-server"],
+            &fake.program,
+            fake.args,
             &one,
             &file,
-            "fake",
+            fake.language,
             Duration::ZERO,
         )
     })?;
@@ -139,11 +139,11 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
     rows.push(row("cold", "fake", "floor", &cold_floor, None));
 
     let warm_floor = time_warm_floor(
-        &xtask,
-        &["fake-server"],
+        &fake.program,
+        fake.args,
         &one,
         &file,
-        "fake",
+        fake.language,
         Duration::ZERO,
         plan.runs,
     )?;

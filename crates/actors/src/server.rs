@@ -432,14 +432,12 @@ impl Actor for ServerActor {
             }
             ServerMsg::Pull { path, attempt } => conn.pull(&myself, path, attempt),
             ServerMsg::WorkDone => {
-                let stale: Vec<PathBuf> = (conn.documents.iter())
+                let stale: Vec<(PathBuf, i32)> = (conn.documents.iter())
                     .filter(|doc| conn.repulled.get(doc.key()) != Some(&doc.version))
-                    .map(|doc| doc.key().clone())
+                    .map(|doc| (doc.key().clone(), doc.version))
                     .collect();
-                for path in stale {
-                    if let Some(doc) = conn.documents.get(&path).map(|doc| doc.version) {
-                        conn.repulled.insert(path.clone(), doc);
-                    }
+                for (path, version) in stale {
+                    conn.repulled.insert(path.clone(), version);
                     conn.pull(&myself, path, 0);
                 }
             }

@@ -30,10 +30,14 @@ pub struct Publish {
 /// Whether a body names the publish method near its start: worth reading with
 /// [`parse_publish`] straight away, in one pass, without first reading what it is.
 pub fn looks_like_publish(body: &[u8]) -> bool {
-    const QUOTED: &[u8] = b"\"textDocument/publishDiagnostics\"";
+    near_start(body, b"\"textDocument/publishDiagnostics\"")
+}
+
+/// Whether `needle` occurs in the first [`METHOD_WITHIN`] bytes of `body`.
+fn near_start(body: &[u8], needle: &[u8]) -> bool {
     body[..body.len().min(METHOD_WITHIN)]
-        .windows(QUOTED.len())
-        .any(|window| window == QUOTED)
+        .windows(needle.len())
+        .any(|window| window == needle)
 }
 
 /// Reads a publishDiagnostics notification from its whole JSON body; anything else (another
@@ -74,9 +78,7 @@ pub enum PullReport {
 /// start, where every server writes them), not a request. Worth trying [`parse_pull_answer`]
 /// on: most responses servers send are answers to pulls.
 pub fn looks_like_pull_answer(body: &[u8]) -> bool {
-    let head = &body[..body.len().min(METHOD_WITHIN)];
-    let has = |name: &[u8]| head.windows(name.len()).any(|window| window == name);
-    has(b"\"result\"") && !has(b"\"method\"")
+    near_start(body, b"\"result\"") && !near_start(body, b"\"method\"")
 }
 
 /// Reads the answer to a pull from a response's whole JSON body: its id (as JSON text) and its
