@@ -87,7 +87,7 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
         quick,
         runs: if quick { 20 } else { 100 },
         cold_runs: if quick { 5 } else { 15 },
-        bursts: if quick { 3 } else { 15 },
+        bursts: if quick { 9 } else { 51 },
         growth: vec![1, 10, 100, 1000],
         memory_docs: if quick { 100 } else { 1000 },
     };
@@ -338,26 +338,40 @@ fn measure_load(
     results: &mut Results<'_>,
 ) -> anyhow::Result<u64> {
     let label = format!("{} x4", load.label);
-    // Burst: 64 concurrent checks over 16 files and 4 servers.
+    // Burst: 64 concurrent checks over 16 files and 4 servers, alternating with the floor's
+    // same burst (both kept running), so that both see the machine in the same state.
     let four = load.workspace(&dir.join(format!("{}-4", load.label)), 4, 16)?;
-    let bursts = burst(load, squiggle, &four, plan.runs, plan.bursts)?;
-    let burst_files: Vec<PathBuf> = (0..16).map(|n| load.file(&four, n)).collect();
-    let floor_bursts = (0..plan.bursts)
-        .map(|_| {
-            floor::burst(
-                &load.program,
-                load.args,
-                &four,
-                &burst_files,
-                load.language,
-                4,
-                4,
-            )
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let (all, floor_all) = (bursts.latencies.concat(), floor_bursts.concat());
-    let (burst_stats, floor_stats) = (Stats::of(&all), Stats::of(&floor_all));
-    let single = bursts.single;
+    let mut subject = ServeBurst::start(load, squiggle, &four)?;
+    let single = subject.singles(plan.runs)?;
+    let mut floor = floor::BurstFloor::start(
+        &load.program,
+        load.args,
+        &four,
+        &subject.files,
+        load.language,
+        4,
+    )?;
+    let mut ours = Vec::new();
+    let mut theirs = Vec::new();
+    // Burst 0 warms both up and is not counted.
+    for n in 0..=plan.bursts {
+        let text = |original: &str, round| burst_text(original, n, round);
+        // Which side goes first alternates too.
+        let (mine, floor_burst) = if n % 2 == 0 {
+            (subject.burst(n)?, floor.burst(4, text)?)
+        } else {
+            let floor_burst = floor.burst(4, text)?;
+            (subject.burst(n)?, floor_burst)
+        };
+        if n > 0 {
+            ours.push(mine);
+            theirs.push(floor_burst);
+        }
+    }
+    floor.stop();
+    let cpu_ms_per_check = subject.cpu_ns as f64 / 1e6 / ((plan.bursts + 1) * 64) as f64;
+    shutdown(subject.peer)?;
+    let (burst_stats, floor_stats) = (Stats::of(&ours.concat()), Stats::of(&theirs.concat()));
     results
         .rows
         .push(row("burst", &label, "single check", &single, None));
@@ -375,30 +389,32 @@ fn measure_load(
         &floor_stats,
         None,
     ));
-    // Beyond server time: how much longer than the servers needed the slowest request of a
-    // burst waited (the median over the bursts), in single-check times.
-    let slowest = |bursts: &[Vec<Duration>]| {
-        let maxima: Vec<Duration> = bursts
-            .iter()
-            .map(|b| b.iter().max().copied().unwrap_or_default())
-            .collect();
-        Stats::of(&maxima).median_ms
-    };
-    let beyond_ms = slowest(&bursts.latencies) - slowest(&floor_bursts);
+    // Beyond server time: how much longer than the floor's slowest request the slowest request
+    // of a burst waited, paired burst by burst, the median over the bursts, in single-check
+    // times.
+    let slowest = |burst: &Vec<Duration>| burst.iter().max().copied().unwrap_or_default();
+    let per_burst: Vec<f64> = ours
+        .iter()
+        .zip(&theirs)
+        .map(|(mine, floor)| (slowest(mine).as_secs_f64() - slowest(floor).as_secs_f64()) * 1000.0)
+        .collect();
+    let beyond_ms = stats::median(&per_burst);
     let beyond = beyond_ms / single.median_ms.max(0.001);
-    results.targets.push(target(
+    let mut burst_target = target(
         &format!(
-            "burst ({label}): slowest request beyond server time, in single-check times ({beyond_ms:+.2} ms, median of {} bursts)",
+            "burst ({label}): slowest request beyond server time, in single-check times ({beyond_ms:+.2} ms, median of {} paired bursts)",
             plan.bursts
         ),
         beyond,
         "x",
         2.0,
         beyond <= 2.0,
-    ));
+    );
+    burst_target["beyond_ms_per_burst"] = json!(per_burst);
+    results.targets.push(burst_target);
     results.measures.push(json!({
         "measure": format!("CPU time of squiggle serve (all threads) per check in the bursts ({label})"),
-        "value": bursts.cpu_ms_per_check,
+        "value": cpu_ms_per_check,
         "unit": "ms",
     }));
 
@@ -595,60 +611,68 @@ fn shutdown(mut peer: Peer) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What the burst scenario measured.
-struct Bursts {
-    /// Single checks, one at a time.
-    single: Stats,
-    /// Each burst's 64 request latencies.
-    latencies: Vec<Vec<Duration>>,
-    /// The CPU time `squiggle serve` (all its threads) spent per check during the bursts.
-    cpu_ms_per_check: f64,
+/// `squiggle serve` with 16 files open on 4 servers, for the burst scenario.
+struct ServeBurst {
+    peer: Peer,
+    files: Vec<PathBuf>,
+    /// The files' original text (they all hold the same).
+    text: String,
+    /// The CPU time `squiggle serve` (all its threads) spent in the bursts so far, in ns.
+    cpu_ns: u64,
 }
 
-/// Single checks, then `bursts` times 64 concurrent ones over 16 files (each answered by 4
-/// servers).
-fn burst(
-    load: &Load,
-    squiggle: &Path,
-    root: &Path,
-    runs: usize,
-    bursts: usize,
-) -> anyhow::Result<Bursts> {
-    let files: Vec<PathBuf> = (0..16).map(|n| load.file(root, n)).collect();
-    let mut peer = serve(squiggle, root)?;
-    for file in &files {
-        check(&mut peer, file, &std::fs::read_to_string(file)?)?;
+impl ServeBurst {
+    /// Starts `squiggle serve` and checks each file once.
+    fn start(load: &Load, squiggle: &Path, root: &Path) -> anyhow::Result<Self> {
+        let files: Vec<PathBuf> = (0..16).map(|n| load.file(root, n)).collect();
+        let mut peer = serve(squiggle, root)?;
+        for file in &files {
+            check(&mut peer, file, &std::fs::read_to_string(file)?)?;
+        }
+        let text = std::fs::read_to_string(&files[0])?;
+        Ok(Self {
+            peer,
+            files,
+            text,
+            cpu_ns: 0,
+        })
     }
-    let text = std::fs::read_to_string(&files[0])?;
-    let single = (0..runs)
-        .map(|i| check(&mut peer, &files[0], &variant(&text, i)))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let cpu_before = cpu_ns(peer.pid())?;
-    let mut latencies = Vec::new();
-    for burst in 0..bursts {
+
+    /// Single checks of one file, one at a time.
+    fn singles(&mut self, runs: usize) -> anyhow::Result<Stats> {
+        let single = (0..runs)
+            .map(|i| check(&mut self.peer, &self.files[0], &variant(&self.text, i)))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(Stats::of(&single))
+    }
+
+    /// One burst: 4 rounds of concurrent checks over the 16 files, round `r` sending
+    /// `burst_text(text, n, r)`; each request's latency.
+    fn burst(&mut self, n: usize) -> anyhow::Result<Vec<Duration>> {
+        let cpu_before = cpu_ns(self.peer.pid())?;
         let mut sent = Vec::new();
         for round in 0..4 {
-            for file in &files {
+            let text = burst_text(&self.text, n, round);
+            for file in &self.files {
                 let started = Instant::now();
-                let text = variant(&text, 1000 + 4 * burst + round);
-                let id = peer.request("lsp/checkFile", json!({"filePath": file, "text": text}))?;
+                let params = json!({"filePath": file, "text": text});
+                let id = self.peer.request("lsp/checkFile", params)?;
                 sent.push((id, started));
             }
         }
-        let mut one = Vec::new();
+        let mut latencies = Vec::new();
         for (id, started) in sent {
-            let (at, _) = peer.answer(id, LIMIT)?;
-            one.push(at.duration_since(started));
+            let (at, _) = self.peer.answer(id, LIMIT)?;
+            latencies.push(at.duration_since(started));
         }
-        latencies.push(one);
+        self.cpu_ns += cpu_ns(self.peer.pid())?.saturating_sub(cpu_before);
+        Ok(latencies)
     }
-    let cpu = cpu_ns(peer.pid())?.saturating_sub(cpu_before);
-    shutdown(peer)?;
-    Ok(Bursts {
-        single: Stats::of(&single),
-        cpu_ms_per_check: cpu as f64 / 1e6 / (bursts * 64).max(1) as f64,
-        latencies,
-    })
+}
+
+/// The text of round `round` of burst `n` (unique across the run, so every change is real).
+fn burst_text(text: &str, n: usize, round: usize) -> String {
+    variant(text, 1000 + 4 * n + round)
 }
 
 /// The CPU time, in nanoseconds, all threads of a process have run (from their schedstat).

@@ -123,69 +123,107 @@ pub fn cold(
     Ok(took)
 }
 
-/// The floor's burst: `servers` servers, each with `files` open, all changed `rounds` times at
-/// once; for each change, when its last server published for it (from the start of the burst).
-/// This is the server time a client cannot go below in the same burst.
-pub fn burst(
-    program: &Path,
-    args: &[&str],
-    root: &Path,
-    files: &[std::path::PathBuf],
-    language_id: &str,
-    servers: usize,
-    rounds: usize,
-) -> anyhow::Result<Vec<Duration>> {
-    let mut peers = Vec::new();
-    for _ in 0..servers {
-        let mut floor = Floor::start(program, args, root, Duration::ZERO)?;
+/// The floor's burst: `servers` servers with the same files open, kept running so that its
+/// bursts can alternate with squiggle's. Each burst changes every file on every server
+/// `rounds` times at once.
+pub struct BurstFloor {
+    peers: Vec<Floor>,
+    /// Each file's URI and original text.
+    documents: Vec<(String, String)>,
+    /// The version the next change sends.
+    version: i64,
+}
+
+impl BurstFloor {
+    /// Starts `servers` servers for `root` and opens `files` on each.
+    pub fn start(
+        program: &Path,
+        args: &[&str],
+        root: &Path,
+        files: &[std::path::PathBuf],
+        language_id: &str,
+        servers: usize,
+    ) -> anyhow::Result<Self> {
+        let mut documents = Vec::new();
         for file in files {
-            let text = std::fs::read_to_string(file)?;
-            floor.open(file, language_id, &text)?;
+            let text = std::fs::read_to_string(file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
+            documents.push((format!("file://{}", file.display()), text));
         }
-        peers.push(floor);
-    }
-    let uris: Vec<String> = files
-        .iter()
-        .map(|f| format!("file://{}", f.display()))
-        .collect();
-    let started = Instant::now();
-    for round in 0..rounds {
-        for floor in &mut peers {
-            for (file, uri) in files.iter().zip(&uris) {
-                let text = format!("{}\n# burst {round}\n", std::fs::read_to_string(file)?);
-                let params = json!({"textDocument": {"uri": uri, "version": 2 + round},
-                                    "contentChanges": [{"text": text}]});
-                floor.peer.notify("textDocument/didChange", params)?;
+        let mut peers = Vec::new();
+        for _ in 0..servers {
+            let mut floor = Floor::start(program, args, root, Duration::ZERO)?;
+            for (file, (_, text)) in files.iter().zip(&documents) {
+                floor.open(file, language_id, text)?;
             }
+            peers.push(floor);
         }
+        Ok(Self {
+            peers,
+            documents,
+            version: 2,
+        })
     }
-    // (uri, version) -> the latest arrival over all servers.
-    let mut done: std::collections::HashMap<(String, i64), Instant> =
-        std::collections::HashMap::new();
-    for floor in &mut peers {
-        let mut seen = 0;
-        while seen < files.len() * rounds {
-            let (at, message) = floor.peer.next(LIMIT)?;
-            if message["method"] == "textDocument/publishDiagnostics" {
-                let key = (
-                    message["params"]["uri"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_string(),
-                    message["params"]["version"].as_i64().unwrap_or(0),
+
+    /// One burst of `rounds` changes to every file on every server, round `r` sending
+    /// `text(original, r)`; for each change, when its last server published for it (from the
+    /// start of the burst). This is the server time a client cannot go below in the same burst.
+    pub fn burst(
+        &mut self,
+        rounds: usize,
+        text: impl Fn(&str, usize) -> String,
+    ) -> anyhow::Result<Vec<Duration>> {
+        let first = self.version;
+        let mut messages = Vec::new();
+        for round in 0..rounds {
+            let version = first + round as i64;
+            for (uri, original) in &self.documents {
+                let params = json!({"textDocument": {"uri": uri, "version": version},
+                                    "contentChanges": [{"text": text(original, round)}]});
+                messages.push(
+                    json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": params}),
                 );
-                if key.1 >= 2 {
-                    let latest = done.entry(key).or_insert(at);
-                    *latest = (*latest).max(at);
-                    seen += 1;
-                }
-            } else {
-                floor.peer.answer_request(&message)?;
             }
         }
+        self.version += rounds as i64;
+        let started = Instant::now();
+        for floor in &mut self.peers {
+            for message in &messages {
+                floor.peer.send(message)?;
+            }
+        }
+        // (uri, version) -> the latest arrival over all servers.
+        let mut done: std::collections::HashMap<(String, i64), Instant> =
+            std::collections::HashMap::new();
+        for floor in &mut self.peers {
+            let mut seen = 0;
+            while seen < messages.len() {
+                let (at, message) = floor.peer.next(LIMIT)?;
+                if message["method"] == "textDocument/publishDiagnostics" {
+                    let key = (
+                        message["params"]["uri"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_string(),
+                        message["params"]["version"].as_i64().unwrap_or(0),
+                    );
+                    if key.1 >= first {
+                        let latest = done.entry(key).or_insert(at);
+                        *latest = (*latest).max(at);
+                        seen += 1;
+                    }
+                } else {
+                    floor.peer.answer_request(&message)?;
+                }
+            }
+        }
+        Ok(done.values().map(|at| at.duration_since(started)).collect())
     }
-    for floor in peers {
-        floor.stop();
+
+    /// Stops the servers.
+    pub fn stop(self) {
+        for floor in self.peers {
+            floor.stop();
+        }
     }
-    Ok(done.values().map(|at| at.duration_since(started)).collect())
 }

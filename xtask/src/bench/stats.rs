@@ -22,18 +22,28 @@ impl Stats {
     pub fn of(timings: &[Duration]) -> Self {
         let mut ms: Vec<f64> = timings.iter().map(|d| d.as_secs_f64() * 1000.0).collect();
         ms.sort_by(f64::total_cmp);
-        let at = |q: f64| {
-            ms.get(((ms.len() as f64 - 1.0) * q).round() as usize)
-                .copied()
-                .unwrap_or(0.0)
-        };
         Self {
             runs: ms.len(),
-            median_ms: at(0.5),
-            p90_ms: at(0.9),
+            median_ms: quantile(&ms, 0.5),
+            p90_ms: quantile(&ms, 0.9),
             max_ms: ms.last().copied().unwrap_or(0.0),
         }
     }
+}
+
+/// The median of some numbers (0 for none), picked the way `Stats` picks it.
+pub fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    quantile(&sorted, 0.5)
+}
+
+/// The value at quantile `q` of sorted numbers: the nearest rank, no interpolation.
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    sorted
+        .get(((sorted.len() as f64 - 1.0) * q).round() as usize)
+        .copied()
+        .unwrap_or(0.0)
 }
 
 /// The least-squares slope of `y` over `x` (0 for fewer than two distinct `x`).
@@ -66,6 +76,12 @@ mod tests {
         let flat = [(1.0, 0.31), (10.0, 0.29), (100.0, 0.30), (1000.0, 0.30)];
         assert!(slope(&flat).abs() < 1e-4);
         assert_eq!(slope(&[(5.0, 1.0)]), 0.0);
+    }
+
+    #[test]
+    fn median_of_differences_that_may_be_negative() {
+        assert_eq!(median(&[3.0, -5.0, 1.0]), 1.0);
+        assert_eq!(median(&[]), 0.0);
     }
 
     #[test]
