@@ -55,11 +55,13 @@ const EXIT_TIMEOUT: Duration = Duration::from_secs(2);
 /// Messages of the server actor.
 #[derive(Debug)]
 pub enum ServerMsg {
-    /// Open or change a document to this full text, then save it; the diagnostics store
-    /// answers `reply` when the server's diagnostics for it are fresh (or at `deadline`).
+    /// Open or change a document to this full text, then save it if `saved` (the file holds
+    /// it); the diagnostics store answers `reply` when the server's diagnostics for it are
+    /// fresh (or at `deadline`).
     Sync {
         path: PathBuf,
         text: Arc<str>,
+        saved: bool,
         deadline: Instant,
         reply: RpcReplyPort<Freshness>,
     },
@@ -388,6 +390,7 @@ impl Actor for ServerActor {
             ServerMsg::Sync {
                 path,
                 text,
+                saved,
                 deadline,
                 reply,
             } => {
@@ -403,7 +406,7 @@ impl Actor for ServerActor {
                     reply,
                 };
                 let _ = conn.diagnostics.cast(wait);
-                match conn.sync(path.clone(), text) {
+                match conn.sync(path.clone(), text, saved) {
                     Ok(_) => {
                         let _ = conn.watcher.cast(WatcherMsg::Synced { path: path.clone() });
                         conn.pull(&myself, path, 0);
@@ -460,7 +463,9 @@ impl Actor for ServerActor {
                 let current = conn.documents.get(&path).map(|doc| doc.text.clone());
                 let opened = match current {
                     Some(text) => Ok(text),
-                    None => conn.sync(path, text.clone()).map(|_| text),
+                    // Navigation needs only the text: no didSave, which would set off a save's
+                    // work (rust-analyzer's cargo check).
+                    None => conn.sync(path, text.clone(), false).map(|_| text),
                 };
                 let _ = reply.send(opened);
             }
@@ -544,8 +549,9 @@ impl Connection {
         self.documents.get(path).map_or(1, |doc| doc.version + 1)
     }
 
-    /// Sends didOpen (version 1) or a full-text didChange (version + 1), then didSave.
-    fn sync(&mut self, path: PathBuf, text: Arc<str>) -> Result<i32, String> {
+    /// Sends didOpen (version 1) or a full-text didChange (version + 1), then didSave when the
+    /// file on disk holds the text (`saved`) and the server wants it.
+    fn sync(&mut self, path: PathBuf, text: Arc<str>, saved: bool) -> Result<i32, String> {
         let uri = Url::parse(&paths::path_to_uri(&path.to_string_lossy()))
             .map_err(|err| format!("cannot make a URI of {}: {err}", path.display()))?;
         let version = self.next_version(&path);
@@ -583,7 +589,7 @@ impl Connection {
             })
         };
         sent.map_err(|err| format!("{} is not connected: {err}", self.key.id))?;
-        if let Save::Send { include_text } = self.save {
+        if let (true, Save::Send { include_text }) = (saved, self.save) {
             self.socket
                 .did_save(DidSaveTextDocumentParams {
                     text_document: TextDocumentIdentifier { uri },

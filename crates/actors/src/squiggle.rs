@@ -139,10 +139,14 @@ impl Squiggle {
         if !path.starts_with(&inner.workspace_root) {
             return CheckResult::skipped(file, Skip::OutsideWorkspace);
         }
+        let read_from_disk = text.is_none();
         let text = match self.text_of(&path, text) {
             Ok(text) => text,
             Err(skip) => return CheckResult::skipped(file, skip),
         };
+        // didSave tells a server the file on disk holds this text; a text that is not saved
+        // yet (a proposed edit) must not make it check the old file.
+        let saved = read_from_disk || file_holds(&path, &text);
         let keys = self.keys_for(&path);
         if keys.is_empty() {
             return CheckResult::skipped(file, Skip::NoServer);
@@ -150,7 +154,7 @@ impl Squiggle {
         let text: Arc<str> = Arc::from(text);
         let checks = keys
             .into_iter()
-            .map(|key| self.check_with(key, path.clone(), text.clone(), started));
+            .map(|key| self.check_with(key, path.clone(), text.clone(), saved, started));
         let outcomes = futures::future::join_all(checks).await;
         let mut result = CheckResult {
             file,
@@ -417,6 +421,7 @@ impl Squiggle {
         key: ServerKey,
         path: PathBuf,
         text: Arc<str>,
+        saved: bool,
         started: Instant,
     ) -> ServerOutcome {
         let inner = &self.inner;
@@ -482,6 +487,7 @@ impl Squiggle {
         let sync = ServerMsg::Sync {
             path: path.clone(),
             text,
+            saved,
             deadline,
             reply: reply.into(),
         };
@@ -545,6 +551,15 @@ impl Squiggle {
             .find(|s| s.id == key.id && s.root == root)
             .and_then(|s| s.reason)
     }
+}
+
+/// Whether the file on disk holds exactly `text` (the length is compared first, so a text of
+/// another size costs one `stat`).
+fn file_holds(path: &Path, text: &str) -> bool {
+    if std::fs::metadata(path).map(|m| m.len()).ok() != Some(text.len() as u64) {
+        return false;
+    }
+    std::fs::read(path).is_ok_and(|content| content == text.as_bytes())
 }
 
 /// The guard against squiggle being killed outright; without it, servers still die with
