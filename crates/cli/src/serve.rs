@@ -42,7 +42,7 @@ struct Service {
     /// Requests still being worked on, by id, with the switch that ends their wait early.
     in_flight: Mutex<HashMap<String, oneshot::Sender<()>>>,
     /// Frames to write to stdout, in order.
-    out: std::sync::mpsc::Sender<Vec<u8>>,
+    out: tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
 }
 
 /// A result already written as JSON text: answers are serialized once, from their own types.

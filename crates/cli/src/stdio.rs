@@ -1,7 +1,7 @@
 //! Stdin and stdout, each on a thread of its own, for `squiggle serve`. Tokio's stdin and
 //! stdout hand every read and write to its blocking pool; under a burst of requests that is a
-//! thread wake-up per frame. Here one thread reads what arrives, and one writes every frame
-//! queued so far before it flushes once.
+//! thread wake-up per frame. Here one thread reads what arrives, and one writes the frames
+//! queued so far, in batches, before it flushes once.
 
 use std::io::{Read, Write};
 use std::sync::mpsc;
@@ -33,21 +33,33 @@ pub fn read_stdin() -> async_mpsc::Receiver<Vec<u8>> {
     received
 }
 
-/// Writes queued byte strings to stdout on its own thread, in order, flushing whenever the
-/// queue runs empty. The receiver resolves once every sender is gone and all was written (or
-/// stdout closed).
-pub fn write_stdout() -> (mpsc::Sender<Vec<u8>>, oneshot::Receiver<()>) {
-    let (frames, queued) = mpsc::channel::<Vec<u8>>();
+/// Writes queued byte strings to stdout on its own thread, in order. A task on the runtime
+/// gathers what was queued in the same turn into one batch, so a burst of answers wakes the
+/// thread once, not once per answer; the thread flushes whenever it runs out of batches. The
+/// receiver resolves once every sender is gone and all was written (or stdout closed).
+pub fn write_stdout() -> (async_mpsc::UnboundedSender<Vec<u8>>, oneshot::Receiver<()>) {
+    let (frames, mut queued) = async_mpsc::unbounded_channel::<Vec<u8>>();
+    let (batches, ready) = mpsc::channel::<Vec<u8>>();
     let (done, finished) = oneshot::channel();
+    tokio::spawn(async move {
+        while let Some(mut batch) = queued.recv().await {
+            while let Ok(frame) = queued.try_recv() {
+                batch.extend_from_slice(&frame);
+            }
+            if batches.send(batch).is_err() {
+                return;
+            }
+        }
+    });
     std::thread::spawn(move || {
         let mut stdout = std::io::BufWriter::with_capacity(READ_CHUNK, std::io::stdout().lock());
-        'frames: while let Ok(frame) = queued.recv() {
-            if stdout.write_all(&frame).is_err() {
+        'batches: while let Ok(batch) = ready.recv() {
+            if stdout.write_all(&batch).is_err() {
                 break;
             }
-            while let Ok(frame) = queued.try_recv() {
-                if stdout.write_all(&frame).is_err() {
-                    break 'frames;
+            while let Ok(batch) = ready.try_recv() {
+                if stdout.write_all(&batch).is_err() {
+                    break 'batches;
                 }
             }
             if stdout.flush().is_err() {
