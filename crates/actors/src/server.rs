@@ -178,7 +178,6 @@ pub struct Connection {
     provides: Provides,
     workspace_root: PathBuf,
     diagnostics: ActorRef<DiagnosticsMsg>,
-    watcher: ActorRef<WatcherMsg>,
     /// The quiet time for this server's diagnostics.
     settle: Duration,
     /// Whether the server offers pull diagnostics.
@@ -262,7 +261,7 @@ impl Actor for ServerActor {
             max_file_bytes,
             busy: busy.clone(),
             server: myself.clone(),
-            watcher: watcher.clone(),
+            watcher,
             pulls: pulls.clone(),
         };
         let fast_path = context.clone();
@@ -368,7 +367,6 @@ impl Actor for ServerActor {
             provides: Provides::default(),
             workspace_root,
             diagnostics: diagnostics_store,
-            watcher,
             pull: false,
             settle,
             pulled: HashMap::new(),
@@ -407,10 +405,7 @@ impl Actor for ServerActor {
                 };
                 let _ = conn.diagnostics.cast(wait);
                 match conn.sync(path.clone(), text, saved) {
-                    Ok(_) => {
-                        let _ = conn.watcher.cast(WatcherMsg::Synced { path: path.clone() });
-                        conn.pull(&myself, path, 0);
-                    }
+                    Ok(_) => conn.pull(&myself, path, 0),
                     // The connection is gone; the store ends the wait when the server is.
                     Err(reason) => tracing::debug!(server = %conn.key.id, %reason, "sync failed"),
                 }

@@ -152,6 +152,10 @@ impl Squiggle {
             return CheckResult::skipped(file, Skip::NoServer);
         }
         let text: Arc<str> = Arc::from(text);
+        // Servers that watch the file hear of the change too (once, however many sync it).
+        let _ = inner
+            .watcher
+            .cast(WatcherMsg::Synced { path: path.clone() });
         let checks = keys
             .into_iter()
             .map(|key| self.check_with(key, path.clone(), text.clone(), saved, started));
