@@ -81,7 +81,7 @@ pub enum DiagnosticsMsg {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Freshness {
     /// The server published for the file after the touch and then went quiet; this is what it
-    /// published.
+    /// published (pushed and pulled, not merged).
     Fresh(Vec<Diagnostic>),
     /// The server published for the file after the touch, but the deadline came while it was
     /// still working (or before its quiet time ended): what it had published by then, which
@@ -516,17 +516,18 @@ impl Store {
             Wait::File {
                 key, path, reply, ..
             } => {
-                let lists: Vec<Vec<Diagnostic>> = self
+                // Pushed and pulled, side by side: the check merges every server's at once.
+                let published: Vec<Diagnostic> = self
                     .files
                     .get(&path)
                     .into_iter()
                     .flatten()
                     .filter(|((k, _), _)| *k == key)
-                    .map(|(_, p)| p.diagnostics.clone())
+                    .flat_map(|(_, p)| p.diagnostics.iter().cloned())
                     .collect();
                 let outcome = match (fresh, settled) {
-                    (true, true) => Freshness::Fresh(merge::merge(lists)),
-                    (true, false) => Freshness::Unsettled(merge::merge(lists)),
+                    (true, true) => Freshness::Fresh(published),
+                    (true, false) => Freshness::Unsettled(published),
                     (false, _) => Freshness::TimedOut,
                 };
                 let _ = reply.send(outcome);

@@ -547,12 +547,19 @@ impl Connection {
     /// Sends didOpen (version 1) or a full-text didChange (version + 1), then didSave when the
     /// file on disk holds the text (`saved`) and the server wants it.
     fn sync(&mut self, path: PathBuf, text: Arc<str>, saved: bool) -> Result<i32, String> {
-        let uri = Url::parse(&paths::path_to_uri(&path.to_string_lossy()))
-            .map_err(|err| format!("cannot make a URI of {}: {err}", path.display()))?;
-        let version = self.next_version(&path);
+        let open = (self.documents.get(&path)).map(|doc| (doc.uri.clone(), doc.version + 1));
+        let (uri, version) = match open {
+            Some(open) => open,
+            None => {
+                let uri = Url::parse(&paths::path_to_uri(&path.to_string_lossy()))
+                    .map_err(|err| format!("cannot make a URI of {}: {err}", path.display()))?;
+                (uri, 1)
+            }
+        };
         self.documents.insert(
             path.clone(),
             Document {
+                uri: uri.clone(),
                 version,
                 text: text.clone(),
             },
@@ -603,10 +610,10 @@ impl Connection {
         if !self.pull {
             return;
         }
-        let Some(version) = self.documents.get(&path).map(|doc| doc.version) else {
+        let Some((version, uri)) = (self.documents.get(&path)).map(|d| (d.version, d.uri.clone()))
+        else {
             return;
         };
-        let Some(uri) = uri_of(&path) else { return };
         let previous = self.pulled.get(&path).cloned().flatten();
         let answer = pull::request(&self.socket, &self.pulls, uri, previous);
         self.busy.pulling(true);
@@ -699,18 +706,17 @@ impl Connection {
         let Save::Send { include_text } = self.save else {
             return;
         };
-        let Some(uri) = uri_of(path) else { return };
         let _ = self.socket.did_save(DidSaveTextDocumentParams {
-            text_document: TextDocumentIdentifier { uri },
+            text_document: TextDocumentIdentifier { uri: doc.uri },
             text: include_text.then(|| doc.text.to_string()),
         });
     }
 
     /// Sends didClose for an open document and forgets it.
     fn close(&mut self, path: &Path) {
-        if self.documents.remove(path).is_none() {
+        let Some((_, doc)) = self.documents.remove(path) else {
             return;
-        }
+        };
         self.repulled.remove(path);
         // What was pulled for it no longer holds; pushed results are the server's to clear.
         if self.pulled.remove(path).is_some() {
@@ -722,17 +728,10 @@ impl Connection {
                 diagnostics: Vec::new(),
             });
         }
-        if let Some(uri) = uri_of(path) {
-            let _ = self.socket.did_close(DidCloseTextDocumentParams {
-                text_document: TextDocumentIdentifier { uri },
-            });
-        }
+        let _ = self.socket.did_close(DidCloseTextDocumentParams {
+            text_document: TextDocumentIdentifier { uri: doc.uri },
+        });
     }
-}
-
-/// The `file://` URI of a path.
-fn uri_of(path: &Path) -> Option<Url> {
-    Url::parse(&paths::path_to_uri(&path.to_string_lossy())).ok()
 }
 
 /// Whether the process exits within a moment (when its connection failed, it usually does).
