@@ -87,7 +87,7 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
         quick,
         runs: if quick { 20 } else { 100 },
         cold_runs: if quick { 5 } else { 15 },
-        bursts: if quick { 9 } else { 51 },
+        bursts: if quick { 9 } else { 101 },
         growth: vec![1, 10, 100, 1000],
         memory_docs: if quick { 100 } else { 1000 },
     };
