@@ -536,9 +536,10 @@ fn time_warm_floor(
 }
 
 /// Warm checks through the embedding API: `Squiggle::check_file` in this process, on a
-/// single-threaded runtime like the binary's.
+/// runtime like the binary's (two workers).
 fn time_warm_api(root: &Path, file: &Path, runs: usize) -> anyhow::Result<Stats> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
         .enable_all()
         .build()?;
     runtime.block_on(async {
