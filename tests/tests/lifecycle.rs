@@ -116,6 +116,32 @@ async fn documents_are_opened_then_changed_with_rising_versions_and_saved_when_t
 }
 
 #[tokio::test]
+async fn a_file_opened_to_answer_a_question_is_not_saved() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR one\n");
+    let script = ws.script(&json!({"symbols": true}));
+    let server = ws.server("fake", &["--script", script.to_str().unwrap()]);
+    let squiggle = ws.start(vec![server]).await;
+
+    let outline = squiggle.document_symbols(&file).await;
+
+    assert!(outline.is_ok_and(|a| a.items.is_empty()));
+    let methods: Vec<String> = ws
+        .messages()
+        .into_iter()
+        .filter(|m| m["dir"] == "in")
+        .filter_map(|m| m["method"].as_str().map(String::from))
+        .filter(|m| m.starts_with("textDocument/"))
+        .collect();
+    // A didSave would set off a server's save work (rust-analyzer's cargo check) for nothing.
+    assert_eq!(
+        methods,
+        vec!["textDocument/didOpen", "textDocument/documentSymbol"]
+    );
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
 async fn two_concurrent_checks_of_a_new_file_start_one_process() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR x\n");

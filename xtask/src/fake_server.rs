@@ -177,6 +177,7 @@ impl Server {
                 Ok(())
             }
             "shutdown" => self.respond(id, Value::Null),
+            "textDocument/documentSymbol" if self.script.symbols => self.respond(id, json!([])),
             "textDocument/diagnostic" if self.script.pull => {
                 let uri = params["textDocument"]["uri"].as_str().unwrap_or_default();
                 let previous = params["previousResultId"].as_str();
@@ -283,6 +284,9 @@ impl Server {
                 self.encoding = wanted;
                 capabilities["positionEncoding"] = wanted.name().into();
             }
+        }
+        if self.script.symbols {
+            capabilities["documentSymbolProvider"] = true.into();
         }
         if self.script.pull && !self.script.pull_register {
             capabilities["diagnosticProvider"] =

@@ -95,6 +95,9 @@ pub struct Script {
     /// With `pull`: this many ms after the first successful pull, add `found REFRESH` (R1) to
     /// every pull result and send `workspace/diagnostic/refresh`.
     pub refresh_after_ms: Option<u64>,
+    /// Declare `documentSymbolProvider` and answer `textDocument/documentSymbol` with no
+    /// symbols.
+    pub symbols: bool,
 }
 
 impl Default for Script {
@@ -124,6 +127,7 @@ impl Default for Script {
             pull_cancel_first: false,
             pull_progress: false,
             refresh_after_ms: None,
+            symbols: false,
         }
     }
 }
