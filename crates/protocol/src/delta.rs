@@ -120,17 +120,10 @@ mod tests {
     use super::*;
 
     fn diag(line: u32, severity: Severity, message: &str, code: Option<&str>) -> Diagnostic {
-        Diagnostic {
-            file: "a.ts".to_string(),
-            line,
-            column: 3,
-            end_line: line,
-            end_column: 9,
-            severity,
-            message: message.to_string(),
-            code: code.map(str::to_string),
-            source: Some("ts".to_string()),
-        }
+        Diagnostic::at(line, 3, severity, message)
+            .in_file("a.ts")
+            .with_code(code)
+            .with_source("ts")
     }
 
     fn error(line: u32, message: &str) -> Diagnostic {

@@ -86,6 +86,49 @@ pub struct Diagnostic {
     pub source: Option<String>,
 }
 
+/// Test diagnostics, built in one place for every test module of the crate.
+#[cfg(test)]
+impl Diagnostic {
+    /// A diagnostic one character wide at `line:column`, in no file, with no code or source.
+    pub(crate) fn at(line: u32, column: u32, severity: Severity, message: &str) -> Self {
+        Diagnostic {
+            file: String::new(),
+            line,
+            column,
+            end_line: line,
+            end_column: column + 1,
+            severity,
+            message: message.to_string(),
+            code: None,
+            source: None,
+        }
+    }
+
+    /// The same, in `file`.
+    pub(crate) fn in_file(self, file: &str) -> Self {
+        Diagnostic {
+            file: file.to_string(),
+            ..self
+        }
+    }
+
+    /// The same, with `code`.
+    pub(crate) fn with_code(self, code: Option<&str>) -> Self {
+        Diagnostic {
+            code: code.map(str::to_string),
+            ..self
+        }
+    }
+
+    /// The same, from `source`.
+    pub(crate) fn with_source(self, source: &str) -> Self {
+        Diagnostic {
+            source: Some(source.to_string()),
+            ..self
+        }
+    }
+}
+
 /// The lifecycle state of one language server for one root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

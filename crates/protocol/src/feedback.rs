@@ -118,17 +118,7 @@ mod tests {
     use super::*;
 
     fn diag(line: u32, severity: Severity, message: &str, code: Option<&str>) -> Diagnostic {
-        Diagnostic {
-            file: String::new(),
-            line,
-            column: 1,
-            end_line: line,
-            end_column: 2,
-            severity,
-            message: message.to_string(),
-            code: code.map(str::to_string),
-            source: None,
-        }
+        Diagnostic::at(line, 1, severity, message).with_code(code)
     }
 
     fn errors(count: u32) -> Vec<Diagnostic> {

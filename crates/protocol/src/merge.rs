@@ -52,17 +52,7 @@ mod tests {
     use super::*;
 
     fn diag(file: &str, line: u32, column: u32, severity: Severity, message: &str) -> Diagnostic {
-        Diagnostic {
-            file: file.to_string(),
-            line,
-            column,
-            end_line: line,
-            end_column: column + 1,
-            severity,
-            message: message.to_string(),
-            code: None,
-            source: None,
-        }
+        Diagnostic::at(line, column, severity, message).in_file(file)
     }
 
     fn summary(diags: &[Diagnostic]) -> Vec<(&str, u32, u32, Severity, &str)> {

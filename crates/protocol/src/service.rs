@@ -180,17 +180,10 @@ mod tests {
         message: &str,
         code: Option<&str>,
     ) -> Diagnostic {
-        Diagnostic {
-            file: "src/a.ts".to_string(),
-            line,
-            column,
-            end_line: line,
-            end_column: column + 1,
-            severity,
-            message: message.to_string(),
-            code: code.map(String::from),
-            source: Some("ts".to_string()),
-        }
+        Diagnostic::at(line, column, severity, message)
+            .in_file("src/a.ts")
+            .with_code(code)
+            .with_source("ts")
     }
 
     #[test]

@@ -83,17 +83,7 @@ mod tests {
         message: &str,
         code: Option<&str>,
     ) -> Diagnostic {
-        Diagnostic {
-            file: String::new(),
-            line,
-            column,
-            end_line: line,
-            end_column: column + 1,
-            severity,
-            message: message.to_string(),
-            code: code.map(str::to_string),
-            source: None,
-        }
+        Diagnostic::at(line, column, severity, message).with_code(code)
     }
 
     #[test]

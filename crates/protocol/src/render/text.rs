@@ -74,17 +74,9 @@ mod tests {
         message: &str,
         code: Option<&str>,
     ) -> Diagnostic {
-        Diagnostic {
-            file: String::new(),
-            line,
-            column,
-            end_line: line,
-            end_column: column + 1,
-            severity,
-            message: message.to_string(),
-            code: code.map(str::to_string),
-            source: Some("src".to_string()),
-        }
+        Diagnostic::at(line, column, severity, message)
+            .with_code(code)
+            .with_source("src")
     }
 
     fn report(files: &[(&str, Vec<Diagnostic>)]) -> Report {
