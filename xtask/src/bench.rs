@@ -205,7 +205,15 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
         let runs = plan.runs / 4;
         let warm_floor =
             time_warm_floor(ruff, &["server"], &project, &file, "python", quiet, runs)?;
+        let warm_api = time_warm_api(&project, &file, runs)?;
         let warm_serve = time_warm_serve(&squiggle, &project, &file, runs)?;
+        rows.push(row(
+            "warm",
+            "ruff",
+            "Squiggle API",
+            &warm_api,
+            Some(&warm_floor),
+        ));
         rows.push(row(
             "warm",
             "ruff",
