@@ -68,8 +68,7 @@ async fn diagnostics_arrive_with_character_columns_and_severities() {
 }
 
 #[tokio::test]
-async fn documents_are_opened_then_changed_with_rising_versions_and_saved_when_the_file_holds_the_text(
-) {
+async fn versions_rise_and_a_save_follows_only_text_the_file_holds() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR one\n");
     let squiggle = ws.start(vec![ws.server("fake", &[])]).await;

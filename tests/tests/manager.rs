@@ -121,6 +121,32 @@ fn the_oldest_events_are_dropped_beyond_256() {
 }
 
 #[test]
+fn a_save_notified_while_its_change_waits_goes_out_with_the_change() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR on disk\n");
+    let mut manager = LspManager::new(ws.config(vec![ws.server("fake", &[])])).unwrap();
+    manager.ensure_started(&ws.root);
+
+    // The host's text is not byte for byte what the disk holds (line endings, say), but the
+    // host says it saved it: its word counts.
+    manager.notify_file_changed(&file, "ERROR in the buffer\r\n");
+    manager.notify_file_saved(&file);
+    assert!(manager.wait_for_settle(&[&file], Duration::from_secs(30)));
+
+    let sync = || -> Vec<String> {
+        ws.messages()
+            .into_iter()
+            .filter(|m| m["dir"] == "in")
+            .filter_map(|m| m["method"].as_str().map(String::from))
+            .filter(|m| m.starts_with("textDocument/"))
+            .collect()
+    };
+    wait_until(Duration::from_secs(5), || sync().len() >= 2);
+    assert_eq!(sync(), vec!["textDocument/didOpen", "textDocument/didSave"]);
+    manager.shutdown();
+}
+
+#[test]
 fn nothing_blocks_while_a_server_hangs_at_start() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR x\n");

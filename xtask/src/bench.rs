@@ -19,6 +19,10 @@ use stats::Stats;
 /// How long any single request may take.
 const LIMIT: Duration = Duration::from_secs(60);
 
+/// The burst: this many files, each changed this many times at once, 64 checks in all.
+const FILES: usize = 16;
+const ROUNDS: usize = 4;
+
 /// Sizes and repetitions.
 struct Plan {
     quick: bool,
@@ -348,7 +352,7 @@ fn measure_load(
     let label = format!("{} x4", load.label);
     // Burst: 64 concurrent checks over 16 files and 4 servers, alternating with the floor's
     // same burst (both kept running), so that both see the machine in the same state.
-    let four = load.workspace(&dir.join(format!("{}-4", load.label)), 4, 16)?;
+    let four = load.workspace(&dir.join(format!("{}-4", load.label)), 4, FILES)?;
     let mut subject = ServeBurst::start(load, squiggle, &four)?;
     let single = subject.singles(plan.runs)?;
     let mut floor = floor::BurstFloor::start(
@@ -366,9 +370,9 @@ fn measure_load(
         let text = |original: &str, round| burst_text(original, n, round);
         // Which side goes first alternates too.
         let (mine, floor_burst) = if n % 2 == 0 {
-            (subject.burst(n)?, floor.burst(4, text)?)
+            (subject.burst(n)?, floor.burst(ROUNDS, text)?)
         } else {
-            let floor_burst = floor.burst(4, text)?;
+            let floor_burst = floor.burst(ROUNDS, text)?;
             (subject.burst(n)?, floor_burst)
         };
         if n > 0 {
@@ -377,7 +381,8 @@ fn measure_load(
         }
     }
     floor.stop();
-    let cpu_ms_per_check = subject.cpu_ns as f64 / 1e6 / ((plan.bursts + 1) * 64) as f64;
+    let checks = (plan.bursts + 1) * ROUNDS * FILES;
+    let cpu_ms_per_check = subject.cpu_ns as f64 / 1e6 / checks as f64;
     shutdown(subject.peer)?;
     let (burst_stats, floor_stats) = (Stats::of(&ours.concat()), Stats::of(&theirs.concat()));
     results
@@ -633,7 +638,7 @@ struct ServeBurst {
 impl ServeBurst {
     /// Starts `squiggle serve` and checks each file once.
     fn start(load: &Load, squiggle: &Path, root: &Path) -> anyhow::Result<Self> {
-        let files: Vec<PathBuf> = (0..16).map(|n| load.file(root, n)).collect();
+        let files: Vec<PathBuf> = (0..FILES).map(|n| load.file(root, n)).collect();
         let mut peer = serve(squiggle, root)?;
         for file in &files {
             check(&mut peer, file, &std::fs::read_to_string(file)?)?;
@@ -655,22 +660,25 @@ impl ServeBurst {
         Ok(Stats::of(&single))
     }
 
-    /// One burst: 4 rounds of concurrent checks over the 16 files, round `r` sending
-    /// `burst_text(text, n, r)`; each request's latency.
+    /// One burst: [`ROUNDS`] rounds of concurrent checks over the files, round `r` sending
+    /// `burst_text(text, n, r)`; each request's latency from the start of the burst (as the
+    /// floor times its own).
     fn burst(&mut self, n: usize) -> anyhow::Result<Vec<Duration>> {
-        let cpu_before = cpu_ns(self.peer.pid())?;
-        let mut sent = Vec::new();
-        for round in 0..4 {
+        let mut requests = Vec::new();
+        for round in 0..ROUNDS {
             let text = burst_text(&self.text, n, round);
             for file in &self.files {
-                let started = Instant::now();
                 let params = json!({"filePath": file, "text": text});
-                let id = self.peer.request("lsp/checkFile", params)?;
-                sent.push((id, started));
+                requests.push(self.peer.prepare("lsp/checkFile", params));
             }
         }
+        let cpu_before = cpu_ns(self.peer.pid())?;
+        let started = Instant::now();
+        for (_, request) in &requests {
+            self.peer.send(request)?;
+        }
         let mut latencies = Vec::new();
-        for (id, started) in sent {
+        for (id, _) in requests {
             let (at, _) = self.peer.answer(id, LIMIT)?;
             latencies.push(at.duration_since(started));
         }

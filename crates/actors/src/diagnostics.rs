@@ -84,8 +84,8 @@ pub enum Freshness {
     /// published (pushed and pulled, not merged).
     Fresh(Vec<Diagnostic>),
     /// The server published for the file after the touch, but the deadline came while it was
-    /// still working (or before its quiet time ended): what it had published by then, which
-    /// may be incomplete.
+    /// still working (or before its quiet time ended): what it had published by then (not
+    /// merged), which may be incomplete.
     Unsettled(Vec<Diagnostic>),
     /// The deadline passed before the server published for the file.
     TimedOut,
@@ -516,7 +516,7 @@ impl Store {
             Wait::File {
                 key, path, reply, ..
             } => {
-                // Pushed and pulled, side by side: the check merges every server's at once.
+                // Pushed and pulled in one list, unmerged: the check merges every server's at once.
                 let published: Vec<Diagnostic> = self
                     .files
                     .get(&path)

@@ -11,6 +11,7 @@ use squiggle_protocol::{Diagnostic, Severity};
 use tokio::sync::{broadcast, watch};
 
 use crate::events::{LspEvent, EVENT_CAPACITY};
+use crate::squiggle::Saved;
 use crate::Squiggle;
 
 /// How long changes to one file are coalesced before anything is sent.
@@ -35,6 +36,17 @@ pub struct LspManager {
     shared: Arc<Shared>,
 }
 
+/// A change waiting out the coalescing time.
+#[derive(Debug, Default)]
+struct Pending {
+    /// Which change this is; a newer one replaces it.
+    generation: u64,
+    /// The file's text.
+    text: String,
+    /// The host said the file was saved while the change waited: didSave goes with it.
+    saved: bool,
+}
+
 /// What the manager's tasks and its host share.
 #[derive(Debug)]
 struct Shared {
@@ -46,8 +58,8 @@ struct Shared {
     events: Mutex<VecDeque<LspEvent>>,
     /// Every file's diagnostics as last announced.
     diagnostics: Mutex<BTreeMap<String, Vec<Diagnostic>>>,
-    /// Changes waiting out the coalescing time: per file, a generation and the newest text.
-    pending: Mutex<HashMap<PathBuf, (u64, String)>>,
+    /// Changes waiting out the coalescing time, per file.
+    pending: Mutex<HashMap<PathBuf, Pending>>,
     /// Per file, how many notifications are still being worked on.
     busy: Mutex<HashMap<PathBuf, usize>>,
     /// Signalled whenever a file's work ends.
@@ -113,35 +125,39 @@ impl LspManager {
         let path = path.as_ref().to_path_buf();
         let generation = {
             let mut pending = lock(&self.shared.pending);
-            let entry = pending.entry(path.clone()).or_insert((0, String::new()));
-            entry.0 += 1;
-            entry.1 = text.into();
-            entry.0
+            let entry = pending.entry(path.clone()).or_default();
+            entry.generation += 1;
+            entry.text = text.into();
+            entry.generation
         };
         self.shared.begin(&path);
         let shared = self.shared.clone();
         runtime.spawn(async move {
             tokio::time::sleep(COALESCE).await;
-            let text = {
+            let change = {
                 let mut pending = lock(&shared.pending);
                 match pending.get(&path) {
-                    Some((latest, _)) if *latest == generation => {
-                        pending.remove(&path).map(|(_, text)| text)
-                    }
+                    Some(latest) if latest.generation == generation => pending.remove(&path),
                     _ => None, // A newer change will be sent instead.
                 }
             };
-            if let (Some(text), Some(squiggle)) = (text, shared.runtime().await) {
-                squiggle.check_file(&path, Some(text)).await;
+            if let (Some(change), Some(squiggle)) = (change, shared.runtime().await) {
+                let saved = if change.saved {
+                    Saved::Told
+                } else {
+                    Saved::IfOnDisk
+                };
+                squiggle.check(&path, Some(change.text), saved).await;
             }
             shared.end(&path);
         });
     }
 
-    /// A file was saved (a pending change is saved when it is sent). Returns at once.
+    /// A file was saved (a pending change is sent with its didSave). Returns at once.
     pub fn notify_file_saved(&self, path: impl AsRef<Path>) {
         let path = path.as_ref().to_path_buf();
-        if lock(&self.shared.pending).contains_key(&path) {
+        if let Some(pending) = lock(&self.shared.pending).get_mut(&path) {
+            pending.saved = true;
             return;
         }
         self.on_runtime(path, |squiggle, path| async move {

@@ -547,14 +547,11 @@ impl Connection {
     /// Sends didOpen (version 1) or a full-text didChange (version + 1), then didSave when the
     /// file on disk holds the text (`saved`) and the server wants it.
     fn sync(&mut self, path: PathBuf, text: Arc<str>, saved: bool) -> Result<i32, String> {
-        let open = (self.documents.get(&path)).map(|doc| (doc.uri.clone(), doc.version + 1));
-        let (uri, version) = match open {
-            Some(open) => open,
-            None => {
-                let uri = Url::parse(&paths::path_to_uri(&path.to_string_lossy()))
-                    .map_err(|err| format!("cannot make a URI of {}: {err}", path.display()))?;
-                (uri, 1)
-            }
+        let version = self.next_version(&path);
+        let uri = match self.documents.get(&path) {
+            Some(doc) => doc.uri.clone(),
+            None => Url::parse(&paths::path_to_uri(&path.to_string_lossy()))
+                .map_err(|err| format!("cannot make a URI of {}: {err}", path.display()))?,
         };
         self.documents.insert(
             path.clone(),

@@ -128,11 +128,22 @@ impl Squiggle {
 
     /// Syncs a file to every server for its type and returns their fresh diagnostics (all
     /// severities). `text`, when given, is the authoritative content; otherwise the file is read.
-    /// Never fails: problems become an empty result that says why.
+    /// didSave follows the change only when the file on disk holds the text. Never fails:
+    /// problems become an empty result that says why.
     pub async fn check_file(&self, path: impl AsRef<Path>, text: Option<String>) -> CheckResult {
+        self.check(path.as_ref(), text, Saved::IfOnDisk).await
+    }
+
+    /// [`Squiggle::check_file`], with who says whether the text is saved.
+    pub(crate) async fn check(
+        &self,
+        path: &Path,
+        text: Option<String>,
+        saved: Saved,
+    ) -> CheckResult {
         let started = Instant::now();
         let inner = &self.inner;
-        let (path, file) = self.locate(path.as_ref());
+        let (path, file) = self.locate(path);
         if !inner.config.enabled {
             return CheckResult::skipped(file, Skip::Disabled);
         }
@@ -144,22 +155,26 @@ impl Squiggle {
             Ok(text) => text,
             Err(skip) => return CheckResult::skipped(file, skip),
         };
-        // didSave tells a server the file on disk holds this text; a text that is not saved
-        // yet (a proposed edit) must not make it check the old file.
-        let saved = read_from_disk || file_holds(&path, &text);
         let keys = self.keys_for(&path);
         if keys.is_empty() {
             return CheckResult::skipped(file, Skip::NoServer);
         }
+        // didSave tells a server the file on disk holds this text; a text that is not saved
+        // yet (a proposed edit) must not make it check the old file.
+        let saved = match saved {
+            Saved::Told => true,
+            Saved::IfOnDisk => read_from_disk || file_holds(&path, &text),
+        };
         let text: Arc<str> = Arc::from(text);
-        // Servers that watch the file hear of the change too (once, however many sync it).
-        let _ = inner
-            .watcher
-            .cast(WatcherMsg::Synced { path: path.clone() });
         let checks = keys
             .into_iter()
             .map(|key| self.check_with(key, path.clone(), text.clone(), saved, started));
         let outcomes = futures::future::join_all(checks).await;
+        // Servers that watch the file hear of the change too: once, however many synced it,
+        // and after the syncs (so also servers that registered their watchers while starting).
+        let _ = inner
+            .watcher
+            .cast(WatcherMsg::Synced { path: path.clone() });
         let mut result = CheckResult {
             file,
             diagnostics: Vec::new(),
@@ -555,6 +570,15 @@ impl Squiggle {
             .find(|s| s.id == key.id && s.root == root)
             .and_then(|s| s.reason)
     }
+}
+
+/// Whether a checked text counts as saved, so that didSave follows the change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Saved {
+    /// When the file on disk holds exactly the text (or the text was read from it).
+    IfOnDisk,
+    /// The host said the file was saved.
+    Told,
 }
 
 /// Whether the file on disk holds exactly `text` (the length is compared first, so a text of

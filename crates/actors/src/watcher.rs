@@ -35,7 +35,7 @@ pub enum WatcherMsg {
     Unregister { key: ServerKey, id: String },
     /// A server is gone: forget its registrations.
     Forget { key: ServerKey },
-    /// Squiggle synced this file to servers itself; watchers of it hear of a change.
+    /// Squiggle checked this file (synced it to its servers); watchers of it hear of a change.
     Synced { path: PathBuf },
     /// The operating system reported a change.
     Disk(Event),

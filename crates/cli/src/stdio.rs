@@ -34,8 +34,8 @@ pub fn read_stdin() -> async_mpsc::Receiver<Vec<u8>> {
 }
 
 /// Writes queued byte strings to stdout on its own thread, in order. A task on the runtime
-/// gathers what was queued in the same turn into one batch, so a burst of answers wakes the
-/// thread once, not once per answer; the thread flushes whenever it runs out of batches. The
+/// gathers what was queued in the same turn into one batch (up to 64 KiB), so a burst of
+/// answers wakes the thread once, not once per answer; the thread flushes whenever it runs out of batches. The
 /// receiver resolves once every sender is gone and all was written (or stdout closed).
 pub fn write_stdout() -> (async_mpsc::UnboundedSender<Vec<u8>>, oneshot::Receiver<()>) {
     let (frames, mut queued) = async_mpsc::unbounded_channel::<Vec<u8>>();
@@ -43,7 +43,9 @@ pub fn write_stdout() -> (async_mpsc::UnboundedSender<Vec<u8>>, oneshot::Receive
     let (done, finished) = oneshot::channel();
     tokio::spawn(async move {
         while let Some(mut batch) = queued.recv().await {
-            while let Ok(frame) = queued.try_recv() {
+            // At most a chunk's worth: the first answer does not wait on an endless run.
+            while batch.len() < READ_CHUNK {
+                let Ok(frame) = queued.try_recv() else { break };
                 batch.extend_from_slice(&frame);
             }
             if batches.send(batch).is_err() {

@@ -2,6 +2,7 @@
 //! initializes, opens or changes the document, waits for its publishDiagnostics and then for
 //! the same quiet time squiggle waits — nothing else. squiggle's cost is measured against it.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -192,29 +193,29 @@ impl BurstFloor {
                 floor.peer.send(message)?;
             }
         }
-        // (uri, version) -> the latest arrival over all servers.
-        let mut done: std::collections::HashMap<(String, i64), Instant> =
-            std::collections::HashMap::new();
+        // (uri, version) -> the latest first arrival over all servers.
+        let mut done: HashMap<(String, i64), Instant> = HashMap::new();
         for floor in &mut self.peers {
-            let mut seen = 0;
-            while seen < messages.len() {
+            // Each change's first publish from this server.
+            let mut seen: HashMap<(String, i64), Instant> = HashMap::new();
+            while seen.len() < messages.len() {
                 let (at, message) = floor.peer.next(LIMIT)?;
-                if message["method"] == "textDocument/publishDiagnostics" {
-                    let key = (
-                        message["params"]["uri"]
-                            .as_str()
-                            .unwrap_or_default()
-                            .to_string(),
-                        message["params"]["version"].as_i64().unwrap_or(0),
-                    );
-                    if key.1 >= first {
-                        let latest = done.entry(key).or_insert(at);
-                        *latest = (*latest).max(at);
-                        seen += 1;
-                    }
-                } else {
+                if message["method"] != "textDocument/publishDiagnostics" {
                     floor.peer.answer_request(&message)?;
+                    continue;
                 }
+                let params = &message["params"];
+                let Some(version) = params["version"].as_i64() else {
+                    bail!("the server publishes without a version: a burst's changes cannot be told apart");
+                };
+                let uri = params["uri"].as_str().unwrap_or_default().to_string();
+                if version >= first {
+                    seen.entry((uri, version)).or_insert(at);
+                }
+            }
+            for (key, at) in seen {
+                let latest = done.entry(key).or_insert(at);
+                *latest = (*latest).max(at);
             }
         }
         Ok(done.values().map(|at| at.duration_since(started)).collect())

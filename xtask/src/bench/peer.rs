@@ -94,10 +94,17 @@ impl Peer {
 
     /// Sends a request and returns its id.
     pub fn request(&mut self, method: &str, params: Value) -> anyhow::Result<i64> {
+        let (id, message) = self.prepare(method, params);
+        self.send(&message)?;
+        Ok(id)
+    }
+
+    /// A request with the next id, to send later with [`Peer::send`].
+    pub fn prepare(&mut self, method: &str, params: Value) -> (i64, Value) {
         let id = self.next_id;
         self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
-        Ok(id)
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        (id, message)
     }
 
     /// Sends a notification.
