@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use ractor::concurrency::JoinHandle;
@@ -15,6 +16,10 @@ use crate::key::ServerKey;
 
 /// Every file with diagnostics, merged across servers.
 pub type Snapshot = BTreeMap<PathBuf, Vec<Diagnostic>>;
+
+/// What one server delivered for one file, shared by the store and the checks that read it
+/// (a check copies only the diagnostics its merge keeps).
+pub type List = Arc<Vec<Diagnostic>>;
 
 /// How a server delivered diagnostics: pushed (`publishDiagnostics`) or pulled
 /// (`textDocument/diagnostic`); each is kept apart and merged when read.
@@ -81,12 +86,12 @@ pub enum DiagnosticsMsg {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Freshness {
     /// The server published for the file after the touch and then went quiet; this is what it
-    /// published (pushed and pulled, not merged).
-    Fresh(Vec<Diagnostic>),
+    /// published (its pushed and its pulled list).
+    Fresh(Vec<List>),
     /// The server published for the file after the touch, but the deadline came while it was
-    /// still working (or before its quiet time ended): what it had published by then (not
-    /// merged), which may be incomplete.
-    Unsettled(Vec<Diagnostic>),
+    /// still working (or before its quiet time ended): what it had published by then, which
+    /// may be incomplete.
+    Unsettled(Vec<List>),
     /// The deadline passed before the server published for the file.
     TimedOut,
     /// The server went away during the wait.
@@ -111,7 +116,7 @@ pub struct DiagnosticsArgs {
 /// What one server last published for one file.
 #[derive(Debug)]
 struct Published {
-    diagnostics: Vec<Diagnostic>,
+    diagnostics: List,
     version: Option<i32>,
     epoch: u64,
     at: Instant,
@@ -351,7 +356,7 @@ impl Store {
         let by_server = self.files.entry(path.clone()).or_default();
         let slot = (key.clone(), source);
         let diagnostics = match diagnostics {
-            Some(diagnostics) => diagnostics,
+            Some(diagnostics) => Arc::new(diagnostics),
             None => by_server
                 .remove(&slot)
                 .map(|last| last.diagnostics)
@@ -516,14 +521,14 @@ impl Store {
             Wait::File {
                 key, path, reply, ..
             } => {
-                // Pushed and pulled in one list, unmerged: the check merges every server's at once.
-                let published: Vec<Diagnostic> = self
+                // Shared, not merged: the check merges every server's lists at once.
+                let published: Vec<List> = self
                     .files
                     .get(&path)
                     .into_iter()
                     .flatten()
                     .filter(|((k, _), _)| *k == key)
-                    .flat_map(|(_, p)| p.diagnostics.iter().cloned())
+                    .map(|(_, p)| p.diagnostics.clone())
                     .collect();
                 let outcome = match (fresh, settled) {
                     (true, true) => Freshness::Fresh(published),
@@ -547,7 +552,7 @@ impl Store {
             .files
             .get(path)
             .into_iter()
-            .flat_map(|p| p.values().map(|p| p.diagnostics.clone()));
+            .flat_map(|p| p.values().flat_map(|p| p.diagnostics.iter()));
         let _ = self.events.send(LspEvent::Diagnostics {
             path: paths::relative_to(&self.workspace_root, path),
             items: merge::merge(lists),
@@ -559,7 +564,7 @@ impl Store {
         self.files
             .iter()
             .map(|(path, by_server)| {
-                let lists = by_server.values().map(|p| p.diagnostics.clone());
+                let lists = by_server.values().flat_map(|p| p.diagnostics.iter());
                 (path.clone(), merge::merge(lists))
             })
             .filter(|(_, diagnostics)| !diagnostics.is_empty())

@@ -23,7 +23,9 @@ use tokio::time::Instant;
 
 use crate::check::{CheckResult, Skip};
 use crate::commands::Commands;
-use crate::diagnostics::{DiagnosticsActor, DiagnosticsArgs, DiagnosticsMsg, Freshness, Snapshot};
+use crate::diagnostics::{
+    DiagnosticsActor, DiagnosticsArgs, DiagnosticsMsg, Freshness, List, Snapshot,
+};
 use crate::events::{Events, LspEvent, EVENT_CAPACITY};
 use crate::feedback::{Feedback, NewErrors};
 use crate::key::ServerKey;
@@ -66,7 +68,7 @@ struct Inner {
 /// One server's part in a check.
 struct ServerOutcome {
     report: ServerReport,
-    diagnostics: Option<Vec<Diagnostic>>,
+    diagnostics: Option<Vec<List>>,
     timed_out: bool,
 }
 
@@ -187,10 +189,10 @@ impl Squiggle {
             if outcome.timed_out {
                 result.timed_out.push(outcome.report.id.clone());
             }
-            lists.extend(outcome.diagnostics);
+            lists.extend(outcome.diagnostics.into_iter().flatten());
             result.servers.push(outcome.report);
         }
-        result.diagnostics = merge::merge(lists);
+        result.diagnostics = merge::merge(lists.iter().flat_map(|list| list.iter()));
         result
     }
 

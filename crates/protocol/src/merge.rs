@@ -4,9 +4,10 @@ use crate::diagnostic::{Diagnostic, Severity};
 
 /// Merges diagnostics from several servers: drops duplicates (same file + start/end positions + message) and sorts them as [`sort`] does, so the order never depends on which server answered first.
 ///
-/// When duplicates differ in severity, the more severe one is kept.
-pub fn merge(lists: impl IntoIterator<Item = Vec<Diagnostic>>) -> Vec<Diagnostic> {
-    let mut all: Vec<Diagnostic> = lists.into_iter().flatten().collect();
+/// When duplicates differ in severity, the more severe one is kept. It works on references and
+/// copies only the diagnostics it keeps.
+pub fn merge<'a>(diagnostics: impl IntoIterator<Item = &'a Diagnostic>) -> Vec<Diagnostic> {
+    let mut all: Vec<&Diagnostic> = diagnostics.into_iter().collect();
     // Duplicates side by side, the most severe first; keep that one.
     all.sort_by(|a, b| {
         identity(a)
@@ -14,9 +15,10 @@ pub fn merge(lists: impl IntoIterator<Item = Vec<Diagnostic>>) -> Vec<Diagnostic
             .then(a.severity.cmp(&b.severity))
     });
     all.dedup_by(|later, kept| identity(later) == identity(kept));
+    let mut merged: Vec<Diagnostic> = all.into_iter().cloned().collect();
     // A total order, so that the result does not depend on which server answered first.
-    sort(&mut all);
-    all
+    sort(&mut merged);
+    merged
 }
 
 /// What makes two diagnostics the same: file, range and message.
@@ -70,12 +72,16 @@ mod tests {
             .collect()
     }
 
+    fn merged(lists: Vec<Vec<Diagnostic>>) -> Vec<Diagnostic> {
+        merge(lists.iter().flatten())
+    }
+
     #[test]
     fn merge_drops_exact_duplicates_across_servers() {
         let a = vec![diag("a.py", 1, 1, Severity::Error, "x")];
         let mut b = vec![diag("a.py", 1, 1, Severity::Error, "x")];
         b[0].source = Some("Ruff".to_string());
-        let merged = merge([a, b]);
+        let merged = merged(vec![a, b]);
         assert_eq!(merged.len(), 1);
         assert_eq!(merged[0].source, None);
     }
@@ -85,7 +91,7 @@ mod tests {
         let a = vec![diag("a.py", 1, 1, Severity::Warning, "x")];
         let mut b = vec![diag("a.py", 1, 1, Severity::Error, "x")];
         b[0].source = Some("Pyright".to_string());
-        let merged = merge([a, b]);
+        let merged = merged(vec![a, b]);
         assert_eq!(summary(&merged), vec![("a.py", 1, 1, Severity::Error, "x")]);
         assert_eq!(merged[0].source.as_deref(), Some("Pyright"));
     }
@@ -94,7 +100,7 @@ mod tests {
     fn merge_keeps_diagnostics_that_differ_in_message_or_end() {
         let mut other_end = diag("a.py", 1, 1, Severity::Error, "x");
         other_end.end_column = 9;
-        let merged = merge([
+        let merged = merged(vec![
             vec![diag("a.py", 1, 1, Severity::Error, "x")],
             vec![diag("a.py", 1, 1, Severity::Error, "y"), other_end],
         ]);
@@ -103,7 +109,7 @@ mod tests {
 
     #[test]
     fn merge_sorts_by_file_line_column_then_severity_whatever_the_list_order() {
-        let merged = merge([
+        let merged = merged(vec![
             vec![
                 diag("b.py", 1, 1, Severity::Hint, "b"),
                 diag("a.py", 2, 1, Severity::Hint, "from first list"),
@@ -128,7 +134,7 @@ mod tests {
 
     #[test]
     fn merge_of_nothing_is_empty() {
-        assert!(merge(Vec::<Vec<Diagnostic>>::new()).is_empty());
+        assert!(merged(Vec::new()).is_empty());
     }
 
     #[test]
