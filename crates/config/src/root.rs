@@ -58,7 +58,7 @@ pub fn find_workspace_root(start: &Path) -> PathBuf {
 
 /// The project root of a file for one server: from the file's folder upward, the nearest folder holding one of `markers`, never above `workspace_root`; none found -> workspace_root.
 pub fn find_root(file: &Path, workspace_root: &Path, markers: &[String]) -> PathBuf {
-    let Some(folder) = file.parent() else {
+    let Some(folder) = file.parent().filter(|_| !markers.is_empty()) else {
         return workspace_root.to_path_buf();
     };
     folder

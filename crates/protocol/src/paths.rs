@@ -185,6 +185,10 @@ pub fn is_within(root: &Path, path: &Path) -> bool {
 
 /// `path` relative to `root` with `/` separators (`.` for the root itself); both are expected resolved; falls back to the full path if not within.
 pub fn relative_to(root: &Path, path: &Path) -> String {
+    // The root itself, as most servers' roots are: no need to compare part by part.
+    if path.as_os_str() == root.as_os_str() {
+        return ".".to_string();
+    }
     match path.strip_prefix(root) {
         Ok(relative) if relative.as_os_str().is_empty() => ".".to_string(),
         Ok(relative) => match relative.to_str() {
