@@ -67,8 +67,8 @@ fn main() -> ExitCode {
     init_logging();
     // Two workers: squiggle's work is short message handling, but when servers answer a burst
     // faster than one thread can take their answers in, a second worker drains the backlog
-    // (measured: the slowest of 64 concurrent checks came +0.28 ms after the floor's slowest,
-    // against +0.9 ms on one thread, for about 15% more CPU). Servers are spawned from the
+    // (measured: the slowest of 64 concurrent checks came about 1 ms sooner than on one thread,
+    // for about 15% more CPU; see docs/benchmarks.md). Servers are spawned from the
     // workers, which live as long as the runtime, so their parent-death signal fires only when
     // squiggle exits.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
