@@ -35,8 +35,9 @@ pub fn read_stdin() -> async_mpsc::Receiver<Vec<u8>> {
 
 /// Writes queued byte strings to stdout on its own thread, in order. A task on the runtime
 /// gathers what was queued in the same turn into one batch (up to 64 KiB), so a burst of
-/// answers wakes the thread once, not once per answer; the thread flushes whenever it runs out of batches. The
-/// receiver resolves once every sender is gone and all was written (or stdout closed).
+/// answers wakes the thread once, not once per answer; the thread flushes whenever it runs
+/// out of batches. The receiver resolves once every sender is gone and all was written (or
+/// stdout closed).
 pub fn write_stdout() -> (async_mpsc::UnboundedSender<Vec<u8>>, oneshot::Receiver<()>) {
     let (frames, mut queued) = async_mpsc::unbounded_channel::<Vec<u8>>();
     let (batches, ready) = mpsc::channel::<Vec<u8>>();
