@@ -118,6 +118,13 @@ impl FakeWorkspace {
         path
     }
 
+    /// The spec of a fake server named `id` that follows `script` (see the fake server's
+    /// `Script`).
+    pub fn scripted(&self, id: &str, script: &Value) -> ServerSpec {
+        let path = self.script(script);
+        self.server(id, &["--script", path.to_str().unwrap()])
+    }
+
     /// The spec of a fake server named `id` that runs `args` (e.g. `--scenario crash-on-init`).
     pub fn server(&self, id: &str, args: &[&str]) -> ServerSpec {
         let mut env = BTreeMap::new();

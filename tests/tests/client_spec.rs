@@ -116,13 +116,8 @@ async fn disk_changes_reach_exactly_the_servers_that_registered_matching_globs()
 async fn an_unregistered_watcher_hears_no_more() {
     let ws = FakeWorkspace::new();
     let a = ws.write("a.fake", "fine\n");
-    let script =
-        ws.script(&json!({"watch": [{"globPattern": "**/*.fake"}], "unregister_after_events": 1}));
-    let squiggle = ws
-        .start(vec![
-            ws.server("fake", &["--script", script.to_str().unwrap()])
-        ])
-        .await;
+    let script = json!({"watch": [{"globPattern": "**/*.fake"}], "unregister_after_events": 1});
+    let squiggle = ws.start(vec![ws.scripted("fake", &script)]).await;
     squiggle.check_file(&a, None).await;
     ws.write("first.fake", "the first event\n");
     let unregistered = eventually(SOON, || {
@@ -164,11 +159,11 @@ async fn an_unregistered_watcher_hears_no_more() {
 async fn a_file_created_on_disk_resolves_an_import() {
     let ws = FakeWorkspace::new();
     let main = ws.write("main.fake", "IMPORT helper\n");
-    let script = ws.script(&json!({"watch": [{"globPattern": "**/*.fake"}]}));
     let squiggle = ws
-        .start(vec![
-            ws.server("fake", &["--script", script.to_str().unwrap()])
-        ])
+        .start(vec![ws.scripted(
+            "fake",
+            &json!({"watch": [{"globPattern": "**/*.fake"}]}),
+        )])
         .await;
 
     let before = squiggle.check_file(&main, None).await;
@@ -218,10 +213,7 @@ async fn work_done_progress_holds_the_answer_until_the_server_is_done() {
 async fn a_server_still_working_at_the_deadline_is_reported_as_timed_out_with_what_it_had() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR real\n");
-    let script = ws.script(&json!({"progress_ms": 5_000}));
-    let mut config = ws.config(vec![
-        ws.server("fake", &["--script", script.to_str().unwrap()])
-    ]);
+    let mut config = ws.config(vec![ws.scripted("fake", &json!({"progress_ms": 5_000}))]);
     config.first_touch_timeout_ms = 800;
     let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
 
@@ -246,9 +238,8 @@ async fn a_server_still_working_at_the_deadline_is_reported_as_timed_out_with_wh
 async fn progress_around_each_pull_does_not_make_squiggle_pull_forever() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR real\n");
-    let script = ws.script(&json!({"pull": true, "pull_progress": true}));
     let mut config = ws.config(vec![
-        ws.server("fake", &["--script", script.to_str().unwrap()])
+        ws.scripted("fake", &json!({"pull": true, "pull_progress": true}))
     ]);
     // A quiet time the endless pulls would never leave, and a deadline that ends them.
     config.settle_ms = 150;
@@ -270,13 +261,11 @@ async fn progress_around_each_pull_does_not_make_squiggle_pull_forever() {
 async fn rust_analyzer_style_quiescence_holds_the_answer_too() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR real\n");
-    let script = ws.script(
-        &json!({"server_status": true, "publish_empty_first": true, "publish_delay_ms": 400}),
-    );
     let squiggle = ws
-        .start(vec![
-            ws.server("fake", &["--script", script.to_str().unwrap()])
-        ])
+        .start(vec![ws.scripted(
+            "fake",
+            &json!({"server_status": true, "publish_empty_first": true, "publish_delay_ms": 400}),
+        )])
         .await;
 
     let result = squiggle.check_file(&file, None).await;
@@ -293,11 +282,11 @@ async fn rust_analyzer_style_quiescence_holds_the_answer_too() {
 async fn without_a_signal_the_fixed_quiet_time_decides() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR real\n");
-    let script = ws.script(&json!({"publish_empty_first": true, "publish_delay_ms": 1000}));
     let squiggle = ws
-        .start(vec![
-            ws.server("fake", &["--script", script.to_str().unwrap()])
-        ])
+        .start(vec![ws.scripted(
+            "fake",
+            &json!({"publish_empty_first": true, "publish_delay_ms": 1000}),
+        )])
         .await;
 
     let result = squiggle.check_file(&file, None).await;
@@ -347,11 +336,11 @@ async fn a_pull_only_server_registered_later_is_pulled_with_result_ids() {
 async fn a_pull_the_server_cancels_is_sent_again() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR pulled\n");
-    let script = ws.script(&json!({"pull": true, "diagnose_on": [], "pull_cancel_first": true}));
     let squiggle = ws
-        .start(vec![
-            ws.server("fake", &["--script", script.to_str().unwrap()])
-        ])
+        .start(vec![ws.scripted(
+            "fake",
+            &json!({"pull": true, "diagnose_on": [], "pull_cancel_first": true}),
+        )])
         .await;
 
     let result = squiggle.check_file(&file, None).await;
@@ -507,11 +496,11 @@ async fn a_failing_sidecar_is_reported_and_not_fatal() {
 async fn a_folder_deleted_and_made_again_is_watched_again() {
     let ws = FakeWorkspace::new();
     let a = ws.write("a.fake", "fine\n");
-    let script = ws.script(&json!({"watch": [{"globPattern": "**/*.fake"}]}));
     let squiggle = ws
-        .start(vec![
-            ws.server("fake", &["--script", script.to_str().unwrap()])
-        ])
+        .start(vec![ws.scripted(
+            "fake",
+            &json!({"watch": [{"globPattern": "**/*.fake"}]}),
+        )])
         .await;
     squiggle.check_file(&a, None).await;
     ws.write("gen/one.fake", "first\n");
@@ -541,8 +530,10 @@ async fn a_folder_deleted_and_made_again_is_watched_again() {
 async fn a_server_of_its_own_quiet_time_is_waited_for_that_long() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR real\n");
-    let script = ws.script(&json!({"publish_empty_first": true, "publish_delay_ms": 300}));
-    let mut server = ws.server("fake", &["--script", script.to_str().unwrap()]);
+    let mut server = ws.scripted(
+        "fake",
+        &json!({"publish_empty_first": true, "publish_delay_ms": 300}),
+    );
     server.settle_ms = Some(1_000);
     let squiggle = ws.start(vec![server]).await;
 

@@ -9,10 +9,9 @@ use squiggle_tests::{squiggle, xtask_bin, FakeWorkspace};
 
 /// A fake server that, on every touch, also publishes errors for two other files.
 fn multi_file_server(ws: &FakeWorkspace) -> squiggle_config::ServerSpec {
-    let script = ws.script(&json!({
+    ws.scripted("fake", &json!({
         "also_publish": {"src/z.fake": "ERROR in z\n", "src/b.fake": "ok\nERROR in b <T>\nWARNING meh\n"}
-    }));
-    ws.server("fake", &["--script", script.to_str().unwrap()])
+    }))
 }
 
 #[tokio::test]

@@ -118,8 +118,7 @@ async fn versions_rise_and_a_save_follows_only_text_the_file_holds() {
 async fn a_file_opened_to_answer_a_question_is_not_saved() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR one\n");
-    let script = ws.script(&json!({"symbols": true}));
-    let server = ws.server("fake", &["--script", script.to_str().unwrap()]);
+    let server = ws.scripted("fake", &json!({"symbols": true}));
     let squiggle = ws.start(vec![server]).await;
 
     let outline = squiggle.document_symbols(&file).await;
@@ -144,8 +143,7 @@ async fn a_file_opened_to_answer_a_question_is_not_saved() {
 async fn two_concurrent_checks_of_a_new_file_start_one_process() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR x\n");
-    let script = ws.script(&json!({"initialize_delay_ms": 300}));
-    let server = ws.server("fake", &["--script", script.to_str().unwrap()]);
+    let server = ws.scripted("fake", &json!({"initialize_delay_ms": 300}));
     let squiggle = ws.start(vec![server]).await;
 
     let (a, b) = tokio::join!(
@@ -484,10 +482,9 @@ async fn each_project_root_gets_its_own_server() {
 async fn columns_stay_right_when_the_server_picks_utf8_positions() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "let s = \"😀中\"; ERROR x\n");
-    let script = ws.script(&json!({"position_encoding": "utf-8"}));
     let squiggle = ws
         .start(vec![
-            ws.server("fake", &["--script", script.to_str().unwrap()])
+            ws.scripted("fake", &json!({"position_encoding": "utf-8"}))
         ])
         .await;
 
@@ -543,10 +540,7 @@ async fn a_slow_server_is_waited_for_until_it_publishes() {
 async fn a_server_slower_than_the_deadline_times_out_with_no_diagnostics() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR late\n");
-    let script = ws.script(&json!({"publish_delay_ms": 3000}));
-    let mut config = ws.config(vec![
-        ws.server("fake", &["--script", script.to_str().unwrap()])
-    ]);
+    let mut config = ws.config(vec![ws.scripted("fake", &json!({"publish_delay_ms": 3000}))]);
     config.first_touch_timeout_ms = 400;
     config.diagnostic_timeout_ms = 400;
     let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
@@ -583,10 +577,7 @@ async fn lsp_false_checks_nothing() {
 async fn a_late_publish_for_an_older_version_is_not_taken_as_fresh() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR old\n");
-    let script = ws.script(&json!({"publish_delay_ms": 600}));
-    let mut config = ws.config(vec![
-        ws.server("fake", &["--script", script.to_str().unwrap()])
-    ]);
+    let mut config = ws.config(vec![ws.scripted("fake", &json!({"publish_delay_ms": 600}))]);
     config.first_touch_timeout_ms = 300;
     config.diagnostic_timeout_ms = 5_000;
     let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
