@@ -149,6 +149,7 @@ impl FakeWorkspace {
             settings: None,
             sidecar: None,
             settle_ms: None,
+            stages: Default::default(),
             install_hint: "cargo build -p xtask".to_string(),
             fallback_for: None,
         }

@@ -89,7 +89,7 @@ fn json_format_has_the_stable_schema() {
                             "message": "found ERROR: x", "code": "E1", "source": "fake"}],
                 "b.fake": []
             },
-            "servers": [{"id": "fake", "root": ".", "status": "active", "reason": null}],
+            "servers": [{"id": "fake", "root": ".", "status": "active", "reason": null, "basis": "version"}],
             "timed_out": []
         })
     );

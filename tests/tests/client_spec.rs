@@ -285,7 +285,7 @@ async fn without_a_signal_the_fixed_quiet_time_decides() {
     let squiggle = ws
         .start(vec![ws.scripted(
             "fake",
-            &json!({"publish_empty_first": true, "publish_delay_ms": 1000}),
+            &json!({"publish_empty_first": true, "publish_delay_ms": 1000, "unversioned": true}),
         )])
         .await;
 
@@ -532,7 +532,7 @@ async fn a_server_of_its_own_quiet_time_is_waited_for_that_long() {
     let file = ws.write("a.fake", "ERROR real\n");
     let mut server = ws.scripted(
         "fake",
-        &json!({"publish_empty_first": true, "publish_delay_ms": 300}),
+        &json!({"publish_empty_first": true, "publish_delay_ms": 300, "unversioned": true}),
     );
     server.settle_ms = Some(1_000);
     let squiggle = ws.start(vec![server]).await;

@@ -152,6 +152,16 @@ impl Server {
             return Ok(Flow::Continue); // a response to one of our requests
         };
         let params = message.get("params").unwrap_or(&Value::Null);
+        if self.script.strict && message.get("params").is_some() {
+            if let Some(field) = first_null(params, "params") {
+                let error = format!("null value is not allowed for field {field}");
+                eprintln!("fake-server: refusing {method}: {error}");
+                if let Some(id) = message.get("id") {
+                    self.respond_error(id, json!({"code": -32602, "message": error}))?;
+                }
+                return Ok(Flow::Continue);
+            }
+        }
         match message.get("id") {
             Some(id) => self.request(method, id, params)?,
             None => return self.notification(method, params),
@@ -178,6 +188,10 @@ impl Server {
             }
             "shutdown" => self.respond(id, Value::Null),
             "textDocument/documentSymbol" if self.script.symbols => self.respond(id, json!([])),
+            "textDocument/diagnostic" if self.script.pull && self.script.pull_error.is_some() => {
+                let message = self.script.pull_error.clone().unwrap_or_default();
+                self.respond_error(id, json!({"code": -32603, "message": message}))
+            }
             "textDocument/diagnostic" if self.script.pull => {
                 let uri = params["textDocument"]["uri"].as_str().unwrap_or_default();
                 let previous = params["previousResultId"].as_str();
@@ -408,7 +422,8 @@ impl Server {
             return;
         }
         let mut delay = Duration::from_millis(self.script.publish_delay_ms);
-        let version = self.docs.get(uri).and_then(|d| d.version);
+        let version =
+            (self.docs.get(uri).and_then(|d| d.version)).filter(|_| !self.script.unversioned);
         if self.status {
             self.publisher.send(server_status(false), Duration::ZERO);
         }
@@ -502,6 +517,19 @@ fn replace_root(value: &Value, root: &str) -> Value {
 }
 
 /// A `textDocument/publishDiagnostics` notification.
+/// The path (`params.textDocument.identifier`) of the first `null` in a value, if any.
+fn first_null(value: &Value, path: &str) -> Option<String> {
+    match value {
+        Value::Null => Some(path.to_string()),
+        Value::Array(items) => (items.iter().enumerate())
+            .find_map(|(i, item)| first_null(item, &format!("{path}[{i}]"))),
+        Value::Object(fields) => {
+            (fields.iter()).find_map(|(name, field)| first_null(field, &format!("{path}.{name}")))
+        }
+        _ => None,
+    }
+}
+
 fn publish_params(uri: &str, version: Option<i64>, diagnostics: Vec<Value>) -> Value {
     let mut params = json!({"uri": uri, "diagnostics": diagnostics});
     if let Some(version) = version {
@@ -547,6 +575,21 @@ fn percent_decode(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_null_is_named_by_its_path() {
+        let params =
+            json!({"textDocument": {"uri": "u"}, "list": [1, {"x": null}], "identifier": null});
+        let found = first_null(&params, "params");
+        assert!(
+            matches!(
+                found.as_deref(),
+                Some("params.identifier" | "params.list[1].x")
+            ),
+            "{found:?}"
+        );
+        assert_eq!(first_null(&json!({"a": [1, "b"]}), "params"), None);
+    }
 
     #[test]
     fn decodes_percent_escapes() {

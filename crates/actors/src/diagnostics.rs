@@ -1,5 +1,7 @@
 //! The diagnostics actor: the one store of what every server last published, the epoch that
-//! advances on every change, and the waits for fresh results.
+//! advances on every change, and the waits for final results (decided by [`completion`]).
+
+pub mod completion;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -13,6 +15,7 @@ use tokio::time::Instant;
 
 use crate::events::{Events, LspEvent};
 use crate::key::ServerKey;
+use completion::{Basis, Decision, Delivery, Seen, Traits};
 
 /// Every file with diagnostics, merged across servers.
 pub type Snapshot = BTreeMap<PathBuf, Vec<Diagnostic>>;
@@ -50,6 +53,14 @@ pub enum DiagnosticsMsg {
         path: PathBuf,
         version: i32,
     },
+    /// A pull for `version` of a file failed with the server's error: a wait on it with
+    /// nothing else delivered ends with that error.
+    PullFailed {
+        key: ServerKey,
+        path: PathBuf,
+        version: i32,
+        reason: String,
+    },
     /// A server started or finished work (work-done progress, or not quiescent): while it
     /// works, its results do not count as settled.
     Busy { key: ServerKey, busy: bool },
@@ -59,13 +70,13 @@ pub enum DiagnosticsMsg {
     ServerGone { key: ServerKey },
     /// The current epoch.
     Epoch(RpcReplyPort<u64>),
-    /// Wait until `key` publishes for `path` (from now on, for at least `version` when the
-    /// server names versions) and then stays quiet for the settle time, or until `deadline`.
+    /// Wait until what `key` delivers for `version` of `path` is final (the completion model
+    /// decides, from the server's `traits`), or until `deadline`.
     WaitFresh {
         key: ServerKey,
         path: PathBuf,
         version: i32,
-        settle: Duration,
+        traits: Traits,
         deadline: Instant,
         reply: RpcReplyPort<Freshness>,
     },
@@ -85,15 +96,17 @@ pub enum DiagnosticsMsg {
 /// How a wait for fresh diagnostics ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Freshness {
-    /// The server published for the file after the touch and then went quiet; this is what it
-    /// published (its pushed and its pulled list).
-    Fresh(Vec<List>),
+    /// The server's answer for the version is final, on `basis`; this is what it delivered
+    /// (its pushed and its pulled list).
+    Final { lists: Vec<List>, basis: Basis },
     /// The server published for the file after the touch, but the deadline came while it was
     /// still working (or before its quiet time ended): what it had published by then, which
     /// may be incomplete.
     Unsettled(Vec<List>),
     /// The deadline passed before the server published for the file.
     TimedOut,
+    /// The server's pull failed, with this error, and it delivered nothing else.
+    Failed(String),
     /// The server went away during the wait.
     ServerGone,
 }
@@ -113,7 +126,7 @@ pub struct DiagnosticsArgs {
     pub events: Events,
 }
 
-/// What one server last published for one file.
+/// What one server delivered for one file one way (pushed or pulled).
 #[derive(Debug)]
 struct Published {
     diagnostics: List,
@@ -122,16 +135,67 @@ struct Published {
     at: Instant,
 }
 
+impl Published {
+    /// The delivery, if it came after the epoch `after`.
+    fn since(&self, after: u64) -> Option<Delivery> {
+        (self.epoch > after).then_some(Delivery {
+            version: self.version,
+            at: self.at,
+        })
+    }
+}
+
+/// What one server said of one file: its lists, a failed pull, an end of its stages.
+#[derive(Debug, Default)]
+struct Said {
+    push: Option<Published>,
+    pull: Option<Published>,
+    /// The version whose pull failed, the error, and the epoch it came at.
+    pull_failed: Option<(i32, String, u64)>,
+    /// The version an end signal named, when it came, and its epoch.
+    end: Option<(Option<i32>, Instant, u64)>,
+}
+
+impl Said {
+    /// The lists it holds, shared.
+    fn lists(&self) -> impl Iterator<Item = &List> {
+        [&self.push, &self.pull]
+            .into_iter()
+            .flatten()
+            .map(|published| &published.diagnostics)
+    }
+
+    /// Whether it holds no list (what is left is only about waits).
+    fn has_no_list(&self) -> bool {
+        self.push.is_none() && self.pull.is_none()
+    }
+
+    /// What was seen since the epoch `after`, for a wait on `version`.
+    fn seen_since(&self, after: u64, version: i32) -> Seen {
+        Seen {
+            push: self.push.as_ref().and_then(|p| p.since(after)),
+            pull: self.pull.as_ref().and_then(|p| p.since(after)),
+            pull_failed: (self.pull_failed.as_ref())
+                .filter(|(v, _, epoch)| *epoch > after && *v >= version)
+                .map(|(_, reason, _)| reason.clone()),
+            end: (self.end)
+                .filter(|(_, _, epoch)| *epoch > after)
+                .map(|(version, at, _)| Delivery { version, at }),
+            busy: false,
+            idle_since: None,
+        }
+    }
+}
+
 /// What a waiter waits for, and where its answer goes.
 #[derive(Debug)]
 enum Wait {
-    /// One server's fresh result for one file.
+    /// One server's final result for one version of one file.
     File {
         key: ServerKey,
         path: PathBuf,
         version: i32,
-        /// The quiet time for this server.
-        settle: Duration,
+        traits: Traits,
         reply: RpcReplyPort<Freshness>,
     },
     /// A quiet store after some change.
@@ -148,13 +212,23 @@ struct Waiter {
     recheck_at: Option<Instant>,
 }
 
+/// How a wait ends.
+enum Ending {
+    /// The answer is final.
+    Final(Basis),
+    /// The server's pull failed and nothing else came.
+    Failed(String),
+    /// The deadline came first.
+    Deadline,
+}
+
 /// The task that sends the store its next `Recheck`.
 type RecheckTask = JoinHandle<Result<(), MessagingErr<DiagnosticsMsg>>>;
 
 /// The state of the diagnostics actor.
 #[derive(Debug)]
 pub struct Store {
-    files: HashMap<PathBuf, HashMap<(ServerKey, Source), Published>>,
+    files: HashMap<PathBuf, HashMap<ServerKey, Said>>,
     /// Servers that are working (indexing, checking) right now.
     busy: HashSet<ServerKey>,
     /// When each server last stopped working: the quiet time counts from then too, since a
@@ -229,22 +303,33 @@ impl Actor for DiagnosticsActor {
             DiagnosticsMsg::StillPulled { key, path, version } => {
                 store.record(&myself, key, path, Some(version), Source::Pull, None);
             }
+            DiagnosticsMsg::PullFailed {
+                key,
+                path,
+                version,
+                reason,
+            } => {
+                if !store.gone.contains(&key) {
+                    store.epoch += 1;
+                    let epoch = store.epoch;
+                    store.said(&key, &path).pull_failed = Some((version, reason, epoch));
+                    store.check_file_waits(&myself, &key, &path);
+                }
+            }
             DiagnosticsMsg::ServerGone { key } => {
                 store.gone.insert(key.clone());
                 store.busy.remove(&key);
                 store.epoch += 1;
                 let mut touched = Vec::new();
-                for (path, published) in store.files.iter_mut() {
-                    let before = published.len();
-                    published.retain(|(k, _), _| *k != key);
-                    if published.len() != before {
+                for (path, said) in store.files.iter_mut() {
+                    if said.remove(&key).is_some_and(|said| !said.has_no_list()) {
                         touched.push(path.clone());
                     }
                 }
                 for path in &touched {
                     store.announce(path);
                 }
-                store.files.retain(|_, p| !p.is_empty());
+                store.files.retain(|_, said| !said.is_empty());
                 let gone: Vec<u64> = store
                     .waiters
                     .iter()
@@ -282,7 +367,7 @@ impl Actor for DiagnosticsActor {
                 key,
                 path,
                 version,
-                settle,
+                traits,
                 deadline,
                 reply,
             } => {
@@ -295,7 +380,7 @@ impl Actor for DiagnosticsActor {
                     key,
                     path,
                     version,
-                    settle,
+                    traits,
                     reply,
                 };
                 store.add_waiter(&myself, wait, after, deadline);
@@ -336,6 +421,12 @@ impl Actor for DiagnosticsActor {
 }
 
 impl Store {
+    /// What a server said of a file, made empty on first use.
+    fn said(&mut self, key: &ServerKey, path: &Path) -> &mut Said {
+        let by_server = self.files.entry(path.to_path_buf()).or_default();
+        by_server.entry(key.clone()).or_default()
+    }
+
     /// Records what a server delivered for a file (`None`: what it delivered last time, again)
     /// and looks at the waits it may end.
     fn record(
@@ -353,29 +444,39 @@ impl Store {
         self.epoch += 1;
         let now = Instant::now();
         self.last_publish = Some(now);
-        let by_server = self.files.entry(path.clone()).or_default();
-        let slot = (key.clone(), source);
+        let epoch = self.epoch;
+        let said = self.said(&key, &path);
+        let slot = match source {
+            Source::Push => &mut said.push,
+            Source::Pull => &mut said.pull,
+        };
         let diagnostics = match diagnostics {
             Some(diagnostics) => Arc::new(diagnostics),
-            None => by_server
-                .remove(&slot)
-                .map(|last| last.diagnostics)
-                .unwrap_or_default(),
+            None => slot.take().map(|last| last.diagnostics).unwrap_or_default(),
         };
-        let published = Published {
+        *slot = Some(Published {
             diagnostics,
             version,
-            epoch: self.epoch,
+            epoch,
             at: now,
-        };
-        by_server.insert(slot, published);
+        });
         self.announce(&path);
-        let on_file = self.waiting_on.get(&path).into_iter().flatten();
+        self.check_file_waits(myself, &key, &path);
+    }
+
+    /// Looks at the waits on `key`'s result for `path`, and at the waits for a quiet store.
+    fn check_file_waits(
+        &mut self,
+        myself: &ActorRef<DiagnosticsMsg>,
+        key: &ServerKey,
+        path: &Path,
+    ) {
+        let on_file = self.waiting_on.get(path).into_iter().flatten();
         let ids: Vec<u64> = on_file
             .filter(|id| {
                 self.waiters
                     .get(id)
-                    .is_some_and(|w| matches!(&w.wait, Wait::File { key: k, .. } if *k == key))
+                    .is_some_and(|w| matches!(&w.wait, Wait::File { key: k, .. } if k == key))
             })
             .chain(&self.waiting_on_all)
             .copied()
@@ -427,39 +528,28 @@ impl Store {
         Some(waiter)
     }
 
-    /// When what a waiter waits for last changed after its touch (a publish, or its server
-    /// going idle), if it did.
-    fn fresh_at(&self, waiter: &Waiter) -> Option<Instant> {
-        match &waiter.wait {
-            Wait::File {
-                key, path, version, ..
-            } => {
-                let published = self
-                    .files
-                    .get(path)?
-                    .iter()
-                    .filter(|((k, _), p)| {
-                        k == key
-                            && p.epoch > waiter.after
-                            && p.version.is_none_or(|v| v >= *version)
-                    })
-                    .map(|(_, p)| p.at)
-                    .max()?;
-                Some(
-                    self.idle_since
-                        .get(key)
-                        .map_or(published, |idle| published.max(*idle)),
-                )
-            }
-            Wait::All { .. } => {
-                let published = self.last_publish.filter(|_| self.epoch > waiter.after)?;
-                Some(
-                    self.idle_since
-                        .values()
-                        .fold(published, |latest, idle| latest.max(*idle)),
-                )
-            }
+    /// What a server said of a file since the epoch `after`, with its work now.
+    fn seen(&self, key: &ServerKey, path: &Path, after: u64, version: i32) -> Seen {
+        let said = self
+            .files
+            .get(path)
+            .and_then(|by_server| by_server.get(key));
+        Seen {
+            busy: self.busy.contains(key),
+            idle_since: self.idle_since.get(key).copied(),
+            ..said.map_or_else(Seen::default, |said| said.seen_since(after, version))
         }
+    }
+
+    /// When the store last changed after the epoch `after` (a publish, or a server going
+    /// idle), if it did: the quiet time of a wait for a quiet store counts from then.
+    fn quiet_from(&self, after: u64) -> Option<Instant> {
+        let published = self.last_publish.filter(|_| self.epoch > after)?;
+        Some(
+            self.idle_since
+                .values()
+                .fold(published, |latest, idle| latest.max(*idle)),
+        )
     }
 
     /// Answers a waiter if it is done, or schedules a look at it for when it could be.
@@ -468,32 +558,44 @@ impl Store {
             return;
         };
         let now = Instant::now();
-        let (working, settle) = match &waiter.wait {
-            Wait::File { key, settle, .. } => (self.busy.contains(key), *settle),
-            Wait::All { .. } => (!self.busy.is_empty(), self.settle),
-        };
-        let next = match self.fresh_at(waiter) {
-            // A server at work will publish again: wait for it to finish (or the deadline).
-            _ if working => Some(waiter.deadline),
-            Some(at) if now >= at + settle => None,
-            Some(at) => Some((at + settle).min(waiter.deadline)),
-            None => Some(waiter.deadline),
-        };
-        match next {
-            Some(at) if now < at => {
-                let Some(waiter) = self.waiters.get_mut(&id) else {
-                    return;
-                };
-                if waiter.recheck_at.is_some_and(|scheduled| scheduled <= at) {
-                    return;
-                }
-                waiter.recheck_at = Some(at);
-                self.arm(myself, at);
+        let decision = match &waiter.wait {
+            Wait::File {
+                key,
+                path,
+                version,
+                traits,
+                ..
+            } => {
+                let seen = self.seen(key, path, waiter.after, *version);
+                completion::decide(*version, *traits, &seen, now)
             }
-            // The deadline came first.
-            Some(_) => self.answer(id, false),
-            None => self.answer(id, true),
+            Wait::All { .. } => match self.quiet_from(waiter.after) {
+                _ if !self.busy.is_empty() => Decision::Waiting,
+                Some(at) if now >= at + self.settle => Decision::Final(Basis::QuietTime),
+                Some(at) => Decision::LookAt(at + self.settle),
+                None => Decision::Waiting,
+            },
+        };
+        let look_at = match decision {
+            Decision::Final(basis) => return self.answer(id, Ending::Final(basis)),
+            Decision::Failed(reason) => return self.answer(id, Ending::Failed(reason)),
+            Decision::LookAt(at) => at.min(waiter.deadline),
+            Decision::Waiting => waiter.deadline,
+        };
+        if now >= look_at {
+            return self.answer(id, Ending::Deadline);
         }
+        let Some(waiter) = self.waiters.get_mut(&id) else {
+            return;
+        };
+        if waiter
+            .recheck_at
+            .is_some_and(|scheduled| scheduled <= look_at)
+        {
+            return;
+        }
+        waiter.recheck_at = Some(look_at);
+        self.arm(myself, look_at);
     }
 
     /// Makes sure the timer fires by `at`: one timer serves every wait, so a burst of checks
@@ -510,30 +612,46 @@ impl Store {
         self.timer = Some((at, task));
     }
 
-    /// Ends a wait with what is known now; `settled` when the server went quiet before the
-    /// deadline.
-    fn answer(&mut self, id: u64, settled: bool) {
+    /// Ends a wait.
+    fn answer(&mut self, id: u64, ending: Ending) {
         let Some(waiter) = self.take_waiter(id) else {
             return;
         };
-        let fresh = self.fresh_at(&waiter).is_some();
         match waiter.wait {
             Wait::File {
-                key, path, reply, ..
+                key,
+                path,
+                version,
+                reply,
+                ..
             } => {
-                // Shared, not merged: the check merges every server's lists at once.
-                let published: Vec<List> = self
+                let said = self
                     .files
                     .get(&path)
-                    .into_iter()
-                    .flatten()
-                    .filter(|((k, _), _)| *k == key)
-                    .map(|(_, p)| p.diagnostics.clone())
-                    .collect();
-                let outcome = match (fresh, settled) {
-                    (true, true) => Freshness::Fresh(published),
-                    (true, false) => Freshness::Unsettled(published),
-                    (false, _) => Freshness::TimedOut,
+                    .and_then(|by_server| by_server.get(&key));
+                // Shared, not merged: the check merges every server's lists at once.
+                let lists =
+                    || -> Vec<List> { said.into_iter().flat_map(Said::lists).cloned().collect() };
+                let outcome = match ending {
+                    Ending::Final(basis) => Freshness::Final {
+                        lists: lists(),
+                        basis,
+                    },
+                    Ending::Failed(reason) => Freshness::Failed(reason),
+                    Ending::Deadline => {
+                        let seen = said.map(|said| said.seen_since(waiter.after, version));
+                        let delivered = seen.is_some_and(|seen| {
+                            seen.pull.is_some()
+                                || seen
+                                    .push
+                                    .is_some_and(|p| p.version.is_none_or(|v| v >= version))
+                        });
+                        if delivered {
+                            Freshness::Unsettled(lists())
+                        } else {
+                            Freshness::TimedOut
+                        }
+                    }
                 };
                 let _ = reply.send(outcome);
             }
@@ -552,7 +670,8 @@ impl Store {
             .files
             .get(path)
             .into_iter()
-            .flat_map(|p| p.values().flat_map(|p| p.diagnostics.iter()));
+            .flat_map(|by_server| by_server.values().flat_map(Said::lists))
+            .flat_map(|list| list.iter());
         let _ = self.events.send(LspEvent::Diagnostics {
             path: paths::relative_to(&self.workspace_root, path),
             items: merge::merge(lists),
@@ -564,8 +683,11 @@ impl Store {
         self.files
             .iter()
             .map(|(path, by_server)| {
-                let lists = by_server.values().flat_map(|p| p.diagnostics.iter());
-                (path.clone(), merge::merge(lists))
+                let lists = by_server.values().flat_map(Said::lists);
+                (
+                    path.clone(),
+                    merge::merge(lists.flat_map(|list| list.iter())),
+                )
             })
             .filter(|(_, diagnostics)| !diagnostics.is_empty())
             .collect()

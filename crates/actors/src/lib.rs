@@ -29,7 +29,7 @@ pub use manager::{DiagnosticsSnapshot, LspManager, COALESCE};
 pub use squiggle::{Answer, NavError, Squiggle, Target};
 pub use squiggle_config::Config;
 pub use squiggle_protocol::{
-    Diagnostic, Location, Scope, ServerReport, ServerState, ServerStatus, Severity, Symbol,
+    Basis, Diagnostic, Location, Scope, ServerReport, ServerState, ServerStatus, Severity, Symbol,
 };
 
 /// Errors starting the runtime.

@@ -9,6 +9,7 @@ mod process;
 mod progress;
 mod pull;
 mod pump;
+mod queued;
 mod sidecar;
 mod stderr;
 pub mod watchdog;
@@ -33,6 +34,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
+use crate::diagnostics::completion::Traits;
 use crate::diagnostics::DiagnosticsMsg;
 use crate::diagnostics::{Freshness, Source};
 use crate::key::ServerKey;
@@ -97,7 +99,7 @@ pub enum ServerMsg {
         path: PathBuf,
         version: i32,
         attempt: u8,
-        answer: Option<Pulled>,
+        answer: Result<Pulled, String>,
     },
     /// Send `didSave` for an open document, if the server wants it.
     Save { path: PathBuf },
@@ -399,7 +401,7 @@ impl Actor for ServerActor {
                     key,
                     path: path.clone(),
                     version,
-                    settle: conn.settle,
+                    traits: conn.traits(),
                     deadline,
                     reply,
                 };
@@ -539,6 +541,15 @@ impl Actor for ServerActor {
 }
 
 impl Connection {
+    /// How this server says that its diagnostics for a version are final.
+    fn traits(&self) -> Traits {
+        Traits {
+            pull: self.pull,
+            stages: self.spec.stages,
+            settle: self.settle,
+        }
+    }
+
     /// The version the next sync of a document sends: 1 to open it, then one more each time.
     fn next_version(&self, path: &Path) -> i32 {
         self.documents.get(path).map_or(1, |doc| doc.version + 1)
@@ -617,15 +628,8 @@ impl Connection {
         let me = myself.clone();
         tokio::spawn(async move {
             let answer = match tokio::time::timeout(REQUEST_TIMEOUT, answer).await {
-                Ok(Ok(answer)) => Some(answer),
-                Ok(Err(err)) => {
-                    tracing::debug!(%err, "pull diagnostics failed");
-                    None
-                }
-                Err(_) => {
-                    tracing::debug!("pull diagnostics timed out");
-                    None
-                }
+                Ok(answer) => answer,
+                Err(_) => Err(format!("no answer within {} s", REQUEST_TIMEOUT.as_secs())),
             };
             let _ = me.cast(ServerMsg::PullAnswered {
                 path,
@@ -644,7 +648,7 @@ impl Connection {
         path: PathBuf,
         version: i32,
         attempt: u8,
-        answer: Option<Pulled>,
+        answer: Result<Pulled, String>,
     ) {
         // An answer for a version the document no longer has (or for a closed one) is stale.
         let current = self
@@ -653,13 +657,13 @@ impl Connection {
             .is_some_and(|doc| doc.version == version);
         match answer {
             _ if !current => {}
-            Some(Pulled::Retrigger) if attempt < MAX_RETRIGGERS => {
+            Ok(Pulled::Retrigger) if attempt < MAX_RETRIGGERS => {
                 myself.send_after(RETRIGGER_DELAY, move || ServerMsg::Pull {
                     path,
                     attempt: attempt + 1,
                 });
             }
-            Some(Pulled::Full { result_id, items }) => {
+            Ok(Pulled::Full { result_id, items }) => {
                 let text = self.documents.get(&path).map(|doc| doc.text.clone());
                 let relative = paths::relative_to(&self.workspace_root, &path);
                 let encoding = self.encoding.get().copied().unwrap_or_default();
@@ -667,17 +671,39 @@ impl Connection {
                 self.pulled.insert(path.clone(), result_id);
                 self.publish_pulled(path, version, diagnostics);
             }
-            Some(Pulled::Unchanged) => {
+            Ok(Pulled::Unchanged) => {
                 let _ = self.diagnostics.cast(DiagnosticsMsg::StillPulled {
                     key: self.key.clone(),
                     path,
                     version,
                 });
             }
-            Some(Pulled::Retrigger) | None => {}
+            Ok(Pulled::Retrigger) => self.pull_failed(
+                path,
+                version,
+                "the server kept cancelling the pull".to_string(),
+            ),
+            Err(reason) => self.pull_failed(path, version, reason),
         }
         // Sent after the diagnostics: the store sees them before the server turns idle.
         self.busy.pulling(false);
+    }
+
+    /// Tells the store (which ends the waits that have nothing else) and the registry (for the
+    /// status) that a pull failed, with the server's error.
+    fn pull_failed(&self, path: PathBuf, version: i32, error: String) {
+        let reason = format!("pull diagnostics failed: {error}");
+        tracing::debug!(server = %self.key.id, %reason);
+        let _ = self.registry.cast(RegistryMsg::Note {
+            key: self.key.clone(),
+            note: reason.clone(),
+        });
+        let _ = self.diagnostics.cast(DiagnosticsMsg::PullFailed {
+            key: self.key.clone(),
+            path,
+            version,
+            reason,
+        });
     }
 
     fn publish_pulled(

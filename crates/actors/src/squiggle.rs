@@ -454,6 +454,7 @@ impl Squiggle {
             root: root.clone(),
             status,
             reason,
+            basis: None,
         };
         let timed_out = |status: ServerState, reason: &str| ServerOutcome {
             report: report(status, Some(reason.to_string())),
@@ -530,9 +531,17 @@ impl Squiggle {
             .ok()
             .and_then(Result::ok)
         {
-            Some(Freshness::Fresh(diagnostics)) => ServerOutcome {
-                report: report(ServerState::Active, None),
-                diagnostics: Some(diagnostics),
+            Some(Freshness::Final { lists, basis }) => ServerOutcome {
+                report: ServerReport {
+                    basis: Some(basis),
+                    ..report(ServerState::Active, None)
+                },
+                diagnostics: Some(lists),
+                timed_out: false,
+            },
+            Some(Freshness::Failed(reason)) => ServerOutcome {
+                report: report(ServerState::Active, Some(reason)),
+                diagnostics: None,
                 timed_out: false,
             },
             Some(Freshness::Unsettled(diagnostics)) => ServerOutcome {

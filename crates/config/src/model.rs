@@ -98,10 +98,25 @@ pub struct ServerSpec {
     /// The quiet time for this server's diagnostics, in place of the global `settle_ms`
     /// (for servers that publish in stages with nothing to say they are not done).
     pub settle_ms: Option<u64>,
+    /// How its publishes for one document version come, which decides when they are final.
+    pub stages: Stages,
     /// How to install the server's command.
     pub install_hint: String,
     /// The id of the server this one replaces when that one is unavailable.
     pub fallback_for: Option<String>,
+}
+
+/// How a server's publishes for one document version come (built-in knowledge of each
+/// server; a server that publishes without versions is always settled by a quiet time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Stages {
+    /// Once per version: a versioned publish while the server is idle is final.
+    #[default]
+    Once,
+    /// In stages, then an end signal squiggle knows how to read: only that signal is final.
+    EndSignal,
+    /// In stages with nothing to say they are done: a quiet time after the last one decides.
+    Unsignalled,
 }
 
 impl ServerSpec {

@@ -26,4 +26,4 @@ pub use encoding::{column_in_chars, lsp_character, PositionEncoding};
 pub use feedback::{render_feedback, Caps, Scope};
 pub use frame_guard::{encode_frame, FrameGuard};
 pub use navigation::{Location, Symbol};
-pub use report::{Report, ServerReport};
+pub use report::{Basis, Report, ServerReport};

@@ -15,6 +15,40 @@ pub struct ServerReport {
     pub status: ServerState,
     /// Why it is broken, disabled or unavailable, if it is.
     pub reason: Option<String>,
+    /// What its answer rests on, when it gave a final one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basis: Option<Basis>,
+}
+
+/// What a server's final answer for a document version rests on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// The server's answer to a pull for the version.
+    Pull,
+    /// A publish naming the version, sent while the server was idle.
+    Version,
+    /// The server's own signal that its staged publishes for the version are complete.
+    EndSignal,
+    /// A quiet time after the last publish: a guess, for servers that signal nothing.
+    QuietTime,
+}
+
+impl Basis {
+    /// The name results use (`pull`, `version`, `end_signal`, `quiet_time`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Basis::Pull => "pull",
+            Basis::Version => "version",
+            Basis::EndSignal => "end_signal",
+            Basis::QuietTime => "quiet_time",
+        }
+    }
+
+    /// Whether the answer rests on a guess (a quiet time) rather than a signal.
+    pub fn is_guess(self) -> bool {
+        self == Basis::QuietTime
+    }
 }
 
 /// What a check produced: diagnostics per file (relative path -> sorted list), the servers involved, and which timed out.

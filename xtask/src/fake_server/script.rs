@@ -98,6 +98,13 @@ pub struct Script {
     /// Declare `documentSymbolProvider` and answer `textDocument/documentSymbol` with no
     /// symbols.
     pub symbols: bool,
+    /// Refuse `null` anywhere in a message's params, as strict servers do (TypeScript 7's
+    /// `tsc --lsp`): a request gets -32602 naming the field, a notification is ignored.
+    pub strict: bool,
+    /// Publish without a document version, like servers that say nothing of versions.
+    pub unversioned: bool,
+    /// With `pull`: answer every pull with this error message (code -32603).
+    pub pull_error: Option<String>,
 }
 
 impl Default for Script {
@@ -128,6 +135,9 @@ impl Default for Script {
             pull_progress: false,
             refresh_after_ms: None,
             symbols: false,
+            strict: false,
+            unversioned: false,
+            pull_error: None,
         }
     }
 }

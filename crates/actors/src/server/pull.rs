@@ -1,15 +1,16 @@
 //! Pull diagnostics (LSP 3.17 `textDocument/diagnostic`): asking a server for a document's
 //! diagnostics after each change, with result ids and the server's own cancellations.
 
+use async_lsp::lsp_types::request::Request;
 use async_lsp::lsp_types::{
-    DocumentDiagnosticParams, DocumentDiagnosticReport, DocumentDiagnosticReportResult,
-    PartialResultParams, TextDocumentIdentifier, Url, WorkDoneProgressParams,
+    DocumentDiagnosticReport, DocumentDiagnosticReportResult, TextDocumentIdentifier, Url,
 };
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_lsp::{ErrorCode, LanguageServer, ServerSocket};
+use async_lsp::{ErrorCode, ServerSocket};
 use dashmap::DashMap;
 use futures::future::BoxFuture;
 use futures::FutureExt;
@@ -82,6 +83,26 @@ pub enum Pulled {
     Retrigger,
 }
 
+/// `textDocument/diagnostic` with params that leave out what is absent: lsp-types writes its
+/// optional `identifier` and `previousResultId` as `null`, which strict servers (TypeScript 7's
+/// `tsc --lsp`) refuse with -32602.
+enum DocumentDiagnostic {}
+
+impl Request for DocumentDiagnostic {
+    type Params = PullParams;
+    type Result = DocumentDiagnosticReportResult;
+    const METHOD: &'static str = "textDocument/diagnostic";
+}
+
+/// The params of a pull, as sent.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PullParams {
+    text_document: TextDocumentIdentifier,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    previous_result_id: Option<String>,
+}
+
 /// Queues a pull for `uri` now and returns the future of the server's answer.
 pub fn request(
     socket: &ServerSocket,
@@ -90,15 +111,13 @@ pub fn request(
     previous_result_id: Option<String>,
 ) -> BoxFuture<'static, Result<Pulled, String>> {
     let stash = stash.clone();
-    let mut socket = socket.clone();
-    socket
-        .document_diagnostic(DocumentDiagnosticParams {
-            text_document: TextDocumentIdentifier { uri },
-            identifier: None,
-            previous_result_id,
-            work_done_progress_params: WorkDoneProgressParams::default(),
-            partial_result_params: PartialResultParams::default(),
-        })
+    let params = PullParams {
+        text_document: TextDocumentIdentifier { uri },
+        previous_result_id,
+    };
+    let socket = socket.clone();
+    let answer = async move { socket.request::<DocumentDiagnostic>(params).await };
+    crate::server::queued::queue_now(answer)
         .map(move |answer| match answer {
             Ok(DocumentDiagnosticReportResult::Report(DocumentDiagnosticReport::Full(full))) => {
                 let report = full.full_document_diagnostic_report;
@@ -144,6 +163,20 @@ mod tests {
             result_id: Some(id.to_string()),
             items: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_pull_without_a_previous_result_names_no_absent_field() {
+        let params = PullParams {
+            text_document: TextDocumentIdentifier {
+                uri: Url::parse("file:///w/a.ts").unwrap(),
+            },
+            previous_result_id: None,
+        };
+        assert_eq!(
+            serde_json::to_value(params).unwrap(),
+            serde_json::json!({"textDocument": {"uri": "file:///w/a.ts"}})
+        );
     }
 
     #[test]

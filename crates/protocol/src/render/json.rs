@@ -1,10 +1,10 @@
 //! The stable JSON rendering for programs.
 
 use crate::diagnostic::Diagnostic;
-use crate::report::{Report, ServerReport};
+use crate::report::{Basis, Report, ServerReport};
 use serde_json::{json, Map, Value};
 
-/// The stable JSON shape: {"files": {"<path>": [{"line","column","end_line","end_column","severity","message","code","source"}]}, "servers": [{"id","root","status","reason"}], "timed_out": [..]}; files sorted; code/source null when absent.
+/// The stable JSON shape: {"files": {"<path>": [{"line","column","end_line","end_column","severity","message","code","source"}]}, "servers": [{"id","root","status","reason","basis"}], "timed_out": [..]}; files sorted; code/source null when absent.
 pub fn render_json(report: &Report) -> Value {
     let files: Map<String, Value> = report
         .files
@@ -44,6 +44,7 @@ fn server_json(server: &ServerReport) -> Value {
         "root": server.root,
         "status": server.status.as_str(),
         "reason": server.reason,
+        "basis": server.basis.map(Basis::as_str),
     })
 }
 
@@ -90,17 +91,19 @@ mod tests {
                 root: ".".to_string(),
                 status: ServerState::Active,
                 reason: None,
+                basis: Some(Basis::QuietTime),
             },
             ServerReport {
                 id: "pyright".to_string(),
                 root: "py".to_string(),
                 status: ServerState::Unavailable,
                 reason: Some("not installed".to_string()),
+                basis: None,
             },
         ];
         report.timed_out = vec!["pyright".to_string()];
 
-        let expected = r#"{"files":{"a.py":[{"code":null,"column":1,"end_column":1,"end_line":2,"line":1,"message":"unused","severity":"hint","source":null}],"clean.py":[],"src/b.rs":[{"code":"E0308","column":5,"end_column":9,"end_line":3,"line":3,"message":"mismatched <types>","severity":"error","source":"rustc"}]},"servers":[{"id":"rust-analyzer","reason":null,"root":".","status":"active"},{"id":"pyright","reason":"not installed","root":"py","status":"unavailable"}],"timed_out":["pyright"]}"#;
+        let expected = r#"{"files":{"a.py":[{"code":null,"column":1,"end_column":1,"end_line":2,"line":1,"message":"unused","severity":"hint","source":null}],"clean.py":[],"src/b.rs":[{"code":"E0308","column":5,"end_column":9,"end_line":3,"line":3,"message":"mismatched <types>","severity":"error","source":"rustc"}]},"servers":[{"basis":"quiet_time","id":"rust-analyzer","reason":null,"root":".","status":"active"},{"basis":null,"id":"pyright","reason":"not installed","root":"py","status":"unavailable"}],"timed_out":["pyright"]}"#;
         let expected: Value = serde_json::from_str(expected).unwrap_or_default();
         let rendered = render_json(&report);
         assert_eq!(rendered, expected);

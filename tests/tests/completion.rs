@@ -1,0 +1,147 @@
+//! The completion model end to end, against the fake server: each kind of signal decides when a
+//! server's answer for a version is final, and the result says what it rested on.
+
+#![allow(clippy::unwrap_used)]
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use squiggle_actors::{Basis, Squiggle};
+use squiggle_tests::FakeWorkspace;
+
+/// Far longer than any answer here should take: a check that sits out a quiet time or a
+/// deadline this long fails the test by running into its guard.
+const LONG_MS: u64 = 60_000;
+/// The guard on each check.
+const GUARD: Duration = Duration::from_secs(20);
+
+/// A configuration whose quiet time and deadlines are all [`LONG_MS`].
+async fn start_patient(ws: &FakeWorkspace, script: &Value) -> Squiggle {
+    let mut config = ws.config(vec![ws.scripted("fake", script)]);
+    config.settle_ms = LONG_MS;
+    config.diagnostic_timeout_ms = LONG_MS;
+    config.first_touch_timeout_ms = LONG_MS;
+    Squiggle::start(&ws.root, config).await.unwrap()
+}
+
+/// The path of the first `null` in a value, if any.
+fn first_null(value: &Value) -> Option<String> {
+    match value {
+        Value::Null => Some(String::new()),
+        Value::Array(items) => items.iter().find_map(first_null),
+        Value::Object(fields) => fields
+            .iter()
+            .find_map(|(name, field)| first_null(field).map(|rest| format!(".{name}{rest}"))),
+        _ => None,
+    }
+}
+
+#[tokio::test]
+async fn a_pull_answer_is_final_at_once_without_a_quiet_time() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR real\n");
+    let squiggle = start_patient(&ws, &json!({"pull": true, "diagnose_on": []})).await;
+
+    let result = tokio::time::timeout(GUARD, squiggle.check_file(&file, None))
+        .await
+        .expect("a pull answer needs no quiet time");
+
+    assert_eq!(result.diagnostics.len(), 1, "{result:?}");
+    assert_eq!(result.servers[0].basis, Some(Basis::Pull));
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_versioned_publish_while_idle_is_final_at_once() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR real\n");
+    let squiggle = start_patient(&ws, &json!({})).await;
+
+    let first = tokio::time::timeout(GUARD, squiggle.check_file(&file, None))
+        .await
+        .expect("a versioned publish needs no quiet time");
+    let changed = tokio::time::timeout(
+        GUARD,
+        squiggle.check_file(&file, Some("fine\nERROR one\nERROR two\n".to_string())),
+    )
+    .await
+    .expect("nor does the next version's");
+
+    assert_eq!(first.diagnostics.len(), 1);
+    assert_eq!(first.servers[0].basis, Some(Basis::Version));
+    assert_eq!(changed.diagnostics.len(), 2, "the answer for the new text");
+    assert_eq!(changed.servers[0].basis, Some(Basis::Version));
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_unversioned_publish_rests_on_the_quiet_time_and_says_it_guessed() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR real\n");
+    let squiggle = ws
+        .start(vec![ws.scripted("fake", &json!({"unversioned": true}))])
+        .await;
+
+    let result = squiggle.check_file(&file, None).await;
+
+    assert_eq!(result.diagnostics.len(), 1);
+    let basis = result.servers[0].basis.unwrap();
+    assert_eq!(basis, Basis::QuietTime);
+    assert!(basis.is_guess());
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_strict_server_gets_no_null_and_answers_its_pulls() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR real\n");
+    let squiggle = start_patient(
+        &ws,
+        &json!({"pull": true, "strict": true, "diagnose_on": [], "symbols": true}),
+    )
+    .await;
+
+    let first = tokio::time::timeout(GUARD, squiggle.check_file(&file, None))
+        .await
+        .unwrap();
+    let second = tokio::time::timeout(
+        GUARD,
+        squiggle.check_file(&file, Some("ERROR a\nERROR b\n".to_string())),
+    )
+    .await
+    .unwrap();
+    squiggle.save_file(&file).await;
+    squiggle.close_file(&file).await;
+    squiggle.shutdown().await;
+
+    assert_eq!(first.diagnostics.len(), 1, "{first:?}");
+    assert_eq!(second.diagnostics.len(), 2, "{second:?}");
+    assert_eq!(second.servers[0].basis, Some(Basis::Pull));
+    for message in ws.messages().iter().filter(|m| m["dir"] == "in") {
+        let params = message.get("params").cloned().unwrap_or(json!({}));
+        assert_eq!(first_null(&params), None, "a null in {message}");
+    }
+}
+
+#[tokio::test]
+async fn a_failing_pull_ends_the_wait_with_the_servers_error() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR real\n");
+    let squiggle = start_patient(
+        &ws,
+        &json!({"pull": true, "pull_error": "no project for this file", "diagnose_on": []}),
+    )
+    .await;
+
+    let result = tokio::time::timeout(GUARD, squiggle.check_file(&file, None))
+        .await
+        .expect("the check does not sit out its deadline");
+
+    let reason = result.servers[0].reason.clone().unwrap_or_default();
+    assert!(reason.contains("no project for this file"), "{reason}");
+    assert_eq!(result.servers[0].basis, None, "no final answer");
+    let status = squiggle.status().await;
+    let reason = status[0].reason.clone().unwrap_or_default();
+    assert!(reason.contains("no project for this file"), "{reason}");
+    squiggle.shutdown().await;
+}
