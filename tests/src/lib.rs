@@ -150,6 +150,7 @@ impl FakeWorkspace {
             sidecar: None,
             settle_ms: None,
             stages: Default::default(),
+            tsserver_pull: false,
             install_hint: "cargo build -p xtask".to_string(),
             fallback_for: None,
         }

@@ -284,3 +284,92 @@ async fn rust_analyzer_sees_a_module_file_created_on_disk() {
 
     assert!(!after.iter().any(|code| code == "E0583"), "{after:?}");
 }
+
+/// One cold run: each diagnostic's (line, column, code), and each active server's `id:basis`.
+type ColdRun = (Vec<(u64, u64, String)>, Vec<String>);
+
+/// Runs `squiggle check --format json` cold on one file of a real project `runs` times and
+/// returns, per run, the (line, column, code) of its diagnostics and the servers' bases.
+fn cold_runs(project: &std::path::Path, file: &str, runs: usize) -> Vec<ColdRun> {
+    (0..runs)
+        .map(|_| {
+            let run = squiggle(project, &["check", "--root", ".", "--format", "json", file]);
+            let report: Value = serde_json::from_str(&run.stdout)
+                .unwrap_or_else(|err| panic!("{err}: {} / {}", run.stdout, run.stderr));
+            let found = report["files"][file]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| {
+                    let code = d["code"].as_str().unwrap_or_default().to_string();
+                    (
+                        d["line"].as_u64().unwrap(),
+                        d["column"].as_u64().unwrap(),
+                        code,
+                    )
+                })
+                .collect();
+            let bases = report["servers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|s| s["status"] == "active")
+                .map(|s| {
+                    format!(
+                        "{}:{}",
+                        s["id"].as_str().unwrap(),
+                        s["basis"].as_str().unwrap_or("none")
+                    )
+                })
+                .collect();
+            (found, bases)
+        })
+        .collect()
+}
+
+#[test]
+fn a_real_typescript_project_reports_its_one_error_on_every_cold_run() {
+    let _turn = real_servers_turn();
+    require_server(
+        "typescript-language-server",
+        "npm install typescript typescript-language-server",
+    );
+    let (_dir, project) = fixture("real-ts");
+
+    let runs = cold_runs(&project, "src/TaskEither.ts", 5);
+
+    // typescript-language-server publishes an empty list once the project is loaded and the
+    // error up to a second later, with nothing in between: only its tsserver pull is final.
+    for (found, bases) in &runs {
+        assert_eq!(found, &vec![(255, 32, "2552".to_string())], "{runs:?}");
+        assert_eq!(bases, &vec!["typescript:pull".to_string()], "{runs:?}");
+    }
+    assert_no_process_in(&project);
+}
+
+#[test]
+fn a_real_python_project_reports_its_one_error_on_every_cold_run() {
+    let _turn = real_servers_turn();
+    require_server("pyright-langserver", "npm install pyright");
+    require_server("ruff", "pip install ruff");
+    let (_dir, project) = fixture("real-py");
+
+    let runs = cold_runs(&project, "isort/api.py", 5);
+
+    for (found, bases) in &runs {
+        assert_eq!(
+            found,
+            &vec![
+                (98, 5, "reportUndefinedVariable".to_string()),
+                (98, 5, "F821".to_string())
+            ],
+            "{runs:?}"
+        );
+        assert_eq!(
+            bases,
+            &vec!["pyright:pull".to_string(), "ruff:pull".to_string()],
+            "{runs:?}"
+        );
+    }
+    assert_no_process_in(&project);
+}

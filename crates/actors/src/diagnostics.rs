@@ -64,8 +64,10 @@ pub enum DiagnosticsMsg {
     /// A server started or finished work (work-done progress, or not quiescent): while it
     /// works, its results do not count as settled.
     Busy { key: ServerKey, busy: bool },
-    /// A server (re)starts: what it publishes counts again.
-    ServerStarted { key: ServerKey },
+    /// A server (re)starts: what it publishes counts again. With `one_list`, what it pushes
+    /// and what is pulled from it replace each other (the latest holds): its publishes say no
+    /// version, so a pushed list and a pulled one may be for different texts.
+    ServerStarted { key: ServerKey, one_list: bool },
     /// A server is gone: forget what it published and end the waits on it.
     ServerGone { key: ServerKey },
     /// The current epoch.
@@ -242,6 +244,8 @@ pub struct Store {
     settle: Duration,
     /// Servers that went away; late publishes from them are dropped.
     gone: HashSet<ServerKey>,
+    /// Servers whose pushed and pulled lists replace each other.
+    one_list: HashSet<ServerKey>,
     waiters: HashMap<u64, Waiter>,
     /// The waiters for one file's result, by file: a publish looks only at these (and at the
     /// waits for a quiet store), not at every waiter.
@@ -278,6 +282,7 @@ impl Actor for DiagnosticsActor {
             last_publish: None,
             settle,
             gone: HashSet::new(),
+            one_list: HashSet::new(),
             waiters: HashMap::new(),
             waiting_on: HashMap::new(),
             waiting_on_all: Vec::new(),
@@ -357,8 +362,13 @@ impl Actor for DiagnosticsActor {
                     }
                 }
             }
-            DiagnosticsMsg::ServerStarted { key } => {
+            DiagnosticsMsg::ServerStarted { key, one_list } => {
                 store.gone.remove(&key);
+                if one_list {
+                    store.one_list.insert(key);
+                } else {
+                    store.one_list.remove(&key);
+                }
             }
             DiagnosticsMsg::Epoch(reply) => {
                 let _ = reply.send(store.epoch);
@@ -445,11 +455,15 @@ impl Store {
         let now = Instant::now();
         self.last_publish = Some(now);
         let epoch = self.epoch;
+        let one_list = self.one_list.contains(&key);
         let said = self.said(&key, &path);
-        let slot = match source {
-            Source::Push => &mut said.push,
-            Source::Pull => &mut said.pull,
+        let (slot, other) = match source {
+            Source::Push => (&mut said.push, &mut said.pull),
+            Source::Pull => (&mut said.pull, &mut said.push),
         };
+        if one_list {
+            *other = None;
+        }
         let diagnostics = match diagnostics {
             Some(diagnostics) => Arc::new(diagnostics),
             None => slot.take().map(|last| last.diagnostics).unwrap_or_default(),

@@ -235,10 +235,12 @@ impl Servers {
             );
         }
         // Before the process exists, so that nothing it publishes is taken for the dead one's.
-        let _ = self
-            .args
-            .diagnostics
-            .cast(DiagnosticsMsg::ServerStarted { key: key.clone() });
+        let one_list =
+            (self.args.config.servers.get(&key.id)).is_some_and(|spec| spec.tsserver_pull);
+        let _ = self.args.diagnostics.cast(DiagnosticsMsg::ServerStarted {
+            key: key.clone(),
+            one_list,
+        });
         let entry = match self.start(myself, &key).await {
             Ok(server) => {
                 self.by_actor.insert(server.get_id(), key.clone());

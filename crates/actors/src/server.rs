@@ -12,6 +12,7 @@ mod pump;
 mod queued;
 mod sidecar;
 mod stderr;
+mod tsserver;
 pub mod watchdog;
 
 use std::collections::HashMap;
@@ -544,7 +545,7 @@ impl Connection {
     /// How this server says that its diagnostics for a version are final.
     fn traits(&self) -> Traits {
         Traits {
-            pull: self.pull,
+            pull: self.pull || self.spec.tsserver_pull,
             stages: self.spec.stages,
             settle: self.settle,
         }
@@ -615,7 +616,7 @@ impl Connection {
     /// Pulls a document's diagnostics (when the server offers that); the answer comes back as
     /// a message. Until it does, the server counts as busy, so waits do not settle without it.
     fn pull(&mut self, myself: &ActorRef<ServerMsg>, path: PathBuf, attempt: u8) {
-        if !self.pull {
+        if !self.pull && !self.spec.tsserver_pull {
             return;
         }
         let Some((version, uri)) = (self.documents.get(&path)).map(|d| (d.version, d.uri.clone()))
@@ -623,7 +624,11 @@ impl Connection {
             return;
         };
         let previous = self.pulled.get(&path).cloned().flatten();
-        let answer = pull::request(&self.socket, &self.pulls, uri, previous);
+        let answer = if self.spec.tsserver_pull {
+            tsserver::request(&self.socket, &uri)
+        } else {
+            pull::request(&self.socket, &self.pulls, uri, previous)
+        };
         self.busy.pulling(true);
         let me = myself.clone();
         tokio::spawn(async move {

@@ -15,6 +15,7 @@ struct Row {
     fallback_for: Option<&'static str>,
     settle_ms: Option<u64>,
     stages: Stages,
+    tsserver_pull: bool,
 }
 
 const JS_TS: &[&str] = &["ts", "tsx", "js", "jsx", "mts", "cts", "mjs", "cjs"];
@@ -40,6 +41,7 @@ const ROWS: &[Row] = &[
         fallback_for: None,
         settle_ms: None,
         stages: Stages::Unsignalled,
+        tsserver_pull: false,
     },
     Row {
         id: "typescript",
@@ -50,9 +52,11 @@ const ROWS: &[Row] = &[
         root_markers: &["tsconfig.json", "jsconfig.json", "package.json"],
         install_hint: "npm install -g typescript typescript-language-server",
         fallback_for: None,
-        // It publishes syntax errors first and type errors later, with no signal in between.
+        // It publishes syntax errors first and type errors later, with no signal in between:
+        // squiggle pulls them through tsserver instead; the quiet time is for other files.
         settle_ms: Some(400),
         stages: Stages::Unsignalled,
+        tsserver_pull: true,
     },
     Row {
         id: "eslint",
@@ -74,6 +78,7 @@ const ROWS: &[Row] = &[
         fallback_for: None,
         settle_ms: None,
         stages: Stages::Once,
+        tsserver_pull: false,
     },
     Row {
         id: "pyright",
@@ -86,6 +91,7 @@ const ROWS: &[Row] = &[
         fallback_for: None,
         settle_ms: None,
         stages: Stages::Once,
+        tsserver_pull: false,
     },
     Row {
         id: "basedpyright",
@@ -98,6 +104,7 @@ const ROWS: &[Row] = &[
         fallback_for: Some("pyright"),
         settle_ms: None,
         stages: Stages::Once,
+        tsserver_pull: false,
     },
     Row {
         id: "ruff",
@@ -110,6 +117,7 @@ const ROWS: &[Row] = &[
         fallback_for: None,
         settle_ms: None,
         stages: Stages::Once,
+        tsserver_pull: false,
     },
     Row {
         // Type errors first, its analyzers' findings after `diagnosticsDelay`.
@@ -123,6 +131,7 @@ const ROWS: &[Row] = &[
         fallback_for: None,
         settle_ms: None,
         stages: Stages::Unsignalled,
+        tsserver_pull: false,
     },
     Row {
         id: "clangd",
@@ -140,6 +149,7 @@ const ROWS: &[Row] = &[
         fallback_for: None,
         settle_ms: None,
         stages: Stages::Once,
+        tsserver_pull: false,
     },
     Row {
         id: "bash",
@@ -152,6 +162,7 @@ const ROWS: &[Row] = &[
         fallback_for: None,
         settle_ms: None,
         stages: Stages::Once,
+        tsserver_pull: false,
     },
     Row {
         id: "yaml",
@@ -164,6 +175,7 @@ const ROWS: &[Row] = &[
         fallback_for: None,
         settle_ms: None,
         stages: Stages::Once,
+        tsserver_pull: false,
     },
 ];
 
@@ -187,6 +199,7 @@ impl Row {
             sidecar: None,
             settle_ms: self.settle_ms,
             stages: self.stages,
+            tsserver_pull: self.tsserver_pull,
             install_hint: self.install_hint.to_string(),
             fallback_for: self.fallback_for.map(str::to_string),
         }

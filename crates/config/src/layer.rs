@@ -168,6 +168,7 @@ impl ServerLayer {
             sidecar: None,
             settle_ms: None,
             stages: Stages::default(),
+            tsserver_pull: false,
             fallback_for: None,
         };
         self.patch(&mut spec);

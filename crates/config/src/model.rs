@@ -100,6 +100,9 @@ pub struct ServerSpec {
     pub settle_ms: Option<u64>,
     /// How its publishes for one document version come, which decides when they are final.
     pub stages: Stages,
+    /// Whether its diagnostics are pulled through tsserver (`typescript.tsserverRequest`), in
+    /// place of its unversioned, staged publishes (typescript-language-server).
+    pub tsserver_pull: bool,
     /// How to install the server's command.
     pub install_hint: String,
     /// The id of the server this one replaces when that one is unavailable.
