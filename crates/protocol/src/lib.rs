@@ -24,6 +24,6 @@ pub use delta::DeltaKey;
 pub use diagnostic::{Diagnostic, ServerState, ServerStatus, Severity, UnknownSeverity};
 pub use encoding::{column_in_chars, lsp_character, PositionEncoding};
 pub use feedback::{render_feedback, Caps, Scope};
-pub use frame_guard::{encode_frame, FrameGuard};
+pub use frame_guard::{encode_frame, BadFrame, FrameGuard};
 pub use navigation::{Location, Symbol};
 pub use report::{Report, ServerReport};
