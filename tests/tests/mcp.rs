@@ -239,6 +239,13 @@ impl RawMcp {
             }
         }
     }
+
+    /// Calls a tool and returns the answer.
+    fn call(&mut self, id: i64, tool: &str, arguments: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}}));
+        self.answer(id)
+    }
 }
 
 impl Drop for RawMcp {
@@ -270,5 +277,29 @@ fn an_mcp_line_over_16_mib_is_answered_with_an_error_and_the_session_goes_on() {
     assert!(
         listed["result"]["tools"].as_array().unwrap().len() > 1,
         "{listed}"
+    );
+}
+
+#[test]
+fn a_tool_argument_of_the_wrong_type_is_refused_not_taken_as_absent() {
+    let ws = FakeWorkspace::new();
+    let mut mcp = RawMcp::start(&ws.root);
+
+    let answer = mcp.call(2, "lsp_diagnostics", json!({"file": 5}));
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        "`file` must be a string, not a number"
+    );
+    let answer = mcp.call(
+        3,
+        "lsp_find_references",
+        json!({"file": "a.fake", "symbol": "x", "include_declaration": "no"}),
+    );
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let answer = mcp.call(4, "lsp_diagnostics", json!({"file": null}));
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "no diagnostics\n",
+        "null is absent: {answer}"
     );
 }
