@@ -370,15 +370,31 @@ pub fn squiggle(cwd: &Path, args: &[&str]) -> Run {
 pub struct Serve {
     child: std::process::Child,
     stdin: std::process::ChildStdin,
-    frames: std::sync::mpsc::Receiver<Value>,
+    /// The bodies of the frames the service writes, as bytes.
+    frames: std::sync::mpsc::Receiver<Vec<u8>>,
     /// Frames read while looking for another answer.
     unclaimed: Vec<Value>,
+    /// What the service wrote to stderr, when it is kept.
+    stderr: Option<std::sync::Arc<std::sync::Mutex<Vec<u8>>>>,
 }
 
 impl Serve {
     /// Starts `squiggle serve --root <root>` with extra environment variables.
     pub fn start(root: &Path, env: &[(&str, &str)]) -> Self {
+        Self::spawn(root, env, false)
+    }
+
+    /// Like [`Serve::start`], keeping what the service logs (see [`Serve::stderr`]).
+    pub fn start_keeping_logs(root: &Path, env: &[(&str, &str)]) -> Self {
+        Self::spawn(root, env, true)
+    }
+
+    fn spawn(root: &Path, env: &[(&str, &str)], keep_logs: bool) -> Self {
         use std::io::{BufRead, Read};
+        let stderr = match keep_logs {
+            true => std::process::Stdio::piped(),
+            false => std::process::Stdio::inherit(),
+        };
         let mut child = std::process::Command::new(squiggle_bin())
             .args(["serve", "--root"])
             .arg(root)
@@ -387,8 +403,20 @@ impl Serve {
             .envs(env.iter().copied())
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
+            .stderr(stderr)
             .spawn()
             .unwrap();
+        let logs = child.stderr.take().map(|mut pipe| {
+            let logs = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let kept = logs.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 1 << 16];
+                while let Ok(n @ 1..) = pipe.read(&mut buf) {
+                    kept.lock().unwrap().extend_from_slice(&buf[..n]);
+                }
+            });
+            logs
+        });
         let stdin = child.stdin.take().unwrap();
         let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
         let (tx, frames) = std::sync::mpsc::channel();
@@ -408,7 +436,7 @@ impl Serve {
             }
             let mut body = vec![0; length.unwrap()];
             stdout.read_exact(&mut body).unwrap();
-            if tx.send(serde_json::from_slice(&body).unwrap()).is_err() {
+            if tx.send(body).is_err() {
                 return;
             }
         });
@@ -417,7 +445,22 @@ impl Serve {
             stdin,
             frames,
             unclaimed: Vec::new(),
+            stderr: logs,
         }
+    }
+
+    /// What the service logged so far (for a service started with
+    /// [`Serve::start_keeping_logs`]).
+    pub fn stderr(&self) -> String {
+        let logs = self.stderr.as_ref().expect("started keeping logs");
+        String::from_utf8_lossy(&logs.lock().unwrap()).into_owned()
+    }
+
+    /// Writes bytes to the service's stdin as they are, framed or not.
+    pub fn write(&mut self, bytes: &[u8]) {
+        use std::io::Write;
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.flush().unwrap();
     }
 
     /// The process id of the service.
@@ -427,11 +470,7 @@ impl Serve {
 
     /// Sends a raw body in a frame.
     pub fn send_raw(&mut self, body: &[u8]) {
-        use std::io::Write;
-        let header = format!("Content-Length: {}\r\n\r\n", body.len());
-        self.stdin.write_all(header.as_bytes()).unwrap();
-        self.stdin.write_all(body).unwrap();
-        self.stdin.flush().unwrap();
+        self.write(&squiggle_protocol::encode_frame(body));
     }
 
     /// Sends a JSON-RPC message.
@@ -448,13 +487,24 @@ impl Serve {
 
     /// The next frame the service writes, within `limit`.
     pub fn next(&self, limit: Duration) -> Value {
+        serde_json::from_slice(&self.next_raw(limit)).unwrap()
+    }
+
+    /// The body of the next frame the service writes, as bytes, within `limit`.
+    pub fn next_raw(&self, limit: Duration) -> Vec<u8> {
         self.frames
             .recv_timeout(limit)
             .expect("the service answered in time")
     }
 
+    /// The frames read while looking for answers, and not claimed since.
+    pub fn unclaimed(&mut self) -> Vec<Value> {
+        std::mem::take(&mut self.unclaimed)
+    }
+
     /// The answer to request `id`, within `limit`; other frames read meanwhile are kept.
-    pub fn answer(&mut self, id: i64, limit: Duration) -> Value {
+    pub fn answer(&mut self, id: impl Into<Value>, limit: Duration) -> Value {
+        let id = id.into();
         if let Some(at) = self.unclaimed.iter().position(|frame| frame["id"] == id) {
             return self.unclaimed.remove(at);
         }
@@ -511,4 +561,34 @@ pub fn real_servers_turn() -> tokio::sync::MutexGuard<'static, ()> {
 /// [`real_servers_turn`] for an async test.
 pub async fn real_servers_turn_async() -> tokio::sync::MutexGuard<'static, ()> {
     REAL_SERVERS.lock().await
+}
+
+/// A small seeded xorshift64* generator for the tests that try many random inputs: the same
+/// seed gives the same inputs on every machine.
+#[derive(Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from a seed.
+    pub fn new(seed: u64) -> Self {
+        Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// A number in `0..n` (n > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// One of `items`.
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
 }

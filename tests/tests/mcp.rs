@@ -3,8 +3,11 @@
 
 #![allow(clippy::unwrap_used)]
 
+use std::io::{BufRead, Write};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
+use serde_json::{json, Value};
 use squiggle_actors::{NavError, Squiggle, Target};
 use squiggle_tests::{
     fixture, installed_server_dirs, path_with_servers, repo_root, require_server, squiggle_bin,
@@ -163,4 +166,140 @@ fn serve_answers_navigation_with_the_same_shapes() {
     serve.request(4, "lsp/shutdown", serde_json::json!({}));
     serve.answer(4, limit);
     squiggle_tests::assert_no_process_in(&project);
+}
+
+/// A running `squiggle mcp`, driven with raw newline-delimited JSON-RPC.
+struct RawMcp {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl RawMcp {
+    /// Starts `squiggle mcp --root <root>` and completes the MCP handshake.
+    fn start(root: &Path) -> Self {
+        let mut child = std::process::Command::new(squiggle_bin())
+            .args(["mcp", "--root"])
+            .arg(root)
+            .env("PATH", path_with_servers())
+            .env("XDG_CONFIG_HOME", root.join(".no-user-config"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut mcp = Self {
+            child,
+            stdin,
+            lines,
+        };
+        mcp.send(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+        );
+        assert!(mcp.answer(1)["result"]["serverInfo"].is_object());
+        mcp.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        mcp
+    }
+
+    /// Writes one line.
+    fn write_line(&mut self, line: &[u8]) {
+        self.stdin.write_all(line).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, message: &Value) {
+        self.write_line(message.to_string().as_bytes());
+    }
+
+    /// The answer to request `id`, within 20 s; other messages are passed over.
+    fn answer(&self, id: i64) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no answer to request {id} in time"));
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+
+    /// Calls a tool and returns the answer.
+    fn call(&mut self, id: i64, tool: &str, arguments: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}}));
+        self.answer(id)
+    }
+}
+
+impl Drop for RawMcp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn an_mcp_line_over_16_mib_is_answered_with_an_error_and_the_session_goes_on() {
+    let ws = FakeWorkspace::new();
+    let mut mcp = RawMcp::start(&ws.root);
+
+    // The id comes last, as some clients write it.
+    let text = "a".repeat(17 << 20);
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"lsp_diagnostics","arguments":{{"file":"{text}"}}}},"id":2}}"#
+    );
+    mcp.write_line(huge.as_bytes());
+
+    let refused = mcp.answer(2);
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("over the limit"), "{refused}");
+    let listed = {
+        mcp.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}));
+        mcp.answer(3)
+    };
+    assert!(
+        listed["result"]["tools"].as_array().unwrap().len() > 1,
+        "{listed}"
+    );
+}
+
+#[test]
+fn a_tool_argument_of_the_wrong_type_is_refused_not_taken_as_absent() {
+    let ws = FakeWorkspace::new();
+    let mut mcp = RawMcp::start(&ws.root);
+
+    let answer = mcp.call(2, "lsp_diagnostics", json!({"file": 5}));
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        "`file` must be a string, not a number"
+    );
+    let answer = mcp.call(
+        3,
+        "lsp_find_references",
+        json!({"file": "a.fake", "symbol": "x", "include_declaration": "no"}),
+    );
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let answer = mcp.call(4, "lsp_diagnostics", json!({"file": null}));
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "no diagnostics\n",
+        "null is absent: {answer}"
+    );
 }

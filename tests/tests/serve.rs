@@ -7,9 +7,10 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use squiggle_protocol::encode_frame;
 use squiggle_tests::{
     assert_all_gone, fixture, installed_server_dirs, path_with_servers, require_server,
-    squiggle_bin, xtask_bin, FakeWorkspace, Serve,
+    squiggle_bin, xtask_bin, FakeWorkspace, Rng, Serve,
 };
 
 const LIMIT: Duration = Duration::from_secs(20);
@@ -121,6 +122,356 @@ fn malformed_input_gets_errors_and_the_service_goes_on() {
     );
     serve.request(12, "lsp/shutdown", json!({}));
     serve.answer(12, LIMIT);
+}
+
+/// A request for the diagnostics epoch, framed: quick to answer, and it starts no server.
+fn epoch_request(id: impl Into<Value>) -> Vec<u8> {
+    let request = json!({"jsonrpc": "2.0", "id": id.into(), "method": "lsp/getDiagnosticEpoch"});
+    encode_frame(request.to_string().as_bytes())
+}
+
+/// Bad frames a buggy or hostile host sends; each is followed at once by a valid request, with
+/// no newline between (as vscode-jsonrpc writes frames).
+const BAD_FRAMES: &[(&str, &[u8])] = &[
+    (
+        "an invalid length",
+        b"Content-Length: abc\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"lsp/status\"}",
+    ),
+    (
+        "a negative length",
+        b"Content-Length: -5\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"lsp/status\"}",
+    ),
+    (
+        "an oversized length",
+        b"Content-Length: 99999999999999999999\r\n\r\n{\"jsonrpc\":\"2.0\",\"method\":\"x\"}",
+    ),
+    (
+        "a length shorter than the body",
+        b"Content-Length: 10\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"lsp/status\"}",
+    ),
+    (
+        "a length longer than the body",
+        b"Content-Length: 900\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"lsp/status\"}",
+    ),
+    (
+        "a header block without Content-Length",
+        b"Content-Type: application/json\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"lsp/status\"}",
+    ),
+    ("garbage without a newline", b"hello"),
+    ("a JSON message without a frame", b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"lsp/status\"}"),
+];
+
+#[test]
+fn a_bad_frame_gets_one_error_with_id_null_and_the_next_request_is_answered() {
+    let ws = workspace(&[]);
+    let mut serve = serve(&ws, &[]);
+
+    for (case, (what, bad)) in BAD_FRAMES.iter().enumerate() {
+        let id = 100 + case as i64;
+        let mut bytes = bad.to_vec();
+        bytes.extend(epoch_request(id));
+        eprintln!("after {what}");
+        serve.write(&bytes);
+
+        let answer = serve.answer(id, LIMIT);
+        assert!(answer["result"].is_u64(), "after {what}: {answer}");
+        let errors = serve.unclaimed();
+        assert_eq!(errors.len(), 1, "one error for {what}: {errors:?}");
+        assert_eq!(errors[0]["id"], Value::Null, "{what}");
+        assert_eq!(errors[0]["error"]["code"], -32700, "{what}");
+    }
+    serve.request(1, "lsp/shutdown", json!({}));
+    serve.answer(1, LIMIT);
+    assert_eq!(serve.wait(LIMIT), Some(0));
+}
+
+#[test]
+fn a_body_over_64_mib_is_refused_at_its_header_and_streams_past() {
+    let ws = workspace(&[]);
+    let mut serve = serve(&ws, &[]);
+    let len = 64 * 1024 * 1024 + 1;
+    serve.write(format!("Content-Length: {len}\r\n\r\n").as_bytes());
+
+    // Refused before a byte of the body is sent.
+    let refused = serve.next(LIMIT);
+    assert_eq!(refused["id"], Value::Null);
+    assert_eq!(refused["error"]["code"], -32700);
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("64 MiB"),
+        "{refused}"
+    );
+    let head = br#"{"jsonrpc":"2.0","id":1,"method":"lsp/checkFile","params":{"filePath":"a.fake","text":""#;
+    let tail = br#""}}"#;
+    let mut body = head.to_vec();
+    body.resize(len - tail.len(), b'a');
+    body.extend(tail);
+    for chunk in body.chunks(1 << 20) {
+        serve.write(chunk);
+    }
+    serve.write(&epoch_request(2));
+
+    assert!(serve.answer(2, LIMIT)["result"].is_u64());
+    assert_eq!(
+        serve.unclaimed(),
+        Vec::<Value>::new(),
+        "nothing else answered"
+    );
+    serve.request(3, "lsp/shutdown", json!({}));
+    serve.answer(3, LIMIT);
+}
+
+#[test]
+fn ids_come_back_byte_for_byte() {
+    let ws = workspace(&[]);
+    let mut serve = serve(&ws, &[]);
+
+    for (id, method) in [
+        ("1180591620717411303424", "lsp/getDiagnosticEpoch"),
+        ("-1180591620717411303424", "lsp/nope"),
+        (r#""caf\u00e9""#, "lsp/getDiagnosticEpoch"),
+        ("1.50", "lsp/getDiagnosticEpoch"),
+    ] {
+        serve.send_raw(format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}"}}"#).as_bytes());
+        let answer = String::from_utf8(serve.next_raw(LIMIT)).unwrap();
+        assert!(
+            answer.starts_with(&format!(r#"{{"jsonrpc":"2.0","id":{id},"#)),
+            "id {id}: {answer}"
+        );
+    }
+    serve.request(1, "lsp/shutdown", json!({}));
+    serve.answer(1, LIMIT);
+}
+
+#[test]
+fn a_request_with_a_huge_id_is_cancelled_and_answered_with_that_id() {
+    let ws = workspace(&[]);
+    let mut serve = serve(&ws, &[]);
+    let id = "1180591620717411303424";
+
+    serve.send_raw(
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"lsp/diagnosticsAfter","params":{{"afterEpoch":1000000,"waitMs":600000}}}}"#)
+            .as_bytes(),
+    );
+    serve.send_raw(
+        format!(r#"{{"jsonrpc":"2.0","method":"$/cancelRequest","params":{{"id":{id}}}}}"#)
+            .as_bytes(),
+    );
+
+    let answer = String::from_utf8(serve.next_raw(LIMIT)).unwrap();
+    assert_eq!(
+        answer,
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#)
+    );
+    serve.request(1, "lsp/shutdown", json!({}));
+    serve.answer(1, LIMIT);
+}
+
+#[test]
+fn a_server_writing_endless_junk_is_broken_at_once_and_logged_briefly() {
+    let ws = FakeWorkspace::new();
+    ws.write(
+        "squiggle.toml",
+        "initialize_timeout_ms = 60000\nfirst_touch_timeout_ms = 60000\n[servers.junk]\ncommand = \"yes\"\nextensions = [\"junk\"]\n",
+    );
+    ws.write("a.junk", "x\n");
+    let mut serve = Serve::start_keeping_logs(&ws.root, &[]);
+    assert_eq!(serve.next(LIMIT)["method"], "lsp/ready");
+
+    serve.request(1, "lsp/checkFile", json!({"filePath": "a.junk"}));
+    assert_eq!(serve.answer(1, LIMIT)["result"], json!([]));
+    serve.request(2, "lsp/status", json!({}));
+    let status = serve.answer(2, LIMIT)["result"].clone();
+    let junk = status
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "junk")
+        .unwrap()
+        .clone();
+    serve.request(3, "lsp/shutdown", json!({}));
+    serve.answer(3, LIMIT);
+    serve.wait(LIMIT);
+
+    assert_eq!(junk["status"], "broken", "{junk}");
+    assert!(
+        junk["reason"].as_str().unwrap().contains("not LSP"),
+        "{junk}"
+    );
+    let logs = serve.stderr();
+    assert!(
+        logs.lines().count() < 20,
+        "{} log lines:\n{}",
+        logs.lines().count(),
+        &logs[..logs.len().min(4000)]
+    );
+}
+
+/// Methods a fuzzed message may name (never `lsp/shutdown`).
+const FUZZ_METHODS: &[&str] = &[
+    "lsp/status",
+    "lsp/getDiagnosticEpoch",
+    "lsp/diagnostics",
+    "lsp/diagnosticsAfter",
+    "lsp/checkFile",
+    "squiggle/feedback",
+    "lsp/hover",
+    "lsp/definition",
+    "lsp/documentSymbols",
+    "lsp/workspaceSymbols",
+    "$/cancelRequest",
+    "lsp/nope",
+];
+
+/// Ids, params and methods (as JSON text) a fuzzed message may carry, odd ones included.
+const FUZZ_IDS: &[&str] = &[
+    "1",
+    "-7",
+    "0",
+    "1180591620717411303424",
+    "1.5",
+    "1e400",
+    r#""s""#,
+    r#""\u0000""#,
+    "null",
+    "{}",
+    "[]",
+    "true",
+];
+const FUZZ_PARAMS: &[&str] = &[
+    "null",
+    "{}",
+    "[]",
+    "7",
+    r#""x""#,
+    r#"{"filePath":"a.fake"}"#,
+    r#"{"filePath":"a.fake","text":"ERROR x\n"}"#,
+    r#"{"filePath":"/etc/hostname"}"#,
+    r#"{"filePath":"","text":5}"#,
+    r#"{"filePath":"\u0000"}"#,
+    r#"{"afterEpoch":18446744073709551615,"waitMs":18446744073709551615}"#,
+    r#"{"afterEpoch":-1}"#,
+    r#"{"file":5}"#,
+    r#"{"file":"a.fake","line":0,"character":-1}"#,
+    r#"{"file":"a.fake","symbol":""}"#,
+    r#"{"query":null}"#,
+    r#"{"filePath":"a.fake","scope":"nope"}"#,
+    r#"{"id":1}"#,
+    r#"{"id":"probe-0"}"#,
+];
+
+/// A JSON-RPC-like message with random parts.
+fn fuzz_message(rng: &mut Rng) -> Vec<u8> {
+    let mut members = vec![r#""jsonrpc":"2.0""#.to_string()];
+    if rng.below(4) > 0 {
+        members.push(format!(r#""id":{}"#, rng.pick(FUZZ_IDS)));
+    }
+    match rng.below(6) {
+        0 => members.push(format!(r#""method":{}"#, rng.pick(FUZZ_IDS))),
+        1 => {}
+        _ => members.push(format!(r#""method":"{}""#, rng.pick(FUZZ_METHODS))),
+    }
+    if rng.below(3) > 0 {
+        members.push(format!(r#""params":{}"#, rng.pick(FUZZ_PARAMS)));
+    }
+    if rng.below(8) == 0 {
+        members.push(r#""result":null"#.to_string());
+    }
+    // Shuffle the members.
+    for i in (1..members.len()).rev() {
+        members.swap(i, rng.below(i + 1));
+    }
+    format!("{{{}}}", members.join(",")).into_bytes()
+}
+
+/// Random edits of `bytes`: flipped, inserted, deleted or repeated bytes, or a cut.
+fn mutate(rng: &mut Rng, mut bytes: Vec<u8>) -> Vec<u8> {
+    const ALPHABET: &[u8] = b"Content-Length: 0123456789\r\n{}[]\":,-\\ ax\x00\xff";
+    for _ in 0..=rng.below(3) {
+        if bytes.is_empty() {
+            break;
+        }
+        let at = rng.below(bytes.len());
+        match rng.below(5) {
+            0 => bytes[at] ^= 1 << rng.below(8),
+            1 => bytes.insert(at, *rng.pick(ALPHABET)),
+            2 => {
+                bytes.remove(at);
+            }
+            3 => bytes.truncate(at),
+            _ => {
+                let end = (at + rng.below(12)).min(bytes.len());
+                let copy = bytes[at..end].to_vec();
+                bytes.splice(at..at, copy);
+            }
+        }
+    }
+    bytes
+}
+
+/// What comes before a probe: a fuzzed message, framed well or badly, or junk.
+fn fuzz_input(rng: &mut Rng) -> Vec<u8> {
+    let message = fuzz_message(rng);
+    match rng.below(6) {
+        0 | 1 => encode_frame(&message),
+        2 => encode_frame(&mutate(rng, message)),
+        3 => mutate(rng, encode_frame(&message)),
+        4 => {
+            let len = rng.below(message.len() * 2 + 1);
+            let mut frame = format!("Content-Length: {len}\r\n\r\n").into_bytes();
+            frame.extend(message);
+            frame
+        }
+        _ => (0..rng.below(64)).map(|_| rng.next_u64() as u8).collect(),
+    }
+}
+
+#[test]
+fn random_and_mutated_messages_never_cost_the_request_after_them() {
+    // Another seed: SQUIGGLE_FUZZ_SEED=<n> cargo test -p squiggle-tests --test serve random
+    let seed = std::env::var("SQUIGGLE_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5EED);
+    let mut rng = Rng::new(seed);
+    let ws = workspace(&[]);
+    ws.write("a.fake", "ERROR x\n");
+    let mut serve = Serve::start_keeping_logs(&ws.root, &[]);
+    assert_eq!(serve.next(LIMIT)["method"], "lsp/ready");
+
+    for case in 0..1000 {
+        let input = fuzz_input(&mut rng);
+        let probe = format!("probe-{case}");
+        let mut bytes = input.clone();
+        bytes.extend(epoch_request(probe.as_str()));
+        let cut = rng.below(bytes.len());
+        serve.write(&bytes[..cut]);
+        serve.write(&bytes[cut..]);
+
+        eprintln!("case {case}: {:?}", String::from_utf8_lossy(&input));
+        // Read as bytes: an odd id such as 1e400 comes back as sent, which serde_json refuses.
+        let deadline = Instant::now() + LIMIT;
+        let answer = loop {
+            let frame = serve.next_raw(deadline.saturating_duration_since(Instant::now()));
+            let frame = String::from_utf8(frame).unwrap();
+            assert!(
+                frame.starts_with(r#"{"jsonrpc":"2.0","#),
+                "case {case}: {frame}"
+            );
+            if frame.contains(&format!(r#""id":"{probe}""#)) {
+                break frame;
+            }
+        };
+        let answer: Value = serde_json::from_str(&answer).unwrap();
+        assert!(answer["result"].is_u64(), "case {case}: {answer}");
+    }
+    serve.request(1, "lsp/shutdown", json!({}));
+    serve.answer(1, LIMIT);
+    assert_eq!(serve.wait(LIMIT), Some(0));
+    let logs = serve.stderr();
+    assert!(!logs.contains("panicked"), "{logs}");
 }
 
 #[test]

@@ -2,6 +2,7 @@
 
 mod check;
 mod mcp;
+mod mcp_stdio;
 mod progress;
 mod serve;
 mod servers;

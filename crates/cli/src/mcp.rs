@@ -30,7 +30,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<u8> {
     let server = McpServer {
         tools: Toolbox::new(squiggle.clone()),
     };
-    let running = server.serve(rmcp::transport::stdio()).await?;
+    let running = server.serve(crate::mcp_stdio::stdio()).await?;
     let _ = running.waiting().await;
     squiggle.shutdown().await;
     Ok(0)

@@ -2,23 +2,29 @@
 //! JSON-RPC 2.0 on stdin/stdout (stdout carries protocol bytes only); see
 //! `squiggle_protocol::service` for the contract.
 
+mod message;
+
 use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context;
+use futures::FutureExt;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
 use squiggle_actors::{ServerState, Severity, Squiggle};
 use squiggle_config::Config;
 use squiggle_protocol::service::{
-    error_code, method, service_diagnostics, Bootstrap, CancelParams, CheckFileParams,
-    DiagnosticsAfterParams, FeedbackParams, FeedbackResult, ServiceStatus,
+    error_code, method, service_diagnostics, Bootstrap, CheckFileParams, DiagnosticsAfterParams,
+    FeedbackParams, FeedbackResult, ServiceStatus,
 };
-use squiggle_protocol::{encode_frame, FrameGuard};
+use squiggle_protocol::{encode_frame, BadFrame, FrameGuard};
 use tokio::sync::oneshot;
+
+use message::{Incoming, RawId};
 
 use crate::tools::Toolbox;
 use crate::workspace::WorkspaceArgs;
@@ -52,6 +58,16 @@ impl Json {
     fn of(value: &impl Serialize) -> Self {
         Self(serde_json::to_string(value).unwrap_or_else(|_| "null".to_string()))
     }
+}
+
+/// What one body read from stdin led to.
+enum Dispatched {
+    /// It was handled or is being worked on.
+    Going,
+    /// It was not JSON, and was answered with a parse error.
+    NotJson,
+    /// `lsp/shutdown` was answered.
+    Shutdown,
 }
 
 /// How the main loop ended.
@@ -127,17 +143,27 @@ async fn terminated() {
 }
 
 /// Reads requests from stdin and answers each in its own task, until shutdown or end of input.
+/// A bad frame is answered with an error (id null) and costs nothing after it.
 async fn read_requests(service: Arc<Service>) -> Ending {
     let mut stdin = crate::stdio::read_stdin();
-    let mut guard = FrameGuard::new();
+    let mut guard = FrameGuard::named("client");
     loop {
         let Some(chunk) = stdin.recv().await else {
             return Ending::Gone;
         };
         guard.push(&chunk);
-        while let Some(body) = guard.next_body() {
-            if service.clone().dispatch(&body).await {
-                return Ending::Shutdown;
+        while let Some(frame) = guard.next_body() {
+            let body = match frame {
+                Ok(body) => body,
+                Err(bad) => {
+                    service.refuse_frame(bad);
+                    continue;
+                }
+            };
+            match service.clone().dispatch(&body).await {
+                Dispatched::Going => {}
+                Dispatched::NotJson => guard.reject(BadFrame::NotJson),
+                Dispatched::Shutdown => return Ending::Shutdown,
             }
         }
     }
@@ -149,75 +175,74 @@ impl Service {
         let _ = self.out.send(encode_frame(body.as_bytes()));
     }
 
-    fn reply(&self, id: Value, result: Result<Json, (i64, String)>) {
+    /// Answers the request `id` (its exact JSON text) with a result or an error.
+    fn reply(&self, id: &RawId, result: Result<Json, (i64, String)>) {
+        let id = id.as_json();
         let body = match result {
             Ok(Json(result)) => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
             Err((code, message)) => {
-                json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-                    .to_string()
+                let error = json!({"code": code, "message": message});
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#)
             }
         };
         self.send(&body);
     }
 
-    /// Handles one frame; true once `lsp/shutdown` has been answered.
-    async fn dispatch(self: Arc<Self>, body: &[u8]) -> bool {
-        let message: Value = match serde_json::from_slice(body) {
-            Ok(message) => message,
-            Err(err) => {
-                self.reply(
-                    Value::Null,
-                    Err((error_code::PARSE_ERROR, format!("not JSON: {err}"))),
-                );
-                return false;
+    /// Answers a bad frame (its id is unknown) with a parse error.
+    fn refuse_frame(&self, bad: BadFrame) {
+        let message = format!("bad frame: {bad}; skipped to the next Content-Length header");
+        self.reply(&RawId::null(), Err((error_code::PARSE_ERROR, message)));
+    }
+
+    /// Handles one frame's body: requests are answered in tasks of their own.
+    async fn dispatch(self: Arc<Self>, body: &[u8]) -> Dispatched {
+        let (id, name, params) = match message::read(body) {
+            Ok(Incoming::Request { id, method, params }) => (id, method, params),
+            Ok(Incoming::Cancel(id)) => {
+                self.cancel(&id);
+                return Dispatched::Going;
             }
-        };
-        let id = message.get("id").cloned();
-        let Some(name) = message
-            .get("method")
-            .and_then(Value::as_str)
-            .map(String::from)
-        else {
-            if id.is_some() && (message.get("result").is_some() || message.get("error").is_some()) {
-                return false; // A response to nothing we asked: ignore it.
+            Ok(Incoming::Notification | Incoming::Response) => return Dispatched::Going,
+            Err(refusal) => {
+                self.reply(&refusal.id, Err((refusal.code, refusal.message.clone())));
+                return match refusal.not_json() {
+                    true => Dispatched::NotJson,
+                    false => Dispatched::Going,
+                };
             }
-            let reason = "not a JSON-RPC request: `method` is missing".to_string();
-            self.reply(
-                id.unwrap_or(Value::Null),
-                Err((error_code::INVALID_REQUEST, reason)),
-            );
-            return false;
-        };
-        let params = message.get("params").cloned().unwrap_or(Value::Null);
-        let Some(id) = id else {
-            if name == method::CANCEL {
-                self.cancel(params);
-            }
-            return false;
         };
         if name == method::SHUTDOWN {
             self.squiggle.shutdown().await;
-            self.reply(id, Ok(Json("null".to_string())));
-            return true;
+            self.reply(&id, Ok(Json("null".to_string())));
+            return Dispatched::Shutdown;
         }
+        let key = id.key();
         let (cancel, cancelled) = oneshot::channel();
-        self.lock_in_flight().insert(id.to_string(), cancel);
+        self.lock_in_flight().insert(key.clone(), cancel);
         tokio::spawn(async move {
-            let result = tokio::select! {
-                result = self.handle(&name, params.clone(), false) => result,
-                Ok(()) = cancelled => self.handle(&name, params, true).await,
+            let work = async {
+                tokio::select! {
+                    result = self.handle(&name, params.clone(), false) => result,
+                    Ok(()) = cancelled => self.handle(&name, params, true).await,
+                }
             };
-            self.lock_in_flight().remove(&id.to_string());
-            self.reply(id, result);
+            // A request that fails inside squiggle is still answered.
+            let result = AssertUnwindSafe(work)
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|_| {
+                    let message = format!("internal error while answering `{name}`");
+                    Err((error_code::INTERNAL_ERROR, message))
+                });
+            self.lock_in_flight().remove(&key);
+            self.reply(&id, result);
         });
-        false
+        Dispatched::Going
     }
 
-    fn cancel(&self, params: Value) {
-        let Ok(CancelParams { id }) = serde_json::from_value::<CancelParams>(params) else {
-            return;
-        };
-        if let Some(cancel) = self.lock_in_flight().remove(&id.to_string()) {
+    /// Ends the wait of the request `id`, if it is still being worked on.
+    fn cancel(&self, id: &RawId) {
+        if let Some(cancel) = self.lock_in_flight().remove(&id.key()) {
             let _ = cancel.send(());
         }
     }

@@ -107,7 +107,7 @@ impl Toolbox {
             return Err(format!("no tool `{name}`"));
         }
         let squiggle = &self.squiggle;
-        let file = args.get("file").and_then(Value::as_str);
+        let file = string_arg(args, "file")?;
         let required = |what: &str| format!("`{what}` is required");
         match name {
             "lsp_goto_definition" => {
@@ -120,10 +120,7 @@ impl Toolbox {
             }
             "lsp_find_references" => {
                 let (file, target) = (file.ok_or_else(|| required("file"))?, target_of(args)?);
-                let include = args
-                    .get("include_declaration")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(true);
+                let include = bool_arg(args, "include_declaration")?.unwrap_or(true);
                 let answer = squiggle
                     .find_references(file, target, include)
                     .await
@@ -152,10 +149,7 @@ impl Toolbox {
                 Ok(output(text, &answer.notes, structured))
             }
             "lsp_workspace_symbols" => {
-                let query = args
-                    .get("query")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| required("query"))?;
+                let query = string_arg(args, "query")?.ok_or_else(|| required("query"))?;
                 let answer = squiggle
                     .workspace_symbols(query)
                     .await
@@ -245,25 +239,62 @@ fn position_schema(extra: Option<(&str, Value)>) -> Value {
 
 /// The target of a position question from its arguments.
 fn target_of(args: &Map<String, Value>) -> Result<Target, String> {
-    let number = |key: &str| {
-        args.get(key)
-            .and_then(Value::as_u64)
-            .and_then(|n| u32::try_from(n).ok())
-    };
     match (
-        args.get("symbol").and_then(Value::as_str),
-        number("line"),
-        number("character"),
+        string_arg(args, "symbol")?,
+        position_arg(args, "line")?,
+        position_arg(args, "character")?,
     ) {
         (Some(name), line, _) => Ok(Target::Symbol {
             name: name.to_string(),
             line,
         }),
-        (None, Some(line), Some(column)) if line > 0 && column > 0 => {
-            Ok(Target::At { line, column })
-        }
+        (None, Some(line), Some(column)) => Ok(Target::At { line, column }),
         _ => Err("give `line` and `character` (1-based), or `symbol`".to_string()),
     }
+}
+
+/// An optional string argument (null counts as absent); any other type is an error.
+fn string_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, String> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text)),
+        Some(other) => Err(wrong_type(key, "a string", other)),
+    }
+}
+
+/// An optional boolean argument (null counts as absent); any other type is an error.
+fn bool_arg(args: &Map<String, Value>, key: &str) -> Result<Option<bool>, String> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(flag)) => Ok(Some(*flag)),
+        Some(other) => Err(wrong_type(key, "true or false", other)),
+    }
+}
+
+/// An optional 1-based line or column (null counts as absent); anything but a whole number
+/// of at least 1 is an error.
+fn position_arg(args: &Map<String, Value>, key: &str) -> Result<Option<u32>, String> {
+    let value = match args.get(key) {
+        None | Some(Value::Null) => return Ok(None),
+        Some(value) => value,
+    };
+    match value.as_u64().and_then(|n| u32::try_from(n).ok()) {
+        Some(n) if n > 0 => Ok(Some(n)),
+        _ => Err(wrong_type(key, "a whole number from 1", value)),
+    }
+}
+
+/// The error for an argument of the wrong type.
+fn wrong_type(key: &str, expected: &str, got: &Value) -> String {
+    let got = match got {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    };
+    format!("`{key}` must be {expected}, not {got}")
 }
 
 fn position_json(position: Option<(u32, u32)>) -> Value {
@@ -303,4 +334,70 @@ fn output(mut text: String, notes: &[String], structured: Value) -> Output {
         text.push_str(&format!("note: {note}\n"));
     }
     Output { text, structured }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn args(value: Value) -> Map<String, Value> {
+        value.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn an_argument_of_the_wrong_type_is_an_error_not_absent() {
+        let given = args(json!({"file": 5, "query": ["x"], "include_declaration": "no"}));
+        assert_eq!(
+            string_arg(&given, "file"),
+            Err("`file` must be a string, not a number".to_string())
+        );
+        assert_eq!(
+            string_arg(&given, "query"),
+            Err("`query` must be a string, not an array".to_string())
+        );
+        assert_eq!(
+            bool_arg(&given, "include_declaration"),
+            Err("`include_declaration` must be true or false, not a string".to_string())
+        );
+    }
+
+    #[test]
+    fn absent_and_null_arguments_are_absent() {
+        let given = args(json!({"file": null}));
+        assert_eq!(string_arg(&given, "file"), Ok(None));
+        assert_eq!(string_arg(&given, "query"), Ok(None));
+        assert_eq!(bool_arg(&given, "include_declaration"), Ok(None));
+        assert_eq!(position_arg(&given, "line"), Ok(None));
+    }
+
+    #[test]
+    fn positions_are_whole_numbers_from_one() {
+        let given = args(json!({"a": 3, "b": 0, "c": -1, "d": 1.5, "e": "3", "f": 4294967296u64}));
+        assert_eq!(position_arg(&given, "a"), Ok(Some(3)));
+        for key in ["b", "c", "d", "e", "f"] {
+            assert!(position_arg(&given, key).is_err(), "{key}");
+        }
+    }
+
+    #[test]
+    fn a_target_is_a_symbol_or_a_line_and_column() {
+        assert!(matches!(
+            target_of(&args(json!({"symbol": "x", "line": 2}))),
+            Ok(Target::Symbol { line: Some(2), .. })
+        ));
+        assert!(matches!(
+            target_of(&args(json!({"line": 2, "character": 3}))),
+            Ok(Target::At { line: 2, column: 3 })
+        ));
+        assert_eq!(
+            target_of(&args(json!({"line": 2}))).unwrap_err(),
+            "give `line` and `character` (1-based), or `symbol`"
+        );
+        assert_eq!(
+            target_of(&args(json!({"symbol": 7}))).unwrap_err(),
+            "`symbol` must be a string, not a number"
+        );
+    }
 }

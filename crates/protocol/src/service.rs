@@ -40,6 +40,8 @@ pub mod error_code {
     pub const METHOD_NOT_FOUND: i64 = -32601;
     /// The params do not fit the method.
     pub const INVALID_PARAMS: i64 = -32602;
+    /// squiggle failed while answering.
+    pub const INTERNAL_ERROR: i64 = -32603;
 }
 
 /// Params of `lsp/checkFile`.

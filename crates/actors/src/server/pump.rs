@@ -4,10 +4,15 @@ use squiggle_protocol::{encode_frame, FrameGuard};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, DuplexStream};
 
 use crate::server::client::{ClientContext, Fast};
+use crate::server::ServerMsg;
+
+/// A server that writes this much junk without one clean frame is broken (`command = "yes"`).
+const MAX_JUNK: u64 = 16 * 1024 * 1024;
 
 /// Reads `stdout` through the frame guard and returns a stream that carries only clean frames;
 /// the notifications on the diagnostics path are handled here, in stream order, and the rest
-/// goes on to async-lsp. The stream ends when `stdout` does.
+/// goes on to async-lsp. The stream ends when `stdout` does, or when the server floods it with
+/// junk, which marks the server broken.
 pub fn guard_stdout(
     mut stdout: impl AsyncRead + Unpin + Send + 'static,
     client: ClientContext,
@@ -15,7 +20,7 @@ pub fn guard_stdout(
     let server = client.key.id.clone();
     let (reader, mut writer) = tokio::io::duplex(1 << 16);
     tokio::spawn(async move {
-        let mut guard = FrameGuard::new();
+        let mut guard = FrameGuard::named(format!("language server {server}"));
         let mut buf = vec![0u8; 1 << 16];
         loop {
             let n = match stdout.read(&mut buf).await {
@@ -28,6 +33,7 @@ pub fn guard_stdout(
             };
             guard.push(&buf[..n]);
             while let Some(body) = guard.next_body() {
+                let Ok(body) = body else { continue };
                 // The diagnostics path parses its own messages; the rest is checked for async-lsp.
                 let body = match client.take_fast(&body) {
                     Fast::Taken => continue,
@@ -38,6 +44,15 @@ pub fn guard_stdout(
                 if writer.write_all(&encode_frame(&body)).await.is_err() {
                     return;
                 }
+            }
+            if guard.junk_since_frame() > MAX_JUNK {
+                let reason = format!(
+                    "the server wrote over {} MiB to stdout that is not LSP",
+                    MAX_JUNK >> 20
+                );
+                tracing::warn!(%server, "{reason}; stopping it");
+                let _ = client.server.cast(ServerMsg::Exited(reason));
+                break;
             }
         }
         if guard.skipped() > 0 {
