@@ -305,6 +305,16 @@ async fn a_pull_only_server_registered_later_is_pulled_with_result_ids() {
     let squiggle = ws
         .start(vec![ws.server("fake", &["--scenario", "pull-only"])])
         .await;
+    // Once the registration is answered, squiggle knows the server pulls: the first check's
+    // pull is then the first pull (a check racing the registration is pulled once more).
+    squiggle.start_workspace_servers().await;
+    let registered = eventually(SOON, || {
+        ws.messages()
+            .iter()
+            .any(|m| m["dir"] == "in" && m.get("method").is_none() && m.get("result").is_some())
+    })
+    .await;
+    assert!(registered, "{:?}", ws.messages());
 
     let first = squiggle.check_file(&file, None).await;
     let second = squiggle.check_file(&file, None).await;
@@ -325,10 +335,14 @@ async fn a_pull_only_server_registered_later_is_pulled_with_result_ids() {
     assert_eq!(pulls.len(), 2);
     assert!(pulls[0]["params"]["previousResultId"].is_null());
     assert!(pulls[1]["params"]["previousResultId"].is_string());
-    assert!(ws
-        .messages()
-        .iter()
-        .any(|m| m["dir"] == "out" && m["result"]["kind"] == "unchanged"));
+    // The fake server logs what it sent after sending it.
+    let unchanged = eventually(SOON, || {
+        ws.messages()
+            .iter()
+            .any(|m| m["dir"] == "out" && m["result"]["kind"] == "unchanged")
+    })
+    .await;
+    assert!(unchanged);
     squiggle.shutdown().await;
 }
 
