@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use squiggle_actors::{ServerState, Severity, Skip, Squiggle};
-use squiggle_tests::{assert_all_gone, eventually, FakeWorkspace};
+use squiggle_tests::{assert_all_gone, eventually, is_alive, wait_until, FakeWorkspace};
 
 #[tokio::test]
 async fn diagnostics_arrive_with_character_columns_and_severities() {
@@ -643,6 +643,45 @@ async fn a_server_restarted_after_its_cooldown_is_heard_again() {
         second.diagnostics.len(),
         1,
         "the restarted server's diagnostics count"
+    );
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_stopped_server_is_found_by_its_probe_reported_broken_and_killed() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR real\n");
+    let mut config = ws.config(vec![ws.server("fake", &["--scenario", "default"])]);
+    config.diagnostic_timeout_ms = 300;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+    let warm = squiggle.check_file(&file, None).await;
+    assert_eq!(warm.diagnostics.len(), 1);
+    let pids = ws.server_pids();
+    assert_eq!(pids.len(), 1);
+
+    // SIGSTOP: the process lives on, but neither reads nor answers.
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe {
+        libc::kill(pids[0] as i32, libc::SIGSTOP);
+    }
+    let stalled = squiggle
+        .check_file(&file, Some("ERROR one\nERROR two\n".to_string()))
+        .await;
+    assert_eq!(stalled.timed_out, vec!["fake".to_string()]);
+
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let reason = loop {
+        let status = squiggle.status().await;
+        if status[0].state == ServerState::Broken {
+            break status[0].reason.clone().unwrap_or_default();
+        }
+        assert!(Instant::now() < deadline, "never found broken: {status:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(reason.contains("not responding"), "{reason}");
+    assert!(
+        wait_until(Duration::from_secs(10), || !is_alive(pids[0])),
+        "the hung server is killed"
     );
     squiggle.shutdown().await;
 }

@@ -5,6 +5,7 @@ mod capabilities;
 mod client;
 mod documents;
 pub mod navigate;
+mod probe;
 mod process;
 mod progress;
 mod pull;
@@ -110,6 +111,11 @@ pub enum ServerMsg {
     Initialized(Result<Box<InitializeResult>, String>),
     /// The process exited or its connection ended (sent by the actor's own tasks).
     Exited(String),
+    /// A check got nothing before its deadline: ask something every live server answers, and
+    /// stop the server as broken when it does not answer in time (a hung or stopped process).
+    Probe,
+    /// The probe's outcome (sent by the probe task): None when the server answered.
+    Probed(Option<String>),
     /// Shut the server down gracefully; replies when its process group is gone.
     Shutdown(RpcReplyPort<()>),
 }
@@ -132,6 +138,8 @@ const RETRIGGER_DELAY: Duration = Duration::from_millis(100);
 
 /// How long a navigation request may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a server gets to answer the liveness probe.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What a server actor is started with.
 #[derive(Debug)]
@@ -194,6 +202,8 @@ pub struct Connection {
     busy: Busy,
     initialized: bool,
     stopping: bool,
+    /// Whether a liveness probe is in flight.
+    probing: bool,
 }
 
 /// Whether and how the server wants `didSave`.
@@ -378,6 +388,7 @@ impl Actor for ServerActor {
             busy,
             initialized: false,
             stopping: false,
+            probing: false,
         })
     }
 
@@ -507,6 +518,33 @@ impl Actor for ServerActor {
             ServerMsg::Exited(reason) => {
                 if !conn.stopping {
                     myself.stop(Some(reason));
+                }
+            }
+            ServerMsg::Probe => {
+                if conn.probing || conn.stopping || !conn.initialized {
+                    return Ok(());
+                }
+                conn.probing = true;
+                let answer = probe::send(&conn.socket);
+                let me = myself.clone();
+                tokio::spawn(async move {
+                    let silent = tokio::time::timeout(PROBE_TIMEOUT, answer).await.is_err();
+                    let reason = silent.then(|| {
+                        format!(
+                            "not responding: no answer to a ping within {} s after a check ran out of time",
+                            PROBE_TIMEOUT.as_secs()
+                        )
+                    });
+                    let _ = me.cast(ServerMsg::Probed(reason));
+                });
+            }
+            ServerMsg::Probed(silent) => {
+                conn.probing = false;
+                if let Some(reason) = silent {
+                    if !conn.stopping {
+                        tracing::warn!(server = %conn.key.id, %reason);
+                        myself.stop(Some(reason));
+                    }
                 }
             }
             ServerMsg::Shutdown(reply) => {

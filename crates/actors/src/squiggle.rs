@@ -544,17 +544,21 @@ impl Squiggle {
                 diagnostics: None,
                 timed_out: false,
             },
-            Some(Freshness::Unsettled(diagnostics)) => ServerOutcome {
-                report: report(
-                    ServerState::Active,
-                    Some(
-                        "still working when the deadline passed; results may be incomplete"
-                            .to_string(),
+            Some(Freshness::Unsettled(diagnostics)) => {
+                // Still at work, or stopped mid-work: a live server answers the probe at once.
+                let _ = server.cast(ServerMsg::Probe);
+                ServerOutcome {
+                    report: report(
+                        ServerState::Active,
+                        Some(
+                            "still working when the deadline passed; results may be incomplete"
+                                .to_string(),
+                        ),
                     ),
-                ),
-                diagnostics: Some(diagnostics),
-                timed_out: true,
-            },
+                    diagnostics: Some(diagnostics),
+                    timed_out: true,
+                }
+            }
             Some(Freshness::ServerGone) => {
                 let reason = self
                     .reason_of(&key)
@@ -567,6 +571,8 @@ impl Squiggle {
                 }
             }
             Some(Freshness::TimedOut) | None => {
+                // Nothing at all: a hung server would make every later check wait as long.
+                let _ = server.cast(ServerMsg::Probe);
                 timed_out(ServerState::Active, "no diagnostics before the deadline")
             }
         }
