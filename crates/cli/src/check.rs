@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::ValueEnum;
 use squiggle_actors::{CheckResult, Scope, Squiggle};
-use squiggle_protocol::render::{json, llm, text};
+use squiggle_protocol::render::{display_path, json, llm, one_line, text};
 use squiggle_protocol::{merge, paths, Report, ServerReport, ServerState, Severity};
 
 use crate::progress::Progress;
@@ -18,14 +18,16 @@ use crate::workspace::{absolute, WorkspaceArgs};
 pub struct CheckArgs {
     #[command(flatten)]
     workspace: WorkspaceArgs,
-    /// Output format: `text` (path:line:col: severity[code]: message), `json` (stable schema),
-    /// `llm` (the <diagnostics> blocks an agent's edit tool appends), or `delta` (the errors an
-    /// edit introduced, as `path:line:col: severity: message` under a one-line note).
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    format: Format,
-    /// With `--format llm`: print exactly what an edit tool (`edit`: the first FILE only) or a
-    /// write tool (`write`: the first FILE, then other files with errors) would append; the
-    /// first FILE is the edited or written one.
+    /// Output format: `text` (path:line:col: severity[code]: message, and `path: not checked:
+    /// reason`), `json` (stable schema, with each file's outcome), `llm` (the <diagnostics>
+    /// blocks an agent's edit tool appends, and a line for each file not checked), or `delta`
+    /// (the errors an edit introduced, as `path:line:col: severity: message` under a one-line
+    /// note). Default: `text`, or `llm` with `--scope`.
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// Print exactly what an edit tool (`edit`: the first FILE only) or a write tool (`write`:
+    /// the first FILE, then other files with errors) would append; the first FILE is the
+    /// edited or written one. Implies `--format llm`.
     #[arg(long, value_enum, value_name = "SCOPE")]
     scope: Option<ScopeArg>,
     /// Severities to report, comma separated (default: the configuration's
@@ -53,12 +55,31 @@ enum ScopeArg {
     Write,
 }
 
+/// The exit codes, as `squiggle check --help` lists them.
+pub const EXIT_CODES: &str = "Exit codes:
+  0  every file was checked, and no diagnostics were found at the chosen severities
+  1  diagnostics were found
+  2  usage or configuration error
+  3  no diagnostics were found, but some file was not checked";
+
+/// Exit code: every named file was checked and nothing was found.
+const EXIT_CLEAN: u8 = 0;
+/// Exit code: diagnostics were found.
+const EXIT_FOUND: u8 = 1;
+/// Exit code: nothing was found, but some named file was not checked.
+const EXIT_NOT_CHECKED: u8 = 3;
+
 /// Runs `squiggle check`; returns the exit code.
 pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
     let (root, mut config) = args.workspace.load()?;
-    if args.scope.is_some() && args.format != Format::Llm {
-        anyhow::bail!("--scope goes with --format llm");
-    }
+    let format = match (args.format, args.scope) {
+        (Some(format), Some(_)) if format != Format::Llm => {
+            anyhow::bail!("--scope goes with --format llm")
+        }
+        (Some(format), _) => format,
+        (None, Some(_)) => Format::Llm,
+        (None, None) => Format::Text,
+    };
     let files = files_to_check(&args.files, &root)?;
     if let Some(severities) = &args.severity {
         config.include_severities = severities.clone();
@@ -84,11 +105,11 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
     };
     results.insert(0, first_result);
     progress.finish().await;
-    if args.format == Format::Delta {
+    if format == Format::Delta {
         output = Some(squiggle.new_errors(&files).await.text);
     }
     let report = report_of(&results, &severities);
-    let output = match (output, args.format) {
+    let output = match (output, format) {
         (Some(text), _) => text,
         (None, Format::Json) => format!(
             "{}\n",
@@ -100,14 +121,35 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
             text::render_text(&report)
         }
     };
-    note_problems(&results);
-    // The answer first; the servers' shutdown does not hold it up.
-    let mut out = std::io::stdout().lock();
-    out.write_all(output.as_bytes())?;
-    out.flush()?;
-    drop(out);
+    note_problems(&results, format);
+    // The answer first; the servers' shutdown does not hold it up. A reader that stopped
+    // early (`| head -1`) changes nothing: the servers still shut down, the code still stands.
+    let written = write_stdout(output.as_bytes());
     squiggle.shutdown().await;
-    Ok(if report.diagnostic_count() > 0 { 1 } else { 0 })
+    if let Err(err) = written {
+        if err.kind() != std::io::ErrorKind::BrokenPipe {
+            return Err(err.into());
+        }
+    }
+    Ok(exit_code(&report))
+}
+
+/// 1 when diagnostics were found, else 3 when some file was not checked, else 0.
+fn exit_code(report: &Report) -> u8 {
+    if report.diagnostic_count() > 0 {
+        EXIT_FOUND
+    } else if report.not_checked_count() > 0 {
+        EXIT_NOT_CHECKED
+    } else {
+        EXIT_CLEAN
+    }
+}
+
+/// Writes the answer to stdout and flushes it.
+fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)?;
+    out.flush()
 }
 
 /// The files given, made absolute, checked to exist inside the root, without repeats.
@@ -133,37 +175,46 @@ fn files_to_check(given: &[PathBuf], root: &Path) -> anyhow::Result<Vec<PathBuf>
     Ok(files)
 }
 
-/// The report of all checks: the checked files (filtered), the servers involved, who timed out.
+/// The report of all checks: each file's outcome; the diagnostics (filtered) of every checked
+/// file and of any file with some; the servers involved; who timed out.
 fn report_of(results: &[CheckResult], severities: &[Severity]) -> Report {
-    let mut files = BTreeMap::new();
+    let mut report = Report::default();
     let mut servers: BTreeMap<(String, String), ServerReport> = BTreeMap::new();
-    let mut timed_out = Vec::new();
-    for result in results.iter().filter(|r| r.skipped.is_none()) {
+    for result in results {
+        let outcome = result.outcome();
         let kept = merge::filter_severities(result.diagnostics.clone(), severities);
-        files
-            .entry(result.file.clone())
-            .or_insert_with(Vec::new)
-            .extend(kept);
+        if outcome.is_checked() || !kept.is_empty() {
+            report
+                .files
+                .entry(result.file.clone())
+                .or_insert_with(Vec::new)
+                .extend(kept);
+        }
+        report.outcomes.insert(result.file.clone(), outcome);
         for server in &result.servers {
             servers.insert((server.id.clone(), server.root.clone()), server.clone());
         }
-        timed_out.extend(result.timed_out.iter().cloned());
+        report.timed_out.extend(result.timed_out.iter().cloned());
     }
-    timed_out.sort();
-    timed_out.dedup();
-    Report {
-        files,
-        servers: servers.into_values().collect(),
-        timed_out,
-    }
+    report.timed_out.sort();
+    report.timed_out.dedup();
+    report.servers = servers.into_values().collect();
+    report
 }
 
-/// Tells the person at the terminal (on stderr) what kept files or servers from being checked.
-fn note_problems(results: &[CheckResult]) {
+/// Tells the person at the terminal (on stderr) what kept files or servers from being checked
+/// (in text format, stdout already says which files were not checked).
+fn note_problems(results: &[CheckResult], format: Format) {
     let mut noted = std::collections::BTreeSet::new();
     for result in results {
         if let Some(skip) = &result.skipped {
-            eprintln!("squiggle: skipped {}: {skip}", result.file);
+            if format != Format::Text {
+                let reason = one_line(&skip.to_string());
+                eprintln!(
+                    "squiggle: not checked {}: {reason}",
+                    display_path(&result.file)
+                );
+            }
         }
         for server in &result.servers {
             let Some(reason) = &server.reason else {
@@ -175,6 +226,7 @@ fn note_problems(results: &[CheckResult]) {
                 continue;
             }
             if noted.insert((server.id.clone(), reason.clone())) {
+                let reason = one_line(reason);
                 eprintln!("squiggle: {} {}: {reason}", server.id, server.status);
             }
         }

@@ -441,7 +441,10 @@ mod tests {
 
     #[test]
     fn a_file_not_checked_gets_one_line_that_sections_can_follow() {
-        let section = not_checked_section("a.go", "gopls: `gopls` is not installed (install: go install gopls)");
+        let section = not_checked_section(
+            "a.go",
+            "gopls: `gopls` is not installed (install: go install gopls)",
+        );
         assert_eq!(
             section,
             "\nLSP did not check a.go, so its errors are unknown: gopls: `gopls` is not installed (install: go install gopls)"

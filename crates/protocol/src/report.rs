@@ -105,9 +105,10 @@ mod tests {
         report
             .outcomes
             .insert("b.py".to_string(), Outcome::Checked { missing: vec![] });
-        report
-            .outcomes
-            .insert("a.go".to_string(), Outcome::not_checked("gopls: not installed"));
+        report.outcomes.insert(
+            "a.go".to_string(),
+            Outcome::not_checked("gopls: not installed"),
+        );
         assert_eq!(report.paths(), ["a.go", "b.py"]);
         assert_eq!(report.not_checked("a.go"), Some("gopls: not installed"));
         assert_eq!(report.not_checked("b.py"), None);

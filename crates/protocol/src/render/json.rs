@@ -38,7 +38,10 @@ pub fn render_json(report: &Report) -> Value {
 fn outcome_json(report: &Report, path: &str) -> Value {
     let checked = Outcome::Checked { missing: vec![] };
     let outcome = report.outcomes.get(path).unwrap_or(&checked);
-    let found = report.files.get(path).is_some_and(|diags| !diags.is_empty());
+    let found = report
+        .files
+        .get(path)
+        .is_some_and(|diags| !diags.is_empty());
     json!({
         "outcome": outcome.kind(found),
         "reason": outcome.reason(),

@@ -6,7 +6,10 @@ use std::borrow::Cow;
 
 /// Whether a character ends a line somewhere: the line breaks of ASCII and Unicode.
 fn breaks_lines(c: char) -> bool {
-    matches!(c, '\n' | '\r' | '\u{0b}' | '\u{0c}' | '\u{85}' | '\u{2028}' | '\u{2029}')
+    matches!(
+        c,
+        '\n' | '\r' | '\u{0b}' | '\u{0c}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+    )
 }
 
 /// Whether a character may not appear as it is in a plain-text line.
@@ -88,7 +91,10 @@ mod tests {
 
     #[test]
     fn plain_names_are_shown_as_they_are() {
-        assert!(matches!(display_path("src/a b.py"), Cow::Borrowed("src/a b.py")));
+        assert!(matches!(
+            display_path("src/a b.py"),
+            Cow::Borrowed("src/a b.py")
+        ));
         assert!(matches!(escape_controls("x \"y\""), Cow::Borrowed(_)));
     }
 

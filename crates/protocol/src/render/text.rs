@@ -35,7 +35,11 @@ pub fn render_text(report: &Report) -> String {
 
 /// `path: not checked: reason\n`.
 pub fn not_checked_line(path: &str, reason: &str) -> String {
-    format!("{}: not checked: {}\n", display_path(path), one_line(reason))
+    format!(
+        "{}: not checked: {}\n",
+        display_path(path),
+        one_line(reason)
+    )
 }
 
 /// A one-line summary such as `2 errors, 1 warning in 2 files`, `no diagnostics`, or either
@@ -204,8 +208,16 @@ mod tests {
             ("b.py", vec![diag(2, 1, Severity::Error, "bad", Some("E1"))]),
             ("d.py", vec![]),
         ]);
-        not_checked(&mut report, "a.go", "gopls: `gopls` is not installed (install: go install gopls)");
-        not_checked(&mut report, "c.rs", "rust-analyzer timed out: no diagnostics\nbefore the deadline");
+        not_checked(
+            &mut report,
+            "a.go",
+            "gopls: `gopls` is not installed (install: go install gopls)",
+        );
+        not_checked(
+            &mut report,
+            "c.rs",
+            "rust-analyzer timed out: no diagnostics\nbefore the deadline",
+        );
         assert_eq!(
             render_text(&report),
             "a.go: not checked: gopls: `gopls` is not installed (install: go install gopls)\n\
@@ -231,7 +243,11 @@ mod tests {
         not_checked(&mut report, evil, "binary");
         let text = render_text(&report);
         assert_eq!(text.lines().count(), 2, "{text}");
-        assert!(text.lines().all(|line| line.starts_with("\"evil\\nfake.py")), "{text}");
+        assert!(
+            text.lines()
+                .all(|line| line.starts_with("\"evil\\nfake.py")),
+            "{text}"
+        );
     }
 
     #[test]
