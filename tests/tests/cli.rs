@@ -89,6 +89,10 @@ fn json_format_has_the_stable_schema() {
                             "message": "found ERROR: x", "code": "E1", "source": "fake"}],
                 "b.fake": []
             },
+            "outcomes": {
+                "a.fake": {"outcome": "diagnostics", "reason": null, "missing": []},
+                "b.fake": {"outcome": "clean", "reason": null, "missing": []}
+            },
             "servers": [{"id": "fake", "root": ".", "status": "active", "reason": null}],
             "timed_out": []
         })
