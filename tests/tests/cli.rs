@@ -512,3 +512,77 @@ fn a_closed_stdout_ends_quietly() {
         "servers shut down"
     );
 }
+
+#[test]
+fn a_folder_stands_for_the_files_of_known_types_under_it() {
+    let ws = workspace("default");
+    ws.write("src/a.fake", "ERROR in a\n");
+    ws.write("src/sub/b.fake", "fine\n");
+    ws.write("src/notes.txt", "ERROR not a known type\n");
+    ws.write("src/node_modules/dep/c.fake", "ERROR dependency\n");
+    ws.write("src/.cache/d.fake", "ERROR hidden\n");
+
+    let run = squiggle(&ws.root, &["check", "--format", "json", "src"]);
+
+    assert_eq!(run.code, 1, "stderr: {}", run.stderr);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let checked: Vec<&String> = report["outcomes"].as_object().unwrap().keys().collect();
+    assert_eq!(checked, ["src/a.fake", "src/sub/b.fake"]);
+    assert_eq!(
+        report["files"]["src/a.fake"][0]["message"],
+        "found ERROR: in a"
+    );
+}
+
+#[test]
+fn a_folder_in_a_git_work_tree_leaves_out_what_gitignore_excludes() {
+    let ws = workspace("default");
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&ws.root)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    ws.write(".gitignore", "generated/\n*.gen.fake\n");
+    ws.write("src/a.fake", "fine\n");
+    ws.write("src/.config/b.fake", "fine\n");
+    ws.write("src/generated/c.fake", "ERROR ignored\n");
+    ws.write("src/d.gen.fake", "ERROR ignored\n");
+
+    let run = squiggle(&ws.root, &["check", "--format", "json", "src"]);
+
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let checked: Vec<&String> = report["outcomes"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        checked,
+        ["src/.config/b.fake", "src/a.fake"],
+        "as git lists them"
+    );
+}
+
+#[test]
+fn a_folder_over_the_bound_is_checked_in_part_and_says_so() {
+    let ws = workspace("default");
+    add_failing_servers(&ws);
+    for i in 0..501 {
+        ws.write(&format!("many/f{i:03}.nope"), "x\n");
+    }
+    ws.write("many/fine.fake", "fine\n");
+
+    let run = squiggle(&ws.root, &["check", "--format", "json", "many"]);
+
+    assert!(
+        run.stderr
+            .contains("many: more than 500 files of known types; only the first 500 were checked"),
+        "stderr: {}",
+        run.stderr
+    );
+    assert_eq!(run.code, 3, "files left out are not checked");
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["outcomes"].as_object().unwrap().len(), 500);
+}

@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::ValueEnum;
-use squiggle_actors::{CheckResult, Scope, Squiggle};
+use squiggle_actors::{CheckResult, Config, Scope, Squiggle};
 use squiggle_protocol::render::{display_path, json, llm, one_line, text};
 use squiggle_protocol::{merge, paths, Report, ServerReport, ServerState, Severity};
 
+use crate::folders::{self, MAX_FOLDER_FILES};
 use crate::progress::Progress;
 use crate::workspace::{absolute, WorkspaceArgs};
 
@@ -34,7 +35,9 @@ pub struct CheckArgs {
     /// `include_severities`, which defaults to `error`).
     #[arg(long, value_delimiter = ',', value_name = "SEVERITY,...")]
     severity: Option<Vec<Severity>>,
-    /// The files to check (relative to the current folder).
+    /// The files to check (relative to the current folder); a folder stands for the files of
+    /// known types under it (as git lists them, so without what .gitignore excludes; else
+    /// skipping hidden, build and dependency folders), at most 500.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
 }
@@ -80,7 +83,7 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
         (None, Some(_)) => Format::Llm,
         (None, None) => Format::Text,
     };
-    let files = files_to_check(&args.files, &root)?;
+    let (files, left_out) = files_to_check(&args.files, &root, &config)?;
     if let Some(severities) = &args.severity {
         config.include_severities = severities.clone();
     }
@@ -88,7 +91,9 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
     let max_per_file = config.max_diagnostics_per_file;
     let squiggle = Squiggle::start(&root, config).await?;
     let progress = Progress::start(squiggle.clone());
-    let (first, rest) = files.split_first().context("no files to check")?;
+    let (first, rest) = files
+        .split_first()
+        .context("no files of a known type to check")?;
     let mut results =
         futures::future::join_all(rest.iter().map(|file| squiggle.check_file(file, None))).await;
     // With a scope, the first file is the edited one, checked after the others are known.
@@ -131,14 +136,15 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
             return Err(err.into());
         }
     }
-    Ok(exit_code(&report))
+    Ok(exit_code(&report, left_out))
 }
 
-/// 1 when diagnostics were found, else 3 when some file was not checked, else 0.
-fn exit_code(report: &Report) -> u8 {
+/// 1 when diagnostics were found, else 3 when some file was not checked (or left out of a
+/// folder over the bound), else 0.
+fn exit_code(report: &Report, left_out: bool) -> u8 {
     if report.diagnostic_count() > 0 {
         EXIT_FOUND
-    } else if report.not_checked_count() > 0 {
+    } else if left_out || report.not_checked_count() > 0 {
         EXIT_NOT_CHECKED
     } else {
         EXIT_CLEAN
@@ -152,27 +158,51 @@ fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
     out.flush()
 }
 
-/// The files given, made absolute, checked to exist inside the root, without repeats.
-fn files_to_check(given: &[PathBuf], root: &Path) -> anyhow::Result<Vec<PathBuf>> {
+/// The files given, made absolute, checked to exist inside the root, without repeats; a
+/// folder stands for the files of known types under it (at most [`MAX_FOLDER_FILES`], with a
+/// note on stderr when there are more). The flag says whether some folder had more.
+fn files_to_check(
+    given: &[PathBuf],
+    root: &Path,
+    config: &Config,
+) -> anyhow::Result<(Vec<PathBuf>, bool)> {
     let mut seen = HashSet::new();
     let mut files = Vec::new();
+    let mut left_out = false;
     for name in given {
+        let shown = display_path(&name.to_string_lossy()).into_owned();
         let file = absolute(name);
-        if !file.is_file() {
-            anyhow::bail!("{}: no such file", name.display());
+        if !file.exists() {
+            anyhow::bail!("{shown}: no such file or folder");
         }
         if !paths::is_within(root, &file) {
             anyhow::bail!(
-                "{}: outside the workspace root {} (see --root)",
-                name.display(),
+                "{shown}: outside the workspace root {} (see --root)",
                 root.display()
             );
         }
-        if seen.insert(paths::resolve(&file)) {
-            files.push(file);
+        let found = if file.is_dir() {
+            let (found, more) = folders::files_in(&file, config, MAX_FOLDER_FILES);
+            if more {
+                left_out = true;
+                eprintln!(
+                    "squiggle: {shown}: more than {MAX_FOLDER_FILES} files of known types; \
+                     only the first {MAX_FOLDER_FILES} were checked"
+                );
+            } else if found.is_empty() {
+                eprintln!("squiggle: {shown}: no files of a known type");
+            }
+            found
+        } else {
+            vec![file]
+        };
+        for file in found {
+            if seen.insert(paths::resolve(&file)) {
+                files.push(file);
+            }
         }
     }
-    Ok(files)
+    Ok((files, left_out))
 }
 
 /// The report of all checks: each file's outcome; the diagnostics (filtered) of every checked

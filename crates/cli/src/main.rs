@@ -2,6 +2,7 @@
 
 mod answers;
 mod check;
+mod folders;
 mod mcp;
 mod progress;
 mod serve;
