@@ -97,7 +97,7 @@ impl Toolbox {
         }
         specs.push(Spec {
             name: "lsp_diagnostics",
-            description: "Current diagnostics (errors by default) of every file the language servers know about, or of one file (which is checked first).",
+            description: "Current diagnostics (errors by default) of every file the language servers know about, or of one file (which is checked first; if no server could check it, the answer says so and why).",
             schema: json!({"type": "object", "properties": {"file": {"type": "string", "description": "Only this file (checked now)."}}}),
         });
         specs
