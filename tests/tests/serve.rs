@@ -152,6 +152,14 @@ fn cancel_ends_a_wait_early_with_what_is_known() {
         json!([]),
         "what is known so far, not an error"
     );
+    serve.request(5, "squiggle/checkFile", json!({"filePath": "a.fake"}));
+    serve.send(json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 5}}));
+    assert_eq!(
+        serve.answer(5, LIMIT)["result"],
+        json!({"diagnostics": [], "outcome": "not_checked", "servers": [],
+               "reason": "the request was cancelled before its servers answered"}),
+        "a cancelled check is not a clean one"
+    );
     serve.request(2, "lsp/getDiagnosticEpoch", json!({}));
     serve.request(
         3,

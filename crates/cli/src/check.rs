@@ -257,7 +257,11 @@ fn note_problems(results: &[CheckResult], format: Format) {
             }
             if noted.insert((server.id.clone(), reason.clone())) {
                 let reason = one_line(reason);
-                eprintln!("squiggle: {} {}: {reason}", server.id, server.status);
+                if result.timed_out.contains(&server.id) {
+                    eprintln!("squiggle: {} timed out: {reason}", server.id);
+                } else {
+                    eprintln!("squiggle: {} {}: {reason}", server.id, server.status);
+                }
             }
         }
     }
