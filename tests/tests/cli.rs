@@ -351,12 +351,13 @@ fn json_names_every_file_with_its_outcome_and_reason() {
 }
 
 #[test]
-fn llm_says_a_file_was_not_checked_with_the_install_command() {
+fn llm_and_delta_say_a_file_was_not_checked_with_the_install_command() {
     let ws = workspace("default");
     add_failing_servers(&ws);
     ws.write("b.nope", "ERROR x\n");
     let line = "LSP did not check b.nope, so its errors are unknown: missing: `squiggle-no-such-server` is not installed (install: pip install nope)";
 
+    let delta = squiggle(&ws.root, &["check", "--format", "delta", "b.nope"]);
     let plain = squiggle(&ws.root, &["check", "--format", "llm", "b.nope"]);
     let edit = squiggle(&ws.root, &["check", "--scope", "edit", "b.nope"]);
     let write = squiggle(
@@ -365,6 +366,10 @@ fn llm_says_a_file_was_not_checked_with_the_install_command() {
     );
 
     assert_eq!((plain.code, plain.stdout.as_str()), (3, line));
+    assert_eq!(
+        (delta.code, delta.stdout.as_str()),
+        (3, "b.nope: not checked: missing: `squiggle-no-such-server` is not installed (install: pip install nope)\n")
+    );
     assert_eq!((edit.code, edit.stdout), (3, format!("\n{line}")));
     assert_eq!((write.code, write.stdout), (3, format!("\n{line}")));
 }

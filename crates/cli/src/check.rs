@@ -23,7 +23,7 @@ pub struct CheckArgs {
     /// reason`), `json` (stable schema, with each file's outcome), `llm` (the <diagnostics>
     /// blocks an agent's edit tool appends, and a line for each file not checked), or `delta`
     /// (the errors an edit introduced, as `path:line:col: severity: message` under a one-line
-    /// note). Default: `text`, or `llm` with `--scope`.
+    /// note, and `path: not checked: reason` lines). Default: `text`, or `llm` with `--scope`.
     #[arg(long, value_enum)]
     format: Option<Format>,
     /// Print exactly what an edit tool (`edit`: the first FILE only) or a write tool (`write`:
@@ -110,10 +110,17 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
     };
     results.insert(0, first_result);
     progress.finish().await;
-    if format == Format::Delta {
-        output = Some(squiggle.new_errors(&files).await.text);
-    }
     let report = report_of(&results, &severities);
+    if format == Format::Delta {
+        // New errors, then a line for each file that was not checked (its errors are unknown).
+        let mut delta = squiggle.new_errors(&files).await.text;
+        for path in report.paths() {
+            if let Some(reason) = report.not_checked(path) {
+                delta.push_str(&text::not_checked_line(path, reason));
+            }
+        }
+        output = Some(delta);
+    }
     let output = match (output, format) {
         (Some(text), _) => text,
         (None, Format::Json) => format!(
