@@ -592,3 +592,108 @@ impl Rng {
         &items[self.below(items.len())]
     }
 }
+
+/// A running `squiggle mcp`, driven over its stdio with newline-delimited JSON-RPC (MCP's stdio
+/// transport), already past the handshake.
+#[derive(Debug)]
+pub struct Mcp {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<Value>,
+    next_id: i64,
+}
+
+impl Mcp {
+    /// Starts `squiggle mcp --root <root>` and completes the MCP handshake within `limit`.
+    pub fn start(root: &Path, limit: Duration) -> Self {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(squiggle_bin())
+            .args(["mcp", "--root"])
+            .arg(root)
+            .env("PATH", path_with_servers())
+            .env("XDG_CONFIG_HOME", root.join(".no-user-config"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let Ok(line) = line else { return };
+                let value = serde_json::from_str(&line).expect("stdout carries JSON-RPC only");
+                if tx.send(value).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut mcp = Self {
+            child,
+            stdin,
+            lines,
+            next_id: 0,
+        };
+        let init = mcp.request(
+            "initialize",
+            serde_json::json!({
+                "protocolVersion": "2025-03-26",
+                "capabilities": {},
+                "clientInfo": {"name": "squiggle-tests", "version": "0"}
+            }),
+            limit,
+        );
+        assert!(init.get("result").is_some(), "initialize answered: {init}");
+        mcp.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        mcp
+    }
+
+    fn send(&mut self, message: &Value) {
+        use std::io::Write;
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Sends a request and returns its answer (the whole message), within `limit`.
+    pub fn request(&mut self, method: &str, params: Value, limit: Duration) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        );
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let message = self
+                .lines
+                .recv_timeout(left)
+                .expect("the MCP server answered in time");
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+
+    /// Calls a tool; returns its result (`content`, `structuredContent`, `isError`).
+    pub fn call(&mut self, tool: &str, arguments: Value, limit: Duration) -> Value {
+        let answer = self.request(
+            "tools/call",
+            serde_json::json!({"name": tool, "arguments": arguments}),
+            limit,
+        );
+        answer["result"].clone()
+    }
+
+    /// Closes stdin and waits for the server to exit, within `limit`.
+    pub fn close(mut self, limit: Duration) {
+        drop(self.stdin);
+        let deadline = Instant::now() + limit;
+        while self.child.try_wait().unwrap().is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "squiggle mcp did not exit in time"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}

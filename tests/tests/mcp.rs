@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use squiggle_actors::{NavError, Squiggle, Target};
 use squiggle_tests::{
     fixture, installed_server_dirs, path_with_servers, repo_root, require_server, squiggle_bin,
-    FakeWorkspace,
+    FakeWorkspace, Mcp,
 };
 
 /// Runs the Python MCP client in `mode` against a project; returns its stdout.
@@ -302,4 +302,51 @@ fn a_tool_argument_of_the_wrong_type_is_refused_not_taken_as_absent() {
         answer["result"]["content"][0]["text"], "no diagnostics\n",
         "null is absent: {answer}"
     );
+}
+
+#[test]
+fn lsp_diagnostics_says_a_file_was_not_checked_and_keeps_messages_plain() {
+    let ws = FakeWorkspace::new();
+    ws.write(
+        "squiggle.toml",
+        &format!(
+            "settle_ms = 20\n[servers.fake]\ncommand = {:?}\nargs = [\"fake-server\"]\nextensions = [\"fake\"]\n\
+             [servers.missing]\ncommand = \"squiggle-no-such-server\"\nextensions = [\"nope\"]\ninstall_hint = \"pip install nope\"\n",
+            squiggle_tests::xtask_bin().display().to_string()
+        ),
+    );
+    ws.write("a.fake", "ERROR a < b\\n  & c\n");
+    ws.write("b.nope", "ERROR x\n");
+    let limit = std::time::Duration::from_secs(20);
+    let mut mcp = Mcp::start(&ws.root, limit);
+
+    let found = mcp.call(
+        "lsp_diagnostics",
+        serde_json::json!({"file": "a.fake"}),
+        limit,
+    );
+    let unchecked = mcp.call(
+        "lsp_diagnostics",
+        serde_json::json!({"file": "b.nope"}),
+        limit,
+    );
+    let all = mcp.call("lsp_diagnostics", serde_json::json!({}), limit);
+
+    assert_eq!(
+        found["content"][0]["text"], "a.fake:1:1: error[E1]: found ERROR: a < b & c\n",
+        "one line, not escaped"
+    );
+    assert_eq!(found["structuredContent"]["outcome"], "diagnostics");
+    assert_eq!(unchecked["isError"], false);
+    assert_eq!(
+        unchecked["content"][0]["text"],
+        "b.nope: not checked: missing: `squiggle-no-such-server` is not installed (install: pip install nope)\n"
+    );
+    assert_eq!(unchecked["structuredContent"]["outcome"], "not_checked");
+    assert_eq!(
+        all["content"][0]["text"],
+        "a.fake:1:1: error[E1]: found ERROR: a < b & c\n"
+    );
+    mcp.close(limit);
+    squiggle_tests::assert_no_process_in(&ws.root);
 }

@@ -503,6 +503,14 @@ fn cancel_ends_a_wait_early_with_what_is_known() {
         json!([]),
         "what is known so far, not an error"
     );
+    serve.request(5, "squiggle/checkFile", json!({"filePath": "a.fake"}));
+    serve.send(json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 5}}));
+    assert_eq!(
+        serve.answer(5, LIMIT)["result"],
+        json!({"diagnostics": [], "outcome": "not_checked", "servers": [],
+               "reason": "the request was cancelled before its servers answered"}),
+        "a cancelled check is not a clean one"
+    );
     serve.request(2, "lsp/getDiagnosticEpoch", json!({}));
     serve.request(
         3,
@@ -586,6 +594,112 @@ fn feedback_returns_the_text_a_tool_appends() {
     assert_eq!(result["diagnostics"][0]["message"], "found ERROR: y");
     serve.request(2, "lsp/shutdown", json!({}));
     serve.answer(2, LIMIT);
+}
+
+/// A workspace like `workspace(&[])` that also has a server for `.nope` files whose command is
+/// not installed.
+fn workspace_with_a_missing_server() -> FakeWorkspace {
+    let ws = workspace(&[]);
+    let mut config = std::fs::read_to_string(ws.root.join("squiggle.toml")).unwrap();
+    config.push_str("[servers.missing]\ncommand = \"squiggle-no-such-server\"\nextensions = [\"nope\"]\ninstall_hint = \"pip install nope\"\n");
+    ws.write("squiggle.toml", &config);
+    ws
+}
+
+const MISSING: &str =
+    "missing: `squiggle-no-such-server` is not installed (install: pip install nope)";
+
+#[test]
+fn squiggle_check_file_says_whether_the_file_was_checked_and_why_not() {
+    let ws = workspace_with_a_missing_server();
+    ws.write("a.fake", "ERROR x <y>\n");
+    ws.write("clean.fake", "fine\n");
+    ws.write("b.nope", "ERROR x\n");
+    let mut serve = serve(&ws, &[]);
+
+    serve.request(1, "squiggle/checkFile", json!({"filePath": "a.fake"}));
+    serve.request(2, "squiggle/checkFile", json!({"filePath": "clean.fake"}));
+    serve.request(3, "squiggle/checkFile", json!({"filePath": "b.nope"}));
+    serve.request(
+        4,
+        "squiggle/checkFile",
+        json!({"filePath": "/etc/hostname"}),
+    );
+    serve.request(5, "lsp/checkFile", json!({"filePath": "b.nope"}));
+
+    assert_eq!(
+        serve.answer(1, LIMIT)["result"],
+        json!({
+            "diagnostics": [{"file": "a.fake", "line": 1, "character": 1, "severity": "error",
+                             "message": "found ERROR: x &lt;y&gt;", "code": "E1", "source": "fake"}],
+            "outcome": "diagnostics",
+            "reason": null,
+            "servers": [{"id": "fake", "root": ".", "status": "active", "reason": null,
+                         "basis": "version"}]
+        })
+    );
+    let clean = serve.answer(2, LIMIT)["result"].clone();
+    assert_eq!(
+        (clean["outcome"].clone(), clean["reason"].clone()),
+        (json!("clean"), Value::Null)
+    );
+    assert_eq!(
+        serve.answer(3, LIMIT)["result"],
+        json!({
+            "diagnostics": [],
+            "outcome": "not_checked",
+            "reason": MISSING,
+            "servers": [{"id": "missing", "root": ".", "status": "unavailable",
+                         "reason": "`squiggle-no-such-server` is not installed (install: pip install nope)"}]
+        })
+    );
+    let outside = serve.answer(4, LIMIT)["result"].clone();
+    assert_eq!(
+        (outside["outcome"].clone(), outside["reason"].clone()),
+        (json!("not_checked"), json!("outside the workspace root"))
+    );
+    assert_eq!(
+        serve.answer(5, LIMIT)["result"],
+        json!([]),
+        "lsp/checkFile keeps its array"
+    );
+    serve.request(6, "lsp/shutdown", json!({}));
+    serve.answer(6, LIMIT);
+}
+
+#[test]
+fn feedback_on_a_file_not_checked_says_so_and_why() {
+    let ws = workspace_with_a_missing_server();
+    ws.write("b.nope", "ERROR x\n");
+    ws.write("a.fake", "fine\n");
+    let mut serve = serve(&ws, &[]);
+
+    serve.request(
+        1,
+        "squiggle/feedback",
+        json!({"filePath": "b.nope", "scope": "edit"}),
+    );
+    serve.request(
+        2,
+        "squiggle/feedback",
+        json!({"filePath": "a.fake", "scope": "write"}),
+    );
+
+    assert_eq!(
+        serve.answer(1, LIMIT)["result"],
+        json!({
+            "text": format!("\nLSP did not check b.nope, so its errors are unknown: {MISSING}"),
+            "diagnostics": [],
+            "outcome": "not_checked",
+            "reason": MISSING
+        })
+    );
+    assert_eq!(
+        serve.answer(2, LIMIT)["result"],
+        json!({"text": "", "diagnostics": [], "outcome": "clean", "reason": null})
+    );
+    serve.request(3, "lsp/shutdown", json!({}));
+    serve.answer(3, LIMIT);
 }
 
 /// Starts a service with a grandchild-spawning server and returns it with the pids to watch.

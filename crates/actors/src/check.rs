@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use squiggle_protocol::{Diagnostic, ServerReport};
+use squiggle_protocol::{Diagnostic, Outcome, ServerReport};
 
 /// The outcome of [`crate::Squiggle::check_file`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +35,8 @@ pub enum Skip {
     TooLarge { bytes: u64, limit: u64 },
     /// No configured server handles this file's extension.
     NoServer,
+    /// Every server for this file's extension is turned off (`enabled = false`); their ids.
+    ServersDisabled(Vec<String>),
 }
 
 impl fmt::Display for Skip {
@@ -48,11 +50,25 @@ impl fmt::Display for Skip {
                 write!(f, "too large ({bytes} bytes, limit {limit})")
             }
             Skip::NoServer => f.write_str("no language server handles this file type"),
+            Skip::ServersDisabled(ids) => write!(
+                f,
+                "its language servers are disabled by configuration ({})",
+                ids.join(", ")
+            ),
         }
     }
 }
 
 impl CheckResult {
+    /// Whether the file was checked: skipped, or checked when at least one of its servers
+    /// gave its final answer for this text (the others are named), else not checked and why.
+    pub fn outcome(&self) -> Outcome {
+        match &self.skipped {
+            Some(skip) => Outcome::not_checked(skip),
+            None => Outcome::of_servers(&self.servers, &self.timed_out),
+        }
+    }
+
     /// A result for a file that was not checked.
     pub(crate) fn skipped(file: String, skip: Skip) -> Self {
         Self {
@@ -62,5 +78,77 @@ impl CheckResult {
             timed_out: Vec::new(),
             skipped: Some(skip),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use squiggle_protocol::ServerState;
+
+    fn result(servers: Vec<ServerReport>, timed_out: &[&str]) -> CheckResult {
+        CheckResult {
+            file: "a.py".to_string(),
+            diagnostics: Vec::new(),
+            servers,
+            timed_out: timed_out.iter().map(|id| id.to_string()).collect(),
+            skipped: None,
+        }
+    }
+
+    fn server(id: &str, status: ServerState, reason: Option<&str>) -> ServerReport {
+        ServerReport {
+            id: id.to_string(),
+            root: ".".to_string(),
+            status,
+            reason: reason.map(str::to_string),
+            basis: None,
+        }
+    }
+
+    #[test]
+    fn a_skipped_file_is_not_checked_for_the_skip_reason() {
+        let skipped = CheckResult::skipped(
+            "a.py".to_string(),
+            Skip::ServersDisabled(vec!["pyright".to_string(), "ruff".to_string()]),
+        );
+        assert_eq!(
+            skipped.outcome().reason(),
+            Some("its language servers are disabled by configuration (pyright, ruff)")
+        );
+    }
+
+    #[test]
+    fn one_final_answer_checks_the_file_and_names_the_server_that_timed_out() {
+        let checked = result(
+            vec![
+                server("pyright", ServerState::Active, None),
+                server(
+                    "ruff",
+                    ServerState::Active,
+                    Some("no diagnostics before the deadline"),
+                ),
+            ],
+            &["ruff"],
+        );
+        assert_eq!(
+            checked.outcome(),
+            Outcome::Checked {
+                missing: vec!["ruff timed out: no diagnostics before the deadline".to_string()]
+            }
+        );
+    }
+
+    #[test]
+    fn no_final_answer_leaves_the_file_not_checked() {
+        let unsettled = result(
+            vec![server(
+                "pyright",
+                ServerState::Active,
+                Some("still working when the deadline passed; results may be incomplete"),
+            )],
+            &["pyright"],
+        );
+        assert!(!unsettled.outcome().is_checked());
     }
 }

@@ -9,7 +9,8 @@ use crate::check::CheckResult;
 /// The feedback for one edit: the text to append and the diagnostics behind it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Feedback {
-    /// The text to append to the tool result; empty when there is nothing to report.
+    /// The text to append to the tool result; empty only when the file was checked and there
+    /// is nothing to report (a file that was not checked gets a line saying so and why).
     pub text: String,
     /// The check of the edited file: its diagnostics, the servers, and why it was skipped if it was.
     pub check: CheckResult,

@@ -29,7 +29,8 @@ pub use manager::{DiagnosticsSnapshot, LspManager, COALESCE};
 pub use squiggle::{Answer, NavError, Squiggle, Target};
 pub use squiggle_config::Config;
 pub use squiggle_protocol::{
-    Basis, Diagnostic, Location, Scope, ServerReport, ServerState, ServerStatus, Severity, Symbol,
+    Basis, Diagnostic, Location, Outcome, OutcomeKind, Scope, ServerReport, ServerState,
+    ServerStatus, Severity, Symbol,
 };
 
 /// Errors starting the runtime.

@@ -15,8 +15,8 @@ use ractor::rpc::CallResult;
 use ractor::{Actor, ActorRef, RpcReplyPort};
 use squiggle_config::{find_root, Config, ServerSpec};
 use squiggle_protocol::{
-    delta, merge, paths, render_feedback, DeltaKey, Diagnostic, Scope, ServerReport, ServerState,
-    ServerStatus,
+    delta, merge, not_checked_section, paths, render_feedback, DeltaKey, Diagnostic, Scope,
+    ServerReport, ServerState, ServerStatus,
 };
 use tokio::sync::broadcast;
 use tokio::time::Instant;
@@ -159,7 +159,18 @@ impl Squiggle {
         };
         let keys = self.keys_for(&path);
         if keys.is_empty() {
-            return CheckResult::skipped(file, Skip::NoServer);
+            let disabled: Vec<String> = inner
+                .config
+                .servers_matching(&path)
+                .iter()
+                .map(|spec| spec.id.clone())
+                .collect();
+            let skip = if disabled.is_empty() {
+                Skip::NoServer
+            } else {
+                Skip::ServersDisabled(disabled)
+            };
+            return CheckResult::skipped(file, skip);
         }
         // didSave tells a server the file on disk holds this text; a text that is not saved
         // yet (a proposed edit) must not make it check the old file.
@@ -323,8 +334,9 @@ impl Squiggle {
     }
 
     /// Checks an edited (or written) file and returns the text its tool result should carry:
-    /// the file's errors, and for [`Scope::Write`] also other files' errors, capped. Never
-    /// fails: problems give an empty text, and the result says why.
+    /// the file's errors, and for [`Scope::Write`] also other files' errors, capped; for a
+    /// file that was not checked, first a line that says so and why. Never fails: the text is
+    /// empty only when the file was checked and nothing is to be reported.
     pub async fn feedback(
         &self,
         path: impl AsRef<Path>,
@@ -333,9 +345,14 @@ impl Squiggle {
     ) -> Feedback {
         let before = self.epoch().await;
         let check = self.check_file(path, text).await;
+        let outcome = check.outcome();
+        let mut text = match outcome.reason() {
+            Some(reason) => not_checked_section(&check.file, reason),
+            None => String::new(),
+        };
         if check.skipped.is_some() {
             return Feedback {
-                text: String::new(),
+                text,
                 check,
                 others: BTreeMap::new(),
             };
@@ -350,7 +367,13 @@ impl Squiggle {
             }
         };
         let caps = self.inner.config.caps();
-        let text = render_feedback(scope, &check.file, &check.diagnostics, &others, &caps);
+        text.push_str(&render_feedback(
+            scope,
+            &check.file,
+            &check.diagnostics,
+            &others,
+            &caps,
+        ));
         Feedback {
             text,
             check,

@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::ValueEnum;
-use squiggle_actors::{CheckResult, Scope, Squiggle};
-use squiggle_protocol::render::{json, llm, text};
+use squiggle_actors::{CheckResult, Config, Scope, Squiggle};
+use squiggle_protocol::render::{display_path, json, llm, one_line, text};
 use squiggle_protocol::{merge, paths, Report, ServerReport, ServerState, Severity};
 
+use crate::folders::{self, MAX_FOLDER_FILES};
 use crate::progress::Progress;
 use crate::workspace::{absolute, WorkspaceArgs};
 
@@ -18,21 +19,25 @@ use crate::workspace::{absolute, WorkspaceArgs};
 pub struct CheckArgs {
     #[command(flatten)]
     workspace: WorkspaceArgs,
-    /// Output format: `text` (path:line:col: severity[code]: message), `json` (stable schema),
-    /// `llm` (the <diagnostics> blocks an agent's edit tool appends), or `delta` (the errors an
-    /// edit introduced, as `path:line:col: severity: message` under a one-line note).
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    format: Format,
-    /// With `--format llm`: print exactly what an edit tool (`edit`: the first FILE only) or a
-    /// write tool (`write`: the first FILE, then other files with errors) would append; the
-    /// first FILE is the edited or written one.
+    /// Output format: `text` (path:line:col: severity[code]: message, and `path: not checked:
+    /// reason`), `json` (stable schema, with each file's outcome), `llm` (the <diagnostics>
+    /// blocks an agent's edit tool appends, and a line for each file not checked), or `delta`
+    /// (the errors an edit introduced, as `path:line:col: severity: message` under a one-line
+    /// note, and `path: not checked: reason` lines). Default: `text`, or `llm` with `--scope`.
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// Print exactly what an edit tool (`edit`: the first FILE only) or a write tool (`write`:
+    /// the first FILE, then other files with errors) would append; the first FILE is the
+    /// edited or written one. Implies `--format llm`.
     #[arg(long, value_enum, value_name = "SCOPE")]
     scope: Option<ScopeArg>,
     /// Severities to report, comma separated (default: the configuration's
     /// `include_severities`, which defaults to `error`).
     #[arg(long, value_delimiter = ',', value_name = "SEVERITY,...")]
     severity: Option<Vec<Severity>>,
-    /// The files to check (relative to the current folder).
+    /// The files to check (relative to the current folder); a folder stands for the files of
+    /// known types under it (as git lists them, so without what .gitignore excludes; else
+    /// skipping hidden, build and dependency folders), at most 500.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
 }
@@ -53,13 +58,32 @@ enum ScopeArg {
     Write,
 }
 
+/// The exit codes, as `squiggle check --help` lists them.
+pub const EXIT_CODES: &str = "Exit codes:
+  0  every file was checked, and no diagnostics were found at the chosen severities
+  1  diagnostics were found
+  2  usage or configuration error
+  3  no diagnostics were found, but some file was not checked";
+
+/// Exit code: every named file was checked and nothing was found.
+const EXIT_CLEAN: u8 = 0;
+/// Exit code: diagnostics were found.
+const EXIT_FOUND: u8 = 1;
+/// Exit code: nothing was found, but some named file was not checked.
+const EXIT_NOT_CHECKED: u8 = 3;
+
 /// Runs `squiggle check`; returns the exit code.
 pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
     let (root, mut config) = args.workspace.load()?;
-    if args.scope.is_some() && args.format != Format::Llm {
-        anyhow::bail!("--scope goes with --format llm");
-    }
-    let files = files_to_check(&args.files, &root)?;
+    let format = match (args.format, args.scope) {
+        (Some(format), Some(_)) if format != Format::Llm => {
+            anyhow::bail!("--scope goes with --format llm")
+        }
+        (Some(format), _) => format,
+        (None, Some(_)) => Format::Llm,
+        (None, None) => Format::Text,
+    };
+    let (files, left_out) = files_to_check(&args.files, &root, &config)?;
     if let Some(severities) = &args.severity {
         config.include_severities = severities.clone();
     }
@@ -67,7 +91,9 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
     let max_per_file = config.max_diagnostics_per_file;
     let squiggle = Squiggle::start(&root, config).await?;
     let progress = Progress::start(squiggle.clone());
-    let (first, rest) = files.split_first().context("no files to check")?;
+    let (first, rest) = files
+        .split_first()
+        .context("no files of a known type to check")?;
     let mut results =
         futures::future::join_all(rest.iter().map(|file| squiggle.check_file(file, None))).await;
     // With a scope, the first file is the edited one, checked after the others are known.
@@ -84,11 +110,18 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
     };
     results.insert(0, first_result);
     progress.finish().await;
-    if args.format == Format::Delta {
-        output = Some(squiggle.new_errors(&files).await.text);
-    }
     let report = report_of(&results, &severities);
-    let output = match (output, args.format) {
+    if format == Format::Delta {
+        // New errors, then a line for each file that was not checked (its errors are unknown).
+        let mut delta = squiggle.new_errors(&files).await.text;
+        for path in report.paths() {
+            if let Some(reason) = report.not_checked(path) {
+                delta.push_str(&text::not_checked_line(path, reason));
+            }
+        }
+        output = Some(delta);
+    }
+    let output = match (output, format) {
         (Some(text), _) => text,
         (None, Format::Json) => format!(
             "{}\n",
@@ -100,50 +133,101 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
             text::render_text(&report)
         }
     };
-    note_problems(&results);
-    // The answer first; the servers' shutdown does not hold it up.
-    let mut out = std::io::stdout().lock();
-    out.write_all(output.as_bytes())?;
-    out.flush()?;
-    drop(out);
+    note_problems(&results, format);
+    // The answer first; the servers' shutdown does not hold it up. A reader that stopped
+    // early (`| head -1`) changes nothing: the servers still shut down, the code still stands.
+    let written = write_stdout(output.as_bytes());
     squiggle.shutdown().await;
-    Ok(if report.diagnostic_count() > 0 { 1 } else { 0 })
+    if let Err(err) = written {
+        if err.kind() != std::io::ErrorKind::BrokenPipe {
+            return Err(err.into());
+        }
+    }
+    Ok(exit_code(&report, left_out))
 }
 
-/// The files given, made absolute, checked to exist inside the root, without repeats.
-fn files_to_check(given: &[PathBuf], root: &Path) -> anyhow::Result<Vec<PathBuf>> {
+/// 1 when diagnostics were found, else 3 when some file was not checked (or left out of a
+/// folder over the bound), else 0.
+fn exit_code(report: &Report, left_out: bool) -> u8 {
+    if report.diagnostic_count() > 0 {
+        EXIT_FOUND
+    } else if left_out || report.not_checked_count() > 0 {
+        EXIT_NOT_CHECKED
+    } else {
+        EXIT_CLEAN
+    }
+}
+
+/// Writes the answer to stdout and flushes it.
+fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)?;
+    out.flush()
+}
+
+/// The files given, made absolute, checked to exist inside the root, without repeats; a
+/// folder stands for the files of known types under it (at most [`MAX_FOLDER_FILES`], with a
+/// note on stderr when there are more). The flag says whether some folder had more.
+fn files_to_check(
+    given: &[PathBuf],
+    root: &Path,
+    config: &Config,
+) -> anyhow::Result<(Vec<PathBuf>, bool)> {
     let mut seen = HashSet::new();
     let mut files = Vec::new();
+    let mut left_out = false;
     for name in given {
+        let shown = display_path(&name.to_string_lossy()).into_owned();
         let file = absolute(name);
-        if !file.is_file() {
-            anyhow::bail!("{}: no such file", name.display());
+        if !file.exists() {
+            anyhow::bail!("{shown}: no such file or folder");
         }
         if !paths::is_within(root, &file) {
             anyhow::bail!(
-                "{}: outside the workspace root {} (see --root)",
-                name.display(),
+                "{shown}: outside the workspace root {} (see --root)",
                 root.display()
             );
         }
-        if seen.insert(paths::resolve(&file)) {
-            files.push(file);
+        let found = if file.is_dir() {
+            let (found, more) = folders::files_in(&file, config, MAX_FOLDER_FILES);
+            if more {
+                left_out = true;
+                eprintln!(
+                    "squiggle: {shown}: more than {MAX_FOLDER_FILES} files of known types; \
+                     only the first {MAX_FOLDER_FILES} were checked"
+                );
+            } else if found.is_empty() {
+                eprintln!("squiggle: {shown}: no files of a known type");
+            }
+            found
+        } else {
+            vec![file]
+        };
+        for file in found {
+            if seen.insert(paths::resolve(&file)) {
+                files.push(file);
+            }
         }
     }
-    Ok(files)
+    Ok((files, left_out))
 }
 
-/// The report of all checks: the checked files (filtered), the servers involved, who timed out.
+/// The report of all checks: each file's outcome; the diagnostics (filtered) of every checked
+/// file and of any file with some; the servers involved; who timed out.
 fn report_of(results: &[CheckResult], severities: &[Severity]) -> Report {
-    let mut files = BTreeMap::new();
+    let mut report = Report::default();
     let mut servers: BTreeMap<(String, String), ServerReport> = BTreeMap::new();
-    let mut timed_out = Vec::new();
-    for result in results.iter().filter(|r| r.skipped.is_none()) {
+    for result in results {
+        let outcome = result.outcome();
         let kept = merge::filter_severities(result.diagnostics.clone(), severities);
-        files
-            .entry(result.file.clone())
-            .or_insert_with(Vec::new)
-            .extend(kept);
+        if outcome.is_checked() || !kept.is_empty() {
+            report
+                .files
+                .entry(result.file.clone())
+                .or_insert_with(Vec::new)
+                .extend(kept);
+        }
+        report.outcomes.insert(result.file.clone(), outcome);
         for server in &result.servers {
             let key = (server.id.clone(), server.root.clone());
             // Over several files, a server's answers rest on the weakest basis among them.
@@ -154,23 +238,27 @@ fn report_of(results: &[CheckResult], severities: &[Severity]) -> Report {
             }
             servers.insert(key, server);
         }
-        timed_out.extend(result.timed_out.iter().cloned());
+        report.timed_out.extend(result.timed_out.iter().cloned());
     }
-    timed_out.sort();
-    timed_out.dedup();
-    Report {
-        files,
-        servers: servers.into_values().collect(),
-        timed_out,
-    }
+    report.timed_out.sort();
+    report.timed_out.dedup();
+    report.servers = servers.into_values().collect();
+    report
 }
 
-/// Tells the person at the terminal (on stderr) what kept files or servers from being checked.
-fn note_problems(results: &[CheckResult]) {
+/// Tells the person at the terminal (on stderr) what kept files or servers from being checked
+/// (in text format, stdout already says which files were not checked).
+fn note_problems(results: &[CheckResult], format: Format) {
     let mut noted = std::collections::BTreeSet::new();
     for result in results {
         if let Some(skip) = &result.skipped {
-            eprintln!("squiggle: skipped {}: {skip}", result.file);
+            if format != Format::Text {
+                let reason = one_line(&skip.to_string());
+                eprintln!(
+                    "squiggle: not checked {}: {reason}",
+                    display_path(&result.file)
+                );
+            }
         }
         for server in &result.servers {
             let Some(reason) = &server.reason else {
@@ -182,7 +270,12 @@ fn note_problems(results: &[CheckResult]) {
                 continue;
             }
             if noted.insert((server.id.clone(), reason.clone())) {
-                eprintln!("squiggle: {} {}: {reason}", server.id, server.status);
+                let reason = one_line(reason);
+                if result.timed_out.contains(&server.id) {
+                    eprintln!("squiggle: {} timed out: {reason}", server.id);
+                } else {
+                    eprintln!("squiggle: {} {}: {reason}", server.id, server.status);
+                }
             }
         }
     }

@@ -1,6 +1,8 @@
 //! `squiggle`: language-server diagnostics for coding agents, people, hooks and CI.
 
+mod answers;
 mod check;
+mod folders;
 mod mcp;
 mod mcp_stdio;
 mod progress;
@@ -40,8 +42,11 @@ struct Cli {
 enum Command {
     /// Check files with their language servers and print the diagnostics.
     ///
-    /// Exit code: 0 when there are no diagnostics at the chosen severities, 1 when there are,
-    /// 2 for usage or configuration errors.
+    /// Each file is checked (with or without diagnostics) when at least one of its servers gave
+    /// its final answer; otherwise it is not checked, and the output says why: no server for
+    /// the type, not installed (with the install command), broken, timed out, disabled, too
+    /// large, binary or unreadable.
+    #[command(after_long_help = check::EXIT_CODES)]
     Check(check::CheckArgs),
     /// Show the configured servers for a workspace, whether each is installed, and why not.
     Status(servers::StatusArgs),
@@ -51,7 +56,8 @@ enum Command {
     ///
     /// LSP-framed JSON-RPC 2.0: sends `lsp/ready` once set up, then answers `lsp/checkFile`,
     /// `lsp/diagnostics`, `lsp/getDiagnosticEpoch`, `lsp/diagnosticsAfter`, `lsp/status`,
-    /// `lsp/shutdown`, `squiggle/feedback` and `$/cancelRequest`. The environment variable
+    /// `lsp/shutdown`, `squiggle/checkFile` (with whether the file was checked, and why not),
+    /// `squiggle/feedback` and `$/cancelRequest`. The environment variable
     /// LSP_BOOTSTRAP may hold {"workspaceRoot": "...", "config": {...} | false}. Stdout carries
     /// protocol bytes only; logs go to stderr. Every language server dies with the service.
     Serve(serve::ServeArgs),
@@ -94,11 +100,28 @@ fn main() -> ExitCode {
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     match outcome {
         Ok(code) => ExitCode::from(code),
+        // A reader that stopped early (`squiggle status | head -1`) is no error.
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("squiggle: {err:#}");
             ExitCode::from(EXIT_USAGE)
         }
     }
+}
+
+/// Whether an error comes from writing to a stdout whose reader is gone.
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        let kind = match (
+            cause.downcast_ref::<std::io::Error>(),
+            cause.downcast_ref::<serde_json::Error>(),
+        ) {
+            (Some(io), _) => Some(io.kind()),
+            (None, Some(json)) => json.io_error_kind(),
+            (None, None) => None,
+        };
+        kind == Some(std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// Logs go to stderr, filtered by `SQUIGGLE_LOG` (default: warnings).

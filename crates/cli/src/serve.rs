@@ -19,13 +19,14 @@ use squiggle_actors::{ServerState, Severity, Squiggle};
 use squiggle_config::Config;
 use squiggle_protocol::service::{
     error_code, method, service_diagnostics, Bootstrap, CheckFileParams, DiagnosticsAfterParams,
-    FeedbackParams, FeedbackResult, ServiceStatus,
+    FeedbackParams, ServiceStatus,
 };
 use squiggle_protocol::{encode_frame, BadFrame, FrameGuard};
 use tokio::sync::oneshot;
 
 use message::{Incoming, RawId};
 
+use crate::answers::Checks;
 use crate::tools::Toolbox;
 use crate::workspace::WorkspaceArgs;
 
@@ -259,17 +260,11 @@ impl Service {
         let result = match name {
             method::CHECK_FILE => {
                 let CheckFileParams { file_path, text } = parse(params)?;
-                let diagnostics = if hurry {
-                    let file = squiggle.relative_path(&file_path);
-                    squiggle
-                        .diagnostics()
-                        .await
-                        .remove(&file)
-                        .unwrap_or_default()
-                } else {
-                    squiggle.check_file(&file_path, text).await.diagnostics
-                };
-                Json::of(&service_diagnostics(diagnostics, &self.severities))
+                Json::of(&self.checks().diagnostics(&file_path, text, hurry).await)
+            }
+            method::SQUIGGLE_CHECK_FILE => {
+                let CheckFileParams { file_path, text } = parse(params)?;
+                Json::of(&self.checks().check_file(&file_path, text, hurry).await)
             }
             method::DIAGNOSTICS => self.all(squiggle.diagnostics().await),
             method::GET_DIAGNOSTIC_EPOCH => Json::of(&squiggle.epoch().await),
@@ -292,20 +287,7 @@ impl Service {
                     text,
                     scope,
                 } = parse(params)?;
-                if hurry {
-                    Json::of(&FeedbackResult {
-                        text: String::new(),
-                        diagnostics: Vec::new(),
-                    })
-                } else {
-                    let feedback = squiggle.feedback(&file_path, text, scope).await;
-                    let diagnostics =
-                        service_diagnostics(feedback.check.diagnostics, &self.severities);
-                    Json::of(&FeedbackResult {
-                        text: feedback.text,
-                        diagnostics,
-                    })
-                }
+                Json::of(&self.checks().feedback(&file_path, text, scope, hurry).await)
             }
             _ => {
                 let Some(tool) = navigation_tool(name) else {
@@ -337,6 +319,14 @@ impl Service {
             }
         };
         Ok(result)
+    }
+
+    /// The check methods' answers, at the configured severities.
+    fn checks(&self) -> Checks<'_> {
+        Checks {
+            squiggle: &self.squiggle,
+            severities: &self.severities,
+        }
     }
 
     /// Every file's diagnostics at the configured severities, files sorted, clean files left out.

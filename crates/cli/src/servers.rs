@@ -38,7 +38,10 @@ enum ListFormat {
 pub fn status(args: StatusArgs) -> anyhow::Result<u8> {
     let (root, config) = args.workspace.load()?;
     if !config.enabled {
-        println!("LSP disabled by configuration (lsp = false)");
+        writeln!(
+            std::io::stdout(),
+            "LSP disabled by configuration (lsp = false)"
+        )?;
         return Ok(0);
     }
     print_servers(&config, &root, args.format)?;

@@ -5,7 +5,9 @@
 use serde_json::{json, Map, Value};
 use squiggle_actors::{Answer, Location, Severity, Squiggle, Target};
 use squiggle_protocol::navigation::{render_locations, render_outline, render_symbols};
+use squiggle_protocol::render::render_text;
 use squiggle_protocol::service::service_diagnostics;
+use squiggle_protocol::{merge, Report};
 
 /// At most this many definitions are listed.
 const MAX_DEFINITIONS: usize = 20;
@@ -95,7 +97,7 @@ impl Toolbox {
         }
         specs.push(Spec {
             name: "lsp_diagnostics",
-            description: "Current diagnostics (errors by default) of every file the language servers know about, or of one file (which is checked first).",
+            description: "Current diagnostics (errors by default) of every file the language servers know about, or of one file (which is checked first; if no server could check it, the answer says so and why).",
             schema: json!({"type": "object", "properties": {"file": {"type": "string", "description": "Only this file (checked now)."}}}),
         });
         specs
@@ -164,62 +166,56 @@ impl Toolbox {
         }
     }
 
-    /// Known diagnostics, or one file's after checking it, at the configured severities.
+    /// Known diagnostics, or one file's after checking it, at the configured severities; a
+    /// file that was not checked gets a line saying so and why, never a clean answer.
     async fn diagnostics(&self, file: Option<&str>) -> Result<Output, String> {
         let squiggle = &self.squiggle;
         let mut notes = Vec::new();
-        let all = match file {
+        let mut report = Report::default();
+        let mut checked = None;
+        match file {
             Some(file) => {
                 let check = squiggle.check_file(file, None).await;
-                if let Some(skip) = check.skipped {
-                    return Err(format!("{}: {skip}", check.file));
+                let outcome = check.outcome();
+                // A server that did not answer must not pass unnoticed.
+                notes.extend(outcome.missing().iter().cloned());
+                let kept = merge::filter_severities(check.diagnostics, &self.severities);
+                checked = Some(json!({
+                    "outcome": outcome.kind(!kept.is_empty()),
+                    "reason": outcome.reason(),
+                }));
+                if outcome.is_checked() || !kept.is_empty() {
+                    report.files.insert(check.file.clone(), kept);
                 }
-                // A server that did not answer must not pass for a clean file.
-                for server in &check.servers {
-                    if check.timed_out.contains(&server.id) {
-                        notes.push(format!(
-                            "{} did not answer in time; results may be incomplete",
-                            server.id
-                        ));
-                    } else if server.status != squiggle_actors::ServerState::Active {
-                        let reason = server.reason.as_deref().unwrap_or("no reason given");
-                        notes.push(format!("{} is {}: {reason}", server.id, server.status));
+                report.outcomes.insert(check.file, outcome);
+            }
+            None => {
+                for (file, diagnostics) in squiggle.diagnostics().await {
+                    let kept = merge::filter_severities(diagnostics, &self.severities);
+                    if !kept.is_empty() {
+                        report.files.insert(file, kept);
                     }
                 }
-                std::iter::once((check.file, check.diagnostics)).collect()
             }
-            None => squiggle.diagnostics().await,
-        };
-        let mut files = Map::new();
-        let mut lines = Vec::new();
-        for (file, diagnostics) in all {
-            let kept = service_diagnostics(diagnostics, &self.severities);
-            if kept.is_empty() {
-                continue;
-            }
-            for d in &kept {
-                let code = d
-                    .code
-                    .as_deref()
-                    .map(|c| format!("[{c}]"))
-                    .unwrap_or_default();
-                lines.push(format!(
-                    "{}:{}:{}: {}{code}: {}",
-                    d.file, d.line, d.character, d.severity, d.message
-                ));
-            }
-            files.insert(file, json!(kept));
         }
-        let text = if lines.is_empty() {
-            "no diagnostics\n".to_string()
-        } else {
-            lines.join("\n") + "\n"
+        let text = match render_text(&report) {
+            text if text.is_empty() => "no diagnostics\n".to_string(),
+            text => text,
         };
-        Ok(output(
-            text,
-            &notes,
-            json!({"files": files, "notes": notes}),
-        ))
+        let files: Map<String, Value> = report
+            .files
+            .iter()
+            .filter(|(_, diagnostics)| !diagnostics.is_empty())
+            .map(|(file, diagnostics)| {
+                let shown = service_diagnostics(diagnostics.clone(), &self.severities);
+                (file.clone(), json!(shown))
+            })
+            .collect();
+        let mut structured = json!({"files": files, "notes": notes});
+        if let (Some(Value::Object(checked)), Value::Object(map)) = (checked, &mut structured) {
+            map.extend(checked);
+        }
+        Ok(output(text, &notes, structured))
     }
 }
 

@@ -24,5 +24,5 @@ pub use model::{Config, ServerSpec, Stages};
 pub use root::{
     find_project_file, find_root, find_workspace_root, user_config_path, user_config_path_from,
 };
-pub use scan::sample_files;
+pub use scan::{files_under, sample_files};
 pub use settings::settings_section;

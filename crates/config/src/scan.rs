@@ -1,4 +1,5 @@
-//! A quick look at which kinds of files a workspace holds, to start its servers early.
+//! Walks over a workspace's own files: a quick look at which kinds it holds (to start its
+//! servers early), and the files under a folder (to check them all).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -50,6 +51,45 @@ pub fn sample_files(root: &Path, limit: usize) -> Vec<PathBuf> {
     samples
 }
 
+/// The files under `dir` that `keep` accepts, at most `limit` of them: a folder's files by
+/// name, then its subfolders' the same way, depth first; hidden folders and build or
+/// dependency folders are skipped. The flag says whether more were left out.
+pub fn files_under(dir: &Path, limit: usize, keep: &dyn Fn(&Path) -> bool) -> (Vec<PathBuf>, bool) {
+    let mut files = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
+        // Reversed, so that popping the folders visits them in name order.
+        entries.sort_by_key(|e| std::cmp::Reverse(e.file_name()));
+        let mut here = Vec::new();
+        for entry in entries {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                if !name.starts_with('.') && !SKIPPED.contains(&name.as_ref()) {
+                    folders.push(entry.path());
+                }
+            } else if kind.is_file() && keep(&entry.path()) {
+                here.push(entry.path());
+            }
+        }
+        here.reverse();
+        for file in here {
+            if files.len() == limit {
+                return (files, true);
+            }
+            files.push(file);
+        }
+    }
+    (files, false)
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -82,6 +122,39 @@ mod tests {
             .collect();
         found.sort();
         assert_eq!(found, vec!["a.py", "c.ts", "sub/d.py"]);
+    }
+
+    #[test]
+    fn files_under_keeps_what_is_asked_for_skipping_hidden_and_build_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for file in [
+            "b.py",
+            "a.py",
+            "notes.txt",
+            "pkg/c.py",
+            "pkg/deep/d.py",
+            ".venv/e.py",
+            "node_modules/f.py",
+        ] {
+            touch(root, file);
+        }
+        let is_python = |path: &Path| path.extension().is_some_and(|e| e == "py");
+        let relative = |files: Vec<PathBuf>| -> Vec<String> {
+            files
+                .iter()
+                .map(|p| p.strip_prefix(root).unwrap().to_string_lossy().into_owned())
+                .collect()
+        };
+        let (all, more) = files_under(root, 10, &is_python);
+        assert_eq!(relative(all), ["a.py", "b.py", "pkg/c.py", "pkg/deep/d.py"]);
+        assert!(!more);
+        let (first, more) = files_under(root, 3, &is_python);
+        assert_eq!(relative(first), ["a.py", "b.py", "pkg/c.py"]);
+        assert!(more, "the bound was hit");
+        let (exact, more) = files_under(root, 4, &is_python);
+        assert_eq!(exact.len(), 4);
+        assert!(!more, "exactly the bound is not more");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! "New errors since the last snapshot", for hosts that want only what an edit introduced.
 
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::render::one_line;
+use crate::render::{display_path, one_line};
 use std::collections::{BTreeMap, HashSet};
 
 /// At most this many files in a delta rendering.
@@ -76,6 +76,7 @@ pub fn render_delta(files: &BTreeMap<String, Vec<Diagnostic>>) -> String {
 
     let mut lines = vec![NOTE.to_string()];
     for (path, diags) in ordered.iter().take(MAX_FILES) {
+        let path = display_path(path);
         let mut sorted: Vec<&Diagnostic> = diags.iter().collect();
         sorted.sort_by_key(|diag| (diag.line, diag.column));
         for diag in sorted.iter().take(MAX_PER_FILE) {

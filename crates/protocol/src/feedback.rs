@@ -2,7 +2,7 @@
 //! and for a write also other files with errors, within configured caps.
 
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::render::render_file_block;
+use crate::render::{not_checked_note, render_file_block};
 use std::collections::BTreeMap;
 
 /// The header above the edited or written file's block.
@@ -99,6 +99,13 @@ pub fn render_feedback(
     }
 
     sections.join("\n")
+}
+
+/// The feedback section for an edited or written file that was not checked: "\n" + the
+/// line that says so and why ([`not_checked_note`]); what [`render_feedback`] gives (what was
+/// found before the deadline, other files) follows it.
+pub fn not_checked_section(file: &str, reason: &str) -> String {
+    format!("\n{}", not_checked_note(file, reason))
 }
 
 /// How many of a file's `count` diagnostics to show (per-file cap and what is left of `budget`), spending them.
@@ -429,6 +436,25 @@ mod tests {
                     .map(block)
                     .join("\n")
             )
+        );
+    }
+
+    #[test]
+    fn a_file_not_checked_gets_one_line_that_sections_can_follow() {
+        let section = not_checked_section(
+            "a.go",
+            "gopls: `gopls` is not installed (install: go install gopls)",
+        );
+        assert_eq!(
+            section,
+            "\nLSP did not check a.go, so its errors are unknown: gopls: `gopls` is not installed (install: go install gopls)"
+        );
+        let others = others(&[("b.ts", errors(1))]);
+        let rest = render_feedback(Scope::Write, "a.go", &[], &others, &Caps::default());
+        assert_eq!(
+            section + &rest,
+            "\nLSP did not check a.go, so its errors are unknown: gopls: `gopls` is not installed (install: go install gopls)\n\
+             LSP errors detected in other files:\n<diagnostics file=\"b.ts\">\nERROR [1:1] e1\n</diagnostics>"
         );
     }
 

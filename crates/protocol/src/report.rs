@@ -1,6 +1,7 @@
 //! What a check produced: diagnostics per file and the servers involved.
 
 use crate::diagnostic::{Diagnostic, ServerState};
+use crate::outcome::Outcome;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -51,11 +52,15 @@ impl Basis {
     }
 }
 
-/// What a check produced: diagnostics per file (relative path -> sorted list), the servers involved, and which timed out.
+/// What a check produced: diagnostics per file (relative path -> sorted list), each file's outcome, the servers involved, and which timed out.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Report {
-    /// Diagnostics per file, keyed by the path relative to the workspace root.
+    /// Diagnostics per file, keyed by the path relative to the workspace root: every checked
+    /// file (an empty list when clean) and any file with diagnostics.
     pub files: BTreeMap<String, Vec<Diagnostic>>,
+    /// Whether each named file was checked, keyed like `files`; a file absent here and present
+    /// in `files` counts as checked.
+    pub outcomes: BTreeMap<String, Outcome>,
     /// The servers involved in the check.
     pub servers: Vec<ServerReport>,
     /// The ids of the servers that did not answer in time.
@@ -66,6 +71,29 @@ impl Report {
     /// The number of diagnostics over all files.
     pub fn diagnostic_count(&self) -> usize {
         self.files.values().map(Vec::len).sum()
+    }
+
+    /// Every file the report speaks of, in path order.
+    pub fn paths(&self) -> Vec<&str> {
+        let mut paths: Vec<&str> = self
+            .files
+            .keys()
+            .chain(self.outcomes.keys())
+            .map(String::as_str)
+            .collect();
+        paths.sort_unstable();
+        paths.dedup();
+        paths
+    }
+
+    /// Why a file was not checked, if it was not.
+    pub fn not_checked(&self, path: &str) -> Option<&str> {
+        self.outcomes.get(path).and_then(Outcome::reason)
+    }
+
+    /// How many files were not checked.
+    pub fn not_checked_count(&self) -> usize {
+        self.outcomes.values().filter(|o| !o.is_checked()).count()
     }
 }
 
@@ -102,5 +130,22 @@ mod tests {
         report.files.insert("b.py".to_string(), vec![diag("b.py")]);
         report.files.insert("c.py".to_string(), vec![]);
         assert_eq!(report.diagnostic_count(), 3);
+    }
+
+    #[test]
+    fn paths_join_files_and_outcomes_and_count_the_unchecked() {
+        let mut report = Report::default();
+        report.files.insert("b.py".to_string(), vec![diag("b.py")]);
+        report
+            .outcomes
+            .insert("b.py".to_string(), Outcome::Checked { missing: vec![] });
+        report.outcomes.insert(
+            "a.go".to_string(),
+            Outcome::not_checked("gopls: not installed"),
+        );
+        assert_eq!(report.paths(), ["a.go", "b.py"]);
+        assert_eq!(report.not_checked("a.go"), Some("gopls: not installed"));
+        assert_eq!(report.not_checked("b.py"), None);
+        assert_eq!(report.not_checked_count(), 1);
     }
 }

@@ -5,8 +5,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::feedback::Scope;
+use crate::outcome::OutcomeKind;
 use crate::render::llm::escape_owned;
-use crate::{Diagnostic, ServerState, Severity};
+use crate::{Diagnostic, ServerReport, ServerState, Severity};
 
 /// Method names of the service.
 pub mod method {
@@ -24,6 +25,8 @@ pub mod method {
     pub const STATUS: &str = "lsp/status";
     /// Stop every server and exit: `{}` -> null.
     pub const SHUTDOWN: &str = "lsp/shutdown";
+    /// Check one file and say whether it was checked: `CheckFileParams` -> `CheckFileResult`.
+    pub const SQUIGGLE_CHECK_FILE: &str = "squiggle/checkFile";
     /// Edit-tool feedback: `FeedbackParams` -> `FeedbackResult`.
     pub const FEEDBACK: &str = "squiggle/feedback";
     /// Ends the wait of a request early with what is known so far.
@@ -148,13 +151,33 @@ pub struct ServiceStatus {
     pub reason: Option<String>,
 }
 
+/// The result of `squiggle/checkFile`: `lsp/checkFile`'s diagnostics, and whether the file
+/// was checked at all.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckFileResult {
+    /// The file's diagnostics at the configured severities (as `lsp/checkFile` answers them).
+    pub diagnostics: Vec<ServiceDiagnostic>,
+    /// `diagnostics`, `clean`, or `not_checked` (no server gave its final answer).
+    pub outcome: OutcomeKind,
+    /// Why the file was not checked (null when it was).
+    pub reason: Option<String>,
+    /// Each server the file needed, with its state and, when it gave no answer, why.
+    pub servers: Vec<ServerReport>,
+}
+
 /// The result of `squiggle/feedback`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FeedbackResult {
-    /// The text to append to the tool result ("" when there is nothing to report).
+    /// The text to append to the tool result: "" when the file was checked and nothing is to
+    /// be reported; a line saying so and why when it was not checked.
     pub text: String,
     /// The edited file's diagnostics at the configured severities.
     pub diagnostics: Vec<ServiceDiagnostic>,
+    /// `diagnostics`, `clean`, or `not_checked`.
+    pub outcome: OutcomeKind,
+    /// Why the file was not checked (null when it was).
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
 /// The `LSP_BOOTSTRAP` environment variable: where to work and how.
@@ -226,6 +249,32 @@ mod tests {
         let bootstrap: Bootstrap =
             serde_json::from_value(json!({"workspaceRoot": "/w", "config": false})).unwrap();
         assert_eq!(bootstrap.config, Some(json!(false)));
+    }
+
+    #[test]
+    fn check_file_result_says_whether_the_file_was_checked() {
+        let result = CheckFileResult {
+            diagnostics: vec![],
+            outcome: OutcomeKind::NotChecked,
+            reason: Some("fake timed out: no diagnostics before the deadline".to_string()),
+            servers: vec![ServerReport {
+                id: "fake".to_string(),
+                root: ".".to_string(),
+                status: ServerState::Active,
+                reason: Some("no diagnostics before the deadline".to_string()),
+                basis: None,
+            }],
+        };
+        assert_eq!(
+            serde_json::to_value(&result).unwrap(),
+            json!({
+                "diagnostics": [],
+                "outcome": "not_checked",
+                "reason": "fake timed out: no diagnostics before the deadline",
+                "servers": [{"id": "fake", "root": ".", "status": "active",
+                             "reason": "no diagnostics before the deadline"}]
+            })
+        );
     }
 
     #[test]

@@ -50,7 +50,9 @@ const MARKERS: [(&str, u8, &str); 4] = [
 
 /// LSP diagnostics for every marker word and unresolved `IMPORT` in `text`, by position.
 ///
-/// `IMPORT <name>` is unresolved unless `<root>/<name>.fake` exists right now.
+/// `IMPORT <name>` is unresolved unless `<root>/<name>.fake` exists right now. A literal `\n`
+/// (backslash, n) after a marker becomes a line break in its message, as in the multi-line
+/// messages real servers send.
 pub fn diagnostics(text: &str, encoding: Encoding, root: Option<&Path>) -> Vec<Value> {
     let mut out = Vec::new();
     for (line_no, line) in text.split('\n').enumerate() {
@@ -63,7 +65,7 @@ pub fn diagnostics(text: &str, encoding: Encoding, root: Option<&Path>) -> Vec<V
                 let message = if rest.is_empty() {
                     format!("found {word}")
                 } else {
-                    format!("found {word}: {rest}")
+                    format!("found {word}: {}", rest.replace("\\n", "\n"))
                 };
                 let span = (line_no, encoding.len(&line[..at]), word.len());
                 Some((at, diagnostic(span, sev, code, message)))
@@ -127,6 +129,12 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    #[test]
+    fn a_literal_backslash_n_breaks_the_message() {
+        let d = diagnostics("ERROR first\\n  second", Encoding::Utf16, None);
+        assert_eq!(d[0]["message"], "found ERROR: first\n  second");
     }
 
     #[test]

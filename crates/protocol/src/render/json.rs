@@ -1,10 +1,16 @@
 //! The stable JSON rendering for programs.
 
 use crate::diagnostic::Diagnostic;
+use crate::outcome::Outcome;
 use crate::report::{Basis, Report, ServerReport};
 use serde_json::{json, Map, Value};
 
-/// The stable JSON shape: {"files": {"<path>": [{"line","column","end_line","end_column","severity","message","code","source"}]}, "servers": [{"id","root","status","reason","basis"}], "timed_out": [..]}; files sorted; code/source null when absent.
+/// The stable JSON shape: {"files": {"<path>": [{"line","column","end_line","end_column","severity","message","code","source"}]}, "outcomes": {"<path>": {"outcome","reason","missing"}}, "servers": [{"id","root","status","reason","basis"}], "timed_out": [..]}; files sorted; code/source null when absent.
+///
+/// `outcomes` has every file of the report: `outcome` is `diagnostics`, `clean` or
+/// `not_checked`, `reason` says why a file was not checked (else null), and `missing` names
+/// the servers that gave no answer for a checked file, with why. A server's `basis` says what
+/// its final answer rested on (`pull`, `version`, `end_signal`, or `quiet_time`, a guess).
 pub fn render_json(report: &Report) -> Value {
     let files: Map<String, Value> = report
         .files
@@ -16,10 +22,31 @@ pub fn render_json(report: &Report) -> Value {
             )
         })
         .collect();
+    let outcomes: Map<String, Value> = report
+        .paths()
+        .into_iter()
+        .map(|path| (path.to_string(), outcome_json(report, path)))
+        .collect();
     json!({
         "files": files,
+        "outcomes": outcomes,
         "servers": report.servers.iter().map(server_json).collect::<Vec<_>>(),
         "timed_out": report.timed_out,
+    })
+}
+
+/// One file's outcome object.
+fn outcome_json(report: &Report, path: &str) -> Value {
+    let checked = Outcome::Checked { missing: vec![] };
+    let outcome = report.outcomes.get(path).unwrap_or(&checked);
+    let found = report
+        .files
+        .get(path)
+        .is_some_and(|diags| !diags.is_empty());
+    json!({
+        "outcome": outcome.kind(found),
+        "reason": outcome.reason(),
+        "missing": outcome.missing(),
     })
 }
 
@@ -103,7 +130,18 @@ mod tests {
         ];
         report.timed_out = vec!["pyright".to_string()];
 
-        let expected = r#"{"files":{"a.py":[{"code":null,"column":1,"end_column":1,"end_line":2,"line":1,"message":"unused","severity":"hint","source":null}],"clean.py":[],"src/b.rs":[{"code":"E0308","column":5,"end_column":9,"end_line":3,"line":3,"message":"mismatched <types>","severity":"error","source":"rustc"}]},"servers":[{"basis":"quiet_time","id":"rust-analyzer","reason":null,"root":".","status":"active"},{"basis":null,"id":"pyright","reason":"not installed","root":"py","status":"unavailable"}],"timed_out":["pyright"]}"#;
+        report.outcomes.insert(
+            "clean.py".to_string(),
+            Outcome::Checked {
+                missing: vec!["ruff: not installed".to_string()],
+            },
+        );
+        report.outcomes.insert(
+            "skipped.bin".to_string(),
+            Outcome::not_checked("looks binary"),
+        );
+
+        let expected = r#"{"files":{"a.py":[{"code":null,"column":1,"end_column":1,"end_line":2,"line":1,"message":"unused","severity":"hint","source":null}],"clean.py":[],"src/b.rs":[{"code":"E0308","column":5,"end_column":9,"end_line":3,"line":3,"message":"mismatched <types>","severity":"error","source":"rustc"}]},"outcomes":{"a.py":{"outcome":"diagnostics","reason":null,"missing":[]},"clean.py":{"outcome":"clean","reason":null,"missing":["ruff: not installed"]},"skipped.bin":{"outcome":"not_checked","reason":"looks binary","missing":[]},"src/b.rs":{"outcome":"diagnostics","reason":null,"missing":[]}},"servers":[{"basis":"quiet_time","id":"rust-analyzer","reason":null,"root":".","status":"active"},{"basis":null,"id":"pyright","reason":"not installed","root":"py","status":"unavailable"}],"timed_out":["pyright"]}"#;
         let expected: Value = serde_json::from_str(expected).unwrap_or_default();
         let rendered = render_json(&report);
         assert_eq!(rendered, expected);
@@ -118,7 +156,7 @@ mod tests {
     fn empty_report_renders_empty_collections() {
         assert_eq!(
             render_json(&Report::default()),
-            json!({"files": {}, "servers": [], "timed_out": []})
+            json!({"files": {}, "outcomes": {}, "servers": [], "timed_out": []})
         );
     }
 }

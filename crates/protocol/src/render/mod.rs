@@ -2,39 +2,10 @@
 
 pub mod json;
 pub mod llm;
+pub mod plain;
 pub mod text;
 
 pub use json::render_json;
-pub use llm::{escape, render_file_block, render_llm};
-pub use text::{render_text, summary};
-
-/// A message on one line: line breaks and the whitespace around them collapse to one space.
-pub(crate) fn one_line(message: &str) -> String {
-    message
-        .lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn one_line_keeps_single_line_messages() {
-        assert_eq!(
-            one_line("expected `u32`, found `&str`"),
-            "expected `u32`, found `&str`"
-        );
-    }
-
-    #[test]
-    fn one_line_collapses_line_breaks_and_indentation() {
-        assert_eq!(
-            one_line("mismatched types\n  expected u32\r\n\n   found &str\n"),
-            "mismatched types expected u32 found &str"
-        );
-    }
-}
+pub use llm::{escape, not_checked_note, render_file_block, render_llm};
+pub use plain::{display_path, escape_controls, one_line};
+pub use text::{not_checked_line, render_text, summary};

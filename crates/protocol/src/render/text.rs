@@ -1,32 +1,49 @@
 //! The compiler-style text rendering and the one-line summary.
 
-use super::one_line;
+use super::plain::{display_path, one_line};
 use crate::diagnostic::Severity;
 use crate::report::Report;
 
-/// `path:line:col: error[code]: message` per diagnostic (`path:line:col: warning: message` without code), files in order, one line each ("\n"-terminated), message newlines collapsed to a single space.
+/// `path:line:col: error[code]: message` per diagnostic (`path:line:col: warning: message` without code), and `path: not checked: reason` per file that was not checked, files in path order, one line each ("\n"-terminated).
+///
+/// Messages and reasons are put on one line ([`one_line`]); a path with control characters
+/// is quoted ([`display_path`]).
 pub fn render_text(report: &Report) -> String {
     let mut out = String::new();
-    for (path, diags) in &report.files {
-        for diag in diags {
+    for path in report.paths() {
+        let shown = display_path(path);
+        for diag in report.files.get(path).into_iter().flatten() {
             let code = diag
                 .code
                 .as_ref()
-                .map(|code| format!("[{code}]"))
+                .map(|code| format!("[{}]", one_line(code)))
                 .unwrap_or_default();
             out.push_str(&format!(
-                "{path}:{}:{}: {}{code}: {}\n",
+                "{shown}:{}:{}: {}{code}: {}\n",
                 diag.line,
                 diag.column,
                 diag.severity,
                 one_line(&diag.message)
             ));
         }
+        if let Some(reason) = report.not_checked(path) {
+            out.push_str(&not_checked_line(path, reason));
+        }
     }
     out
 }
 
-/// A one-line summary such as `2 errors, 1 warning in 2 files` or `no diagnostics`.
+/// `path: not checked: reason\n`.
+pub fn not_checked_line(path: &str, reason: &str) -> String {
+    format!(
+        "{}: not checked: {}\n",
+        display_path(path),
+        one_line(reason)
+    )
+}
+
+/// A one-line summary such as `2 errors, 1 warning in 2 files`, `no diagnostics`, or either
+/// followed by `, 1 file not checked`.
 pub fn summary(report: &Report) -> String {
     let count = |severity: Severity| {
         report
@@ -42,15 +59,20 @@ pub fn summary(report: &Report) -> String {
         .filter(|&(n, _)| n > 0)
         .map(|(n, severity)| plural(n, severity.as_str()))
         .collect();
-    if counts.is_empty() {
-        return "no diagnostics".to_string();
+    let found = if counts.is_empty() {
+        "no diagnostics".to_string()
+    } else {
+        let files = report
+            .files
+            .values()
+            .filter(|diags| !diags.is_empty())
+            .count();
+        format!("{} in {}", counts.join(", "), plural(files, "file"))
+    };
+    match report.not_checked_count() {
+        0 => found,
+        n => format!("{found}, {} not checked", plural(n, "file")),
     }
-    let files = report
-        .files
-        .values()
-        .filter(|diags| !diags.is_empty())
-        .count();
-    format!("{} in {}", counts.join(", "), plural(files, "file"))
 }
 
 /// `1 error`, `2 errors`.
@@ -172,6 +194,71 @@ mod tests {
             ],
         )]);
         assert_eq!(summary(&report), "1 error, 2 infos, 1 hint in 1 file");
+    }
+
+    fn not_checked(report: &mut Report, path: &str, reason: &str) {
+        report
+            .outcomes
+            .insert(path.to_string(), crate::Outcome::not_checked(reason));
+    }
+
+    #[test]
+    fn files_not_checked_get_a_line_in_path_order() {
+        let mut report = report(&[
+            ("b.py", vec![diag(2, 1, Severity::Error, "bad", Some("E1"))]),
+            ("d.py", vec![]),
+        ]);
+        not_checked(
+            &mut report,
+            "a.go",
+            "gopls: `gopls` is not installed (install: go install gopls)",
+        );
+        not_checked(
+            &mut report,
+            "c.rs",
+            "rust-analyzer timed out: no diagnostics\nbefore the deadline",
+        );
+        assert_eq!(
+            render_text(&report),
+            "a.go: not checked: gopls: `gopls` is not installed (install: go install gopls)\n\
+             b.py:2:1: error[E1]: bad\n\
+             c.rs: not checked: rust-analyzer timed out: no diagnostics before the deadline\n"
+        );
+    }
+
+    #[test]
+    fn a_file_not_checked_keeps_what_was_found_before_its_line() {
+        let mut report = report(&[("a.py", vec![diag(1, 1, Severity::Error, "partial", None)])]);
+        not_checked(&mut report, "a.py", "pyright timed out: still working");
+        assert_eq!(
+            render_text(&report),
+            "a.py:1:1: error: partial\na.py: not checked: pyright timed out: still working\n"
+        );
+    }
+
+    #[test]
+    fn a_file_name_with_a_newline_cannot_forge_a_line() {
+        let evil = "evil\nfake.py:99:1: error[X]: injected line\nz.py";
+        let mut report = report(&[(evil, vec![diag(1, 1, Severity::Error, "real", None)])]);
+        not_checked(&mut report, evil, "binary");
+        let text = render_text(&report);
+        assert_eq!(text.lines().count(), 2, "{text}");
+        assert!(
+            text.lines()
+                .all(|line| line.starts_with("\"evil\\nfake.py")),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn summary_counts_files_not_checked() {
+        let mut clean = report(&[("a.py", vec![])]);
+        not_checked(&mut clean, "b.go", "x");
+        assert_eq!(summary(&clean), "no diagnostics, 1 file not checked");
+        let mut found = report(&[("a.py", vec![diag(1, 1, Severity::Error, "x", None)])]);
+        not_checked(&mut found, "b.go", "x");
+        not_checked(&mut found, "c.go", "x");
+        assert_eq!(summary(&found), "1 error in 1 file, 2 files not checked");
     }
 
     #[test]

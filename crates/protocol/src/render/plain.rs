@@ -1,0 +1,111 @@
+//! The rules every plain-text rendering follows, so that what a server or a file name holds
+//! cannot break or forge output lines: one line per message, and file names with control
+//! characters quoted.
+
+use std::borrow::Cow;
+
+/// Whether a character ends a line somewhere: the line breaks of ASCII and Unicode.
+fn breaks_lines(c: char) -> bool {
+    matches!(
+        c,
+        '\n' | '\r' | '\u{0b}' | '\u{0c}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+    )
+}
+
+/// Whether a character may not appear as it is in a plain-text line.
+fn unsafe_in_line(c: char) -> bool {
+    (c.is_control() && c != '\t') || breaks_lines(c)
+}
+
+/// A message on one line: line breaks (`\n`, `\r`, Unicode line separators) and the whitespace
+/// around them collapse to one space, and other control characters are shown escaped (`\u{1b}`).
+pub fn one_line(message: &str) -> String {
+    message
+        .split(breaks_lines)
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .map(escape_controls)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The text with control characters and line breaks escaped as Rust writes them (`\n`,
+/// `\u{1b}`); text without any is returned as it is.
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(unsafe_in_line) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_in_line(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A file name as plain output shows it: as it is, or, when it holds a control character or a
+/// line break, quoted with Rust's escapes (`"evil\nfake.py"`), so that it stays on its line.
+pub fn display_path(path: &str) -> Cow<'_, str> {
+    if path.chars().any(unsafe_in_line) {
+        Cow::Owned(format!("{path:?}"))
+    } else {
+        Cow::Borrowed(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_keeps_single_line_messages() {
+        assert_eq!(
+            one_line("expected `u32`, found `&str`"),
+            "expected `u32`, found `&str`"
+        );
+    }
+
+    #[test]
+    fn one_line_collapses_line_breaks_and_indentation() {
+        assert_eq!(
+            one_line("mismatched types\n  expected u32\r\n\n   found &str\n"),
+            "mismatched types expected u32 found &str"
+        );
+    }
+
+    #[test]
+    fn one_line_treats_lone_carriage_returns_and_unicode_separators_as_breaks() {
+        assert_eq!(one_line("a\rb\u{2028}c\u{85}d"), "a b c d");
+    }
+
+    #[test]
+    fn one_line_escapes_other_control_characters_and_keeps_tabs() {
+        assert_eq!(
+            one_line("\u{1b}[31mred\u{1b}[0m\tx"),
+            "\\u{1b}[31mred\\u{1b}[0m\tx"
+        );
+    }
+
+    #[test]
+    fn plain_names_are_shown_as_they_are() {
+        assert!(matches!(
+            display_path("src/a b.py"),
+            Cow::Borrowed("src/a b.py")
+        ));
+        assert!(matches!(escape_controls("x \"y\""), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_name_with_a_newline_is_quoted_and_stays_on_one_line() {
+        let name = "evil\nfake.py:99:1: error[X]: injected line\nz.py";
+        assert_eq!(
+            display_path(name),
+            "\"evil\\nfake.py:99:1: error[X]: injected line\\nz.py\""
+        );
+        assert!(!display_path(name).contains('\n'));
+        assert_eq!(escape_controls("a\tb\nc\u{7f}"), "a\tb\\nc\\u{7f}");
+    }
+}
