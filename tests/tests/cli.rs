@@ -4,7 +4,9 @@
 #![allow(clippy::unwrap_used)]
 
 use serde_json::{json, Value};
-use squiggle_tests::{assert_all_gone, squiggle, xtask_bin, FakeWorkspace};
+use std::time::Duration;
+
+use squiggle_tests::{assert_all_gone, squiggle, squiggle_within, xtask_bin, FakeWorkspace};
 
 /// A workspace whose `squiggle.toml` serves `.fake` files with the fake server.
 fn workspace(scenario: &str) -> FakeWorkspace {
@@ -114,6 +116,37 @@ fn an_invalid_config_file_exits_two_naming_file_line_and_key() {
         "stderr: {}",
         run.stderr
     );
+}
+
+#[test]
+fn a_config_file_that_is_a_device_a_fifo_or_huge_is_refused_naming_it() {
+    let ws = workspace("default");
+    ws.write("a.fake", "ERROR x\n");
+    let fifo = ws.root.join("fifo.toml");
+    squiggle_tests::mkfifo(&fifo);
+    let huge = ws.write("huge.toml", &"# padding\n".repeat(500_000));
+    let limit = Duration::from_secs(20);
+
+    for (file, why) in [
+        ("/dev/zero", "not a regular file (a character device)"),
+        (fifo.to_str().unwrap(), "not a regular file (a FIFO)"),
+        (
+            huge.to_str().unwrap(),
+            "too large (5000000 bytes, limit 4194304)",
+        ),
+    ] {
+        for command in ["check", "status"] {
+            let mut args = vec![command, "--config", file];
+            if command == "check" {
+                args.push("a.fake");
+            }
+            let run = squiggle_within(&ws.root, &args, &[], limit);
+            assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+            let expected = format!("{file}: cannot read: {why}");
+            assert!(run.stderr.contains(&expected), "{args:?}: {}", run.stderr);
+        }
+    }
+    assert!(ws.server_pids().is_empty(), "no server started");
 }
 
 #[test]

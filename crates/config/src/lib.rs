@@ -8,6 +8,7 @@ pub mod error;
 pub mod load;
 pub mod locate;
 pub mod model;
+pub mod regular_file;
 pub mod root;
 pub mod scan;
 pub mod select;
@@ -21,6 +22,7 @@ pub use builtin::builtin_servers;
 pub use error::ConfigError;
 pub use locate::{locate_command, locate_command_in};
 pub use model::{Config, ServerSpec};
+pub use regular_file::{read_regular_file, ReadError};
 pub use root::{
     find_project_file, find_root, find_workspace_root, user_config_path, user_config_path_from,
 };
