@@ -84,6 +84,55 @@ fn check_file_answers_the_contract_shape_after_ready() {
 }
 
 #[test]
+fn a_fifo_named_like_a_source_file_is_refused_and_the_service_goes_on() {
+    let ws = workspace(&[]);
+    ws.write("a.fake", "ERROR x\n");
+    squiggle_tests::mkfifo(&ws.root.join("fifo.fake"));
+    let mut serve = serve(&ws, &[]);
+    let _hung = squiggle_tests::KillIfPanicking(serve.pid());
+
+    // More than the runtime's two workers, each of which a blocking open() would hold forever.
+    serve.request(1, "lsp/checkFile", json!({"filePath": "fifo.fake"}));
+    serve.request(2, "lsp/checkFile", json!({"filePath": "fifo.fake"}));
+    serve.request(
+        3,
+        "lsp/checkFile",
+        json!({"filePath": "fifo.fake", "text": ""}),
+    );
+    serve.request(4, "lsp/documentSymbols", json!({"file": "fifo.fake"}));
+    serve.request(
+        5,
+        "lsp/hover",
+        json!({"file": "fifo.fake", "line": 1, "character": 1}),
+    );
+    serve.request(6, "lsp/checkFile", json!({"filePath": "a.fake"}));
+
+    for id in [1, 2, 3] {
+        assert_eq!(serve.answer(id, LIMIT)["result"], json!([]), "request {id}");
+    }
+    for id in [4, 5] {
+        let refused = serve.answer(id, LIMIT);
+        let message = refused["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("fifo.fake: cannot be read: not a regular file (a FIFO)"),
+            "request {id}: {refused}"
+        );
+    }
+    assert_eq!(
+        serve.answer(6, LIMIT)["result"][0]["message"],
+        "found ERROR: x",
+        "the service goes on"
+    );
+    let mut child = serve.close_stdin();
+    let deadline = Instant::now() + LIMIT;
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the service did not exit on EOF");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_all_gone(&ws.server_pids(), "server");
+}
+
+#[test]
 fn malformed_input_gets_errors_and_the_service_goes_on() {
     let ws = workspace(&[]);
     ws.write("a.fake", "ERROR x\n");
