@@ -142,8 +142,8 @@ fn a_config_file_that_is_a_device_a_fifo_or_huge_is_refused_naming_it() {
             }
             let run = squiggle_within(&ws.root, &args, &[], limit);
             assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
-            let expected = format!("{file}: cannot read: {why}");
-            assert!(run.stderr.contains(&expected), "{args:?}: {}", run.stderr);
+            let expected = format!("squiggle: {file}: cannot read: {why}\n");
+            assert_eq!(run.stderr, expected, "{args:?}");
         }
     }
     assert!(ws.server_pids().is_empty(), "no server started");

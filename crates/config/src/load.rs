@@ -17,9 +17,9 @@ pub const MAX_CONFIG_BYTES: u64 = 4 * 1024 * 1024;
 
 /// The text of a configuration file: a regular file of at most [`MAX_CONFIG_BYTES`], UTF-8.
 fn read_config_file(path: &Path) -> Result<String, ConfigError> {
-    let read = |source: std::io::Error| ConfigError::Read {
+    let read = |cause: std::io::Error| ConfigError::Read {
         file: path.to_path_buf(),
-        source,
+        cause,
     };
     let bytes = read_regular_file(path, MAX_CONFIG_BYTES).map_err(|err| read(err.into()))?;
     String::from_utf8(bytes).map_err(|_| {
@@ -34,7 +34,7 @@ fn read_config_file(path: &Path) -> Result<String, ConfigError> {
 fn read_if_exists(path: &Path) -> Result<Option<String>, ConfigError> {
     match read_config_file(path) {
         Ok(text) => Ok(Some(text)),
-        Err(ConfigError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+        Err(ConfigError::Read { cause, .. }) if cause.kind() == std::io::ErrorKind::NotFound => {
             Ok(None)
         }
         Err(err) => Err(err),
