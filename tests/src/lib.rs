@@ -418,6 +418,39 @@ pub fn mkfifo(path: &Path) {
     assert_eq!(status, 0, "mkfifo {}", path.display());
 }
 
+/// Writes an executable `dir/name` that behaves like a broken shim (rustup's proxy without the
+/// component): it appends its arguments as one line to `dir/name.calls`, prints `message` to
+/// stderr and exits 1. Returns its path.
+pub fn broken_shim(dir: &Path, name: &str, message: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join(name);
+    let calls = dir.join(format!("{name}.calls"));
+    let said = dir.join(format!("{name}.message"));
+    std::fs::write(&said, format!("{message}\n")).unwrap();
+    let script = format!(
+        "#!/bin/sh\necho \"$*\" >> '{}'\ncat '{}' >&2\nexit 1\n",
+        calls.display(),
+        said.display()
+    );
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// The argument lines a [`broken_shim`] was called with, one per run.
+pub fn shim_calls(shim: &Path) -> Vec<String> {
+    let calls = shim.with_file_name(format!(
+        "{}.calls",
+        shim.file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::read_to_string(calls)
+        .unwrap_or_default()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
 /// Kills a process when dropped during a panic: a test that fails because the process hung
 /// does not leave it running.
 #[derive(Debug)]

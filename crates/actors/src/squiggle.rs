@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use ractor::rpc::CallResult;
 use ractor::{Actor, ActorRef, RpcReplyPort};
-use squiggle_config::{find_root, read_regular_file, Config, ReadError, ServerSpec};
+use squiggle_config::{find_root, read_regular_file, Availability, Config, ReadError, ServerSpec};
 use squiggle_protocol::{
     delta, merge, paths, render_feedback, DeltaKey, Diagnostic, Scope, ServerReport, ServerState,
     ServerStatus,
@@ -156,7 +156,7 @@ impl Squiggle {
             Ok(text) => text,
             Err(skip) => return CheckResult::skipped(file, skip),
         };
-        let keys = self.keys_for(&path);
+        let keys = self.keys_for(&path).await;
         if keys.is_empty() {
             return CheckResult::skipped(file, Skip::NoServer);
         }
@@ -246,7 +246,7 @@ impl Squiggle {
                 .unwrap_or_default();
         let mut keys = HashSet::new();
         for file in samples {
-            keys.extend(self.keys_for(&file));
+            keys.extend(self.keys_for(&file).await);
         }
         for key in keys {
             let _ = inner.registry.cast(RegistryMsg::Warm { key });
@@ -256,7 +256,7 @@ impl Squiggle {
     /// Sends `didSave` for a file to its running servers.
     pub async fn save_file(&self, path: impl AsRef<Path>) {
         let (path, _) = self.locate(path.as_ref());
-        for server in self.running_servers(&path) {
+        for server in self.running_servers(&path).await {
             let _ = server.cast(ServerMsg::Save { path: path.clone() });
         }
     }
@@ -264,17 +264,25 @@ impl Squiggle {
     /// Sends `didClose` for a file to its running servers, which then forget its text.
     pub async fn close_file(&self, path: impl AsRef<Path>) {
         let (path, _) = self.locate(path.as_ref());
-        for server in self.running_servers(&path) {
+        for server in self.running_servers(&path).await {
             let _ = server.cast(ServerMsg::Close { path: path.clone() });
         }
     }
 
     /// The servers (with their roots) that handle this file. `path` is resolved (as `locate`
     /// gives it, or found below the resolved root without following links), so the roots found
-    /// above it are too.
-    fn keys_for(&self, path: &Path) -> Vec<ServerKey> {
+    /// above it are too. Whether each candidate's command runs is found out once per runtime.
+    async fn keys_for(&self, path: &Path) -> Vec<ServerKey> {
         let inner = &self.inner;
-        let available = |spec: &ServerSpec| inner.commands.locate(spec).is_some();
+        let candidates: Vec<&ServerSpec> = (inner.config.servers_matching(path).into_iter())
+            .filter(|spec| spec.enabled)
+            .collect();
+        let probes = candidates.iter().map(|spec| inner.commands.runs(spec));
+        let runs: Vec<bool> = futures::future::join_all(probes).await;
+        let available = |spec: &ServerSpec| {
+            let at = candidates.iter().position(|c| c.id == spec.id);
+            at.is_some_and(|at| runs[at])
+        };
         inner
             .config
             .servers_for(path, &available)
@@ -289,9 +297,16 @@ impl Squiggle {
             .collect()
     }
 
+    /// Whether a server's command can run here (found, and its version flag works), found out
+    /// once per runtime.
+    pub async fn availability(&self, spec: &ServerSpec) -> Availability {
+        self.inner.commands.availability(spec).await
+    }
+
     /// The active servers for a file, without starting any.
-    fn running_servers(&self, path: &Path) -> Vec<ActorRef<ServerMsg>> {
+    async fn running_servers(&self, path: &Path) -> Vec<ActorRef<ServerMsg>> {
         self.keys_for(path)
+            .await
             .iter()
             .filter_map(|key| self.inner.active.get(key).map(|server| server.clone()))
             .collect()

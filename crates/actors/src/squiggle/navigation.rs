@@ -387,7 +387,7 @@ impl Squiggle {
         relative: &str,
         wanted: impl Fn(&crate::server::navigate::Provides) -> bool,
     ) -> Result<(Vec<Ready>, Vec<String>), NavError> {
-        let keys = self.keys_for(path);
+        let keys = self.keys_for(path).await;
         if keys.is_empty() {
             let why = " (no server is configured for this file type)".to_string();
             return Err(NavError::NoServer {
