@@ -118,6 +118,43 @@ fn a_fifo_named_like_a_source_file_is_refused_and_the_tools_go_on() {
     squiggle_tests::assert_all_gone(&ws.server_pids(), "server");
 }
 
+#[test]
+fn a_missing_optional_server_is_mentioned_once_per_session() {
+    let ws = FakeWorkspace::new();
+    let config = format!(
+        "settle_ms = 20\n[servers.fake]\ncommand = {:?}\nargs = [\"fake-server\"]\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_PID_DIR = {:?} }}\n[servers.lint]\ncommand = \"squiggle-no-such-linter\"\nextensions = [\"fake\"]\ninstall_hint = \"npm install lint\"\n",
+        squiggle_tests::xtask_bin().display().to_string(),
+        ws.pids.display().to_string(),
+    );
+    ws.write("squiggle.toml", &config);
+    ws.write("a.fake", "ERROR x\n");
+    let limit = Duration::from_secs(20);
+    let mut mcp = RawMcp::start(&ws.root, limit);
+    let _hung = squiggle_tests::KillIfPanicking(mcp.child.id());
+
+    let mut texts = Vec::new();
+    for id in 1..=3 {
+        mcp.call(id, "lsp_diagnostics", json!({"file": "a.fake"}));
+        let result = mcp.answer(id, limit)["result"].clone();
+        texts.push(result["content"][0]["text"].as_str().unwrap().to_string());
+    }
+
+    let found = "a.fake:1:1: error[E1]: found ERROR: x\n";
+    let note = "note: lint is unavailable: `squiggle-no-such-linter` is not installed (install: npm install lint)\n";
+    assert_eq!(texts[0], format!("{found}{note}"));
+    assert_eq!(texts[1], found, "said once");
+    assert_eq!(texts[2], found, "said once");
+    drop(mcp.stdin);
+    let deadline = Instant::now() + limit;
+    while mcp.child.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "squiggle mcp did not exit on EOF"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// A bare MCP client on a `squiggle mcp` child: newline-delimited JSON-RPC over its stdio.
 struct RawMcp {
     child: std::process::Child,

@@ -2,10 +2,14 @@
 //! `squiggle serve` (as `lsp/definition`, `lsp/references`, ...): their names, schemas and
 //! compact results (text a model reads well, plus the same as structured JSON).
 
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
 use serde_json::{json, Map, Value};
-use squiggle_actors::{Answer, Location, Severity, Squiggle, Target};
+use squiggle_actors::{Answer, Location, ServerState, Severity, Squiggle, Target};
 use squiggle_protocol::navigation::{render_locations, render_outline, render_symbols};
 use squiggle_protocol::service::service_diagnostics;
+use squiggle_protocol::ServerReport;
 
 /// At most this many definitions are listed.
 const MAX_DEFINITIONS: usize = 20;
@@ -44,6 +48,8 @@ pub struct Toolbox {
     squiggle: Squiggle,
     navigation: bool,
     severities: Vec<Severity>,
+    /// Servers already said to be unavailable this session: said once, not in every answer.
+    said_unavailable: Arc<Mutex<HashSet<String>>>,
 }
 
 impl Toolbox {
@@ -55,6 +61,7 @@ impl Toolbox {
             squiggle,
             navigation,
             severities,
+            said_unavailable: Arc::default(),
         }
     }
 
@@ -187,7 +194,7 @@ impl Toolbox {
                             "{} did not answer in time; results may be incomplete",
                             server.id
                         ));
-                    } else if server.status != squiggle_actors::ServerState::Active {
+                    } else if server.status != ServerState::Active && self.first_time(server) {
                         let reason = server.reason.as_deref().unwrap_or("no reason given");
                         notes.push(format!("{} is {}: {reason}", server.id, server.status));
                     }
@@ -226,6 +233,21 @@ impl Toolbox {
             &notes,
             json!({"files": files, "notes": notes}),
         ))
+    }
+}
+
+impl Toolbox {
+    /// Whether a server's problem is news: an unavailable server (not installed, or it does
+    /// not run) is said once per session; a broken one every time.
+    fn first_time(&self, server: &ServerReport) -> bool {
+        if server.status != ServerState::Unavailable {
+            return true;
+        }
+        let mut said = self
+            .said_unavailable
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        said.insert(server.id.clone())
     }
 }
 
