@@ -165,9 +165,7 @@ impl Squiggle {
         let text: Arc<str> = Arc::from(text);
         let saved = match saved {
             Saved::Told => true,
-            Saved::IfOnDisk => {
-                read_from_disk || file_holds_off_workers(path.clone(), text.clone()).await
-            }
+            Saved::IfOnDisk => read_from_disk || file_holds(path.clone(), text.clone()).await,
         };
         let checks = keys
             .into_iter()
@@ -606,26 +604,17 @@ fn checkable(text: String, limit: u64) -> Result<String, Skip> {
     Ok(text)
 }
 
-/// Whether the regular file on disk holds exactly `text` (the length is compared first, so a
-/// text of another size costs one `stat`); blocking, so it runs off the runtime's workers.
-fn file_holds(path: &Path, text: &str) -> bool {
+/// Whether the regular file on disk holds exactly `text`. One `stat` on the worker settles
+/// most cases (another size, not a regular file); only the read of a same-size file goes off
+/// the runtime's workers.
+async fn file_holds(path: PathBuf, text: Arc<str>) -> bool {
     let size = text.len() as u64;
-    if std::fs::metadata(path)
-        .ok()
-        .filter(|m| m.is_file())
-        .map(|m| m.len())
-        != Some(size)
-    {
+    let metadata = std::fs::metadata(&path).ok().filter(|m| m.is_file());
+    if metadata.map(|m| m.len()) != Some(size) {
         return false;
     }
-    read_regular_file(path, size).is_ok_and(|content| content == text.as_bytes())
-}
-
-/// [`file_holds`], off the runtime's workers.
-async fn file_holds_off_workers(path: PathBuf, text: Arc<str>) -> bool {
-    tokio::task::spawn_blocking(move || file_holds(&path, &text))
-        .await
-        .unwrap_or(false)
+    let read = move || read_regular_file(&path, size).is_ok_and(|c| c == text.as_bytes());
+    tokio::task::spawn_blocking(read).await.unwrap_or(false)
 }
 
 /// The guard against squiggle being killed outright; without it, servers still die with
