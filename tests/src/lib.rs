@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -362,6 +363,109 @@ pub fn squiggle(cwd: &Path, args: &[&str]) -> Run {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// Runs the squiggle binary in `cwd` with `args`, real servers on PATH and `env` on top; if it
+/// has not finished within `limit`, kills it and panics, so a hang fails the test.
+pub fn squiggle_within(cwd: &Path, args: &[&str], env: &[(&str, &OsStr)], limit: Duration) -> Run {
+    use std::io::Read;
+    let mut child = std::process::Command::new(squiggle_bin())
+        .args(args)
+        .current_dir(cwd)
+        .env("PATH", path_with_servers())
+        .env("XDG_CONFIG_HOME", cwd.join(".no-user-config"))
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let err = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("squiggle {args:?} did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Run {
+        code: status.code().unwrap_or(-1),
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
+/// Makes a FIFO (named pipe) at `path`.
+pub fn mkfifo(path: &Path) {
+    let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `name` is a valid NUL-terminated path that outlives the call.
+    let status = unsafe { libc::mkfifo(name.as_ptr(), 0o600) };
+    assert_eq!(status, 0, "mkfifo {}", path.display());
+}
+
+/// Writes an executable `dir/name` that behaves like a broken shim (rustup's proxy without the
+/// component): it appends its arguments as one line to `dir/name.calls`, prints `message` to
+/// stderr and exits 1. Returns its path.
+pub fn broken_shim(dir: &Path, name: &str, message: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join(name);
+    let calls = dir.join(format!("{name}.calls"));
+    let said = dir.join(format!("{name}.message"));
+    std::fs::write(&said, format!("{message}\n")).unwrap();
+    let script = format!(
+        "#!/bin/sh\necho \"$*\" >> '{}'\ncat '{}' >&2\nexit 1\n",
+        calls.display(),
+        said.display()
+    );
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// The argument lines a [`broken_shim`] was called with, one per run.
+pub fn shim_calls(shim: &Path) -> Vec<String> {
+    let calls = shim.with_file_name(format!(
+        "{}.calls",
+        shim.file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::read_to_string(calls)
+        .unwrap_or_default()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+/// Kills a process when dropped during a panic: a test that fails because the process hung
+/// does not leave it running.
+#[derive(Debug)]
+pub struct KillIfPanicking(pub u32);
+
+impl Drop for KillIfPanicking {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            // SAFETY: kill has no memory-safety preconditions.
+            unsafe {
+                libc::kill(self.0 as i32, libc::SIGKILL);
+            }
+        }
     }
 }
 

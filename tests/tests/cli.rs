@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use squiggle_tests::{
-    assert_all_gone, squiggle, squiggle_bin, wait_until, xtask_bin, FakeWorkspace,
+    assert_all_gone, broken_shim, path_with_servers, shim_calls, squiggle, squiggle_bin,
+    squiggle_within, wait_until, xtask_bin, FakeWorkspace,
 };
 
 /// A workspace whose `squiggle.toml` serves `.fake` files with the fake server.
@@ -125,6 +126,37 @@ fn an_invalid_config_file_exits_two_naming_file_line_and_key() {
 }
 
 #[test]
+fn a_config_file_that_is_a_device_a_fifo_or_huge_is_refused_naming_it() {
+    let ws = workspace("default");
+    ws.write("a.fake", "ERROR x\n");
+    let fifo = ws.root.join("fifo.toml");
+    squiggle_tests::mkfifo(&fifo);
+    let huge = ws.write("huge.toml", &"# padding\n".repeat(500_000));
+    let limit = Duration::from_secs(20);
+
+    for (file, why) in [
+        ("/dev/zero", "not a regular file (a character device)"),
+        (fifo.to_str().unwrap(), "not a regular file (a FIFO)"),
+        (
+            huge.to_str().unwrap(),
+            "too large (5000000 bytes, limit 4194304)",
+        ),
+    ] {
+        for command in ["check", "status"] {
+            let mut args = vec![command, "--config", file];
+            if command == "check" {
+                args.push("a.fake");
+            }
+            let run = squiggle_within(&ws.root, &args, &[], limit);
+            assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+            let expected = format!("squiggle: {file}: cannot read: {why}\n");
+            assert_eq!(run.stderr, expected, "{args:?}");
+        }
+    }
+    assert!(ws.server_pids().is_empty(), "no server started");
+}
+
+#[test]
 fn usage_errors_exit_two() {
     let ws = FakeWorkspace::new();
     assert_eq!(squiggle(&ws.root, &["check"]).code, 2);
@@ -160,7 +192,8 @@ fn status_shows_configured_servers_and_why_one_cannot_run() {
     let run = squiggle(&ws.root, &["status", "--format", "json"]);
 
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
-    let list: Value = serde_json::from_str(&run.stdout).unwrap();
+    let status: Value = serde_json::from_str(&run.stdout).unwrap();
+    let list = &status["servers"];
     let state = |id: &str| {
         let entry = list
             .as_array()
@@ -178,6 +211,87 @@ fn status_shows_configured_servers_and_why_one_cannot_run() {
     let (missing, detail) = state("missing");
     assert_eq!(missing, "unavailable");
     assert!(detail.contains("pip install nope"), "detail: {detail}");
+}
+
+#[test]
+fn status_says_which_servers_run_which_one_is_not_needed_and_why_one_does_not_run() {
+    let ws = workspace("default");
+    let mut config = std::fs::read_to_string(ws.root.join("squiggle.toml")).unwrap();
+    config.push_str(&format!(
+        "[servers.fake-fallback]\ncommand = {:?}\nargs = [\"fake-server\"]\nextensions = [\"fake\"]\nfallback_for = \"fake\"\n",
+        xtask_bin().display().to_string()
+    ));
+    ws.write("squiggle.toml", &config);
+    // A shim in front of PATH, like rustup's proxy without the rust-analyzer component.
+    let bin = ws.root.parent().unwrap().join("bin");
+    let message = "error: Unknown binary 'rust-analyzer' in official toolchain 'stable'.";
+    let shim = broken_shim(&bin, "rust-analyzer", message);
+    let path = std::env::join_paths(
+        std::iter::once(bin.clone()).chain(std::env::split_paths(&path_with_servers())),
+    )
+    .unwrap();
+    let env = [("PATH", path.as_os_str())];
+    let limit = Duration::from_secs(20);
+
+    let json_run = squiggle_within(&ws.root, &["status", "--format", "json"], &env, limit);
+    let text_run = squiggle_within(&ws.root, &["status"], &env, limit);
+
+    assert_eq!(json_run.code, 0, "stderr: {}", json_run.stderr);
+    let status: Value = serde_json::from_str(&json_run.stdout).unwrap();
+    assert_eq!(status["workspace_root"], ws.root.display().to_string());
+    let row = |id: &str| {
+        let rows = status["servers"].as_array().unwrap();
+        let row = rows.iter().find(|s| s["id"] == id).unwrap();
+        (row["state"].clone(), row["detail"].clone())
+    };
+    let does_not_run = format!(
+        "`rust-analyzer` ({}) is found but does not run: `rust-analyzer --version` exited with status 1: {message} (install: rustup component add rust-analyzer)",
+        shim.display()
+    );
+    assert_eq!(
+        row("rust-analyzer"),
+        (json!("unavailable"), json!(does_not_run))
+    );
+    assert_eq!(
+        row("fake-fallback"),
+        (
+            json!("not needed"),
+            json!("fallback, not needed: fake is installed")
+        )
+    );
+    assert_eq!(row("fake").0, "installed");
+    assert_eq!(
+        status["file_types"]["rs"],
+        json!({"servers": [], "unavailable": ["rust-analyzer"]})
+    );
+    assert_eq!(
+        status["file_types"]["fake"],
+        json!({"servers": ["fake"], "unavailable": []})
+    );
+
+    assert_eq!(text_run.code, 0, "stderr: {}", text_run.stderr);
+    let root_line = format!("workspace root: {}\n", ws.root.display());
+    assert!(
+        text_run.stdout.starts_with(&root_line),
+        "{}",
+        text_run.stdout
+    );
+    for line in [
+        format!("rust-analyzer  unavailable  {does_not_run}  [.rs]"),
+        ".rs: nothing runs (rust-analyzer is unavailable)".to_string(),
+        ".fake: fake".to_string(),
+    ] {
+        assert!(
+            text_run.stdout.lines().any(|l| l.trim_end() == line),
+            "{line}\n{}",
+            text_run.stdout
+        );
+    }
+    assert!(
+        shim_calls(&shim).iter().all(|call| call == "--version"),
+        "only probed: {:?}",
+        shim_calls(&shim)
+    );
 }
 
 #[test]

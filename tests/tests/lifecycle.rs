@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use squiggle_actors::{ServerState, Severity, Skip, Squiggle};
-use squiggle_tests::{assert_all_gone, eventually, is_alive, wait_until, FakeWorkspace};
+use squiggle_tests::{
+    assert_all_gone, broken_shim, eventually, is_alive, shim_calls, wait_until, FakeWorkspace,
+};
 
 #[tokio::test]
 async fn diagnostics_arrive_with_character_columns_and_severities() {
@@ -276,6 +278,41 @@ async fn a_missing_binary_is_unavailable_with_the_install_hint() {
     assert!(
         reason.contains("pip install squiggle-no-such-server"),
         "reason: {reason}"
+    );
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_command_that_is_found_but_does_not_run_is_unavailable_not_broken() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR x\n");
+    let bin = ws.root.parent().unwrap().join("bin");
+    let message = "error: Unknown binary 'rust-analyzer' in official toolchain 'stable'.";
+    let shim = broken_shim(&bin, "rust-analyzer", message);
+    let mut server = ws.server("ra", &[]);
+    server.command = shim.display().to_string();
+    server.install_hint = "rustup component add rust-analyzer".to_string();
+    let squiggle = ws.start(vec![server]).await;
+
+    let first = squiggle.check_file(&file, None).await;
+    let second = squiggle.check_file(&file, None).await;
+
+    let expected = format!(
+        "`{0}` ({0}) is found but does not run: `rust-analyzer --version` exited with status 1: {message} (install: rustup component add rust-analyzer)",
+        shim.display()
+    );
+    for result in [&first, &second] {
+        assert!(result.diagnostics.is_empty());
+        assert_eq!(result.servers.len(), 1);
+        assert_eq!(result.servers[0].status, ServerState::Unavailable);
+        assert_eq!(result.servers[0].reason.as_deref(), Some(expected.as_str()));
+    }
+    let status = squiggle.status().await;
+    assert_eq!(status[0].state, ServerState::Unavailable);
+    assert_eq!(
+        shim_calls(&shim),
+        ["--version"],
+        "probed once per runtime, never started as a server"
     );
     squiggle.shutdown().await;
 }

@@ -69,6 +69,189 @@ fn an_mcp_client_navigates_a_python_project() {
 }
 
 #[test]
+fn a_fifo_named_like_a_source_file_is_refused_and_the_tools_go_on() {
+    let ws = FakeWorkspace::new();
+    let config = format!(
+        "settle_ms = 20\n[servers.fake]\ncommand = {:?}\nargs = [\"fake-server\"]\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_PID_DIR = {:?} }}\n",
+        squiggle_tests::xtask_bin().display().to_string(),
+        ws.pids.display().to_string(),
+    );
+    ws.write("squiggle.toml", &config);
+    ws.write("a.fake", "ERROR x\n");
+    squiggle_tests::mkfifo(&ws.root.join("fifo.fake"));
+    let limit = Duration::from_secs(20);
+    let mut mcp = PipelinedMcp::start(&ws.root, limit);
+    let _hung = squiggle_tests::KillIfPanicking(mcp.child.id());
+
+    // More than the runtime's two workers, each of which a blocking open() would hold forever.
+    let fifo = json!({"file": "fifo.fake"});
+    let at = json!({"file": "fifo.fake", "line": 1, "character": 1});
+    mcp.call(1, "lsp_document_symbols", fifo.clone());
+    mcp.call(2, "lsp_hover", at.clone());
+    mcp.call(3, "lsp_goto_definition", at);
+    mcp.call(4, "lsp_diagnostics", fifo);
+    mcp.call(5, "lsp_diagnostics", json!({"file": "a.fake"}));
+
+    for id in 1..=3 {
+        let result = mcp.answer(id, limit)["result"].clone();
+        assert_eq!(result["isError"], true, "request {id}: {result}");
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(
+            text.contains("fifo.fake: cannot be read: not a regular file (a FIFO)"),
+            "request {id}: {text}"
+        );
+    }
+    // Diagnostics answer for the file: it was not checked, and why.
+    let unchecked = mcp.answer(4, limit)["result"].clone();
+    assert_eq!(
+        unchecked["content"][0]["text"],
+        "fifo.fake: not checked: cannot be read: not a regular file (a FIFO)\n",
+        "{unchecked}"
+    );
+    assert_eq!(unchecked["structuredContent"]["outcome"], "not_checked");
+    let checked = mcp.answer(5, limit)["result"].clone();
+    assert_eq!(
+        checked["content"][0]["text"], "a.fake:1:1: error[E1]: found ERROR: x\n",
+        "the tools go on: {checked}"
+    );
+    drop(mcp.stdin);
+    let deadline = Instant::now() + limit;
+    while mcp.child.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "squiggle mcp did not exit on EOF"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    squiggle_tests::assert_all_gone(&ws.server_pids(), "server");
+}
+
+#[test]
+fn a_missing_optional_server_is_mentioned_once_per_session() {
+    let ws = FakeWorkspace::new();
+    let config = format!(
+        "settle_ms = 20\n[servers.fake]\ncommand = {:?}\nargs = [\"fake-server\"]\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_PID_DIR = {:?} }}\n[servers.lint]\ncommand = \"squiggle-no-such-linter\"\nextensions = [\"fake\"]\ninstall_hint = \"npm install lint\"\n",
+        squiggle_tests::xtask_bin().display().to_string(),
+        ws.pids.display().to_string(),
+    );
+    ws.write("squiggle.toml", &config);
+    ws.write("a.fake", "ERROR x\n");
+    let limit = Duration::from_secs(20);
+    let mut mcp = PipelinedMcp::start(&ws.root, limit);
+    let _hung = squiggle_tests::KillIfPanicking(mcp.child.id());
+
+    let mut texts = Vec::new();
+    for id in 1..=3 {
+        mcp.call(id, "lsp_diagnostics", json!({"file": "a.fake"}));
+        let result = mcp.answer(id, limit)["result"].clone();
+        texts.push(result["content"][0]["text"].as_str().unwrap().to_string());
+    }
+
+    let found = "a.fake:1:1: error[E1]: found ERROR: x\n";
+    let note =
+        "note: lint: `squiggle-no-such-linter` is not installed (install: npm install lint)\n";
+    assert_eq!(texts[0], format!("{found}{note}"));
+    assert_eq!(texts[1], found, "said once");
+    assert_eq!(texts[2], found, "said once");
+    drop(mcp.stdin);
+    let deadline = Instant::now() + limit;
+    while mcp.child.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "squiggle mcp did not exit on EOF"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A bare MCP client on a `squiggle mcp` child, newline-delimited JSON-RPC over its stdio,
+/// with several requests in flight (answers are claimed by id, in any order).
+struct PipelinedMcp {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<Value>,
+    /// Messages read while looking for another answer.
+    unclaimed: Vec<Value>,
+}
+
+impl PipelinedMcp {
+    /// Starts `squiggle mcp --root <root>` and completes the MCP handshake.
+    fn start(root: &Path, limit: Duration) -> Self {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(squiggle_bin())
+            .args(["mcp", "--root"])
+            .arg(root)
+            .env("XDG_CONFIG_HOME", root.join(".no-user-config"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                let Ok(message) = serde_json::from_str(&line) else {
+                    continue;
+                };
+                if tx.send(message).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut mcp = Self {
+            child,
+            stdin,
+            lines,
+            unclaimed: Vec::new(),
+        };
+        let params = json!({"protocolVersion": "2025-03-26", "capabilities": {},
+                            "clientInfo": {"name": "raw", "version": "0"}});
+        mcp.request(0, "initialize", params);
+        mcp.answer(0, limit);
+        mcp.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        mcp
+    }
+
+    fn send(&mut self, message: Value) {
+        use std::io::Write;
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn request(&mut self, id: i64, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    }
+
+    /// Calls a tool; its answer comes by [`PipelinedMcp::answer`].
+    fn call(&mut self, id: i64, tool: &str, arguments: Value) {
+        self.request(
+            id,
+            "tools/call",
+            json!({"name": tool, "arguments": arguments}),
+        );
+    }
+
+    /// The answer to request `id`, within `limit`; other messages read meanwhile are kept.
+    fn answer(&mut self, id: i64, limit: Duration) -> Value {
+        if let Some(at) = self.unclaimed.iter().position(|m| m["id"] == id) {
+            return self.unclaimed.remove(at);
+        }
+        let deadline = Instant::now() + limit;
+        loop {
+            let message = self
+                .lines
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .expect("squiggle mcp answered in time");
+            if message["id"] == id {
+                return message;
+            }
+            self.unclaimed.push(message);
+        }
+    }
+}
+
+#[test]
 fn navigation_tools_false_hides_them() {
     let (_dir, project) = fixture("nav-python");
     std::fs::write(project.join("squiggle.toml"), "navigation_tools = false\n").unwrap();

@@ -85,6 +85,55 @@ fn check_file_answers_the_contract_shape_after_ready() {
 }
 
 #[test]
+fn a_fifo_named_like_a_source_file_is_refused_and_the_service_goes_on() {
+    let ws = workspace(&[]);
+    ws.write("a.fake", "ERROR x\n");
+    squiggle_tests::mkfifo(&ws.root.join("fifo.fake"));
+    let mut serve = serve(&ws, &[]);
+    let _hung = squiggle_tests::KillIfPanicking(serve.pid());
+
+    // More than the runtime's two workers, each of which a blocking open() would hold forever.
+    serve.request(1, "lsp/checkFile", json!({"filePath": "fifo.fake"}));
+    serve.request(2, "lsp/checkFile", json!({"filePath": "fifo.fake"}));
+    serve.request(
+        3,
+        "lsp/checkFile",
+        json!({"filePath": "fifo.fake", "text": ""}),
+    );
+    serve.request(4, "lsp/documentSymbols", json!({"file": "fifo.fake"}));
+    serve.request(
+        5,
+        "lsp/hover",
+        json!({"file": "fifo.fake", "line": 1, "character": 1}),
+    );
+    serve.request(6, "lsp/checkFile", json!({"filePath": "a.fake"}));
+
+    for id in [1, 2, 3] {
+        assert_eq!(serve.answer(id, LIMIT)["result"], json!([]), "request {id}");
+    }
+    for id in [4, 5] {
+        let refused = serve.answer(id, LIMIT);
+        let message = refused["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("fifo.fake: cannot be read: not a regular file (a FIFO)"),
+            "request {id}: {refused}"
+        );
+    }
+    assert_eq!(
+        serve.answer(6, LIMIT)["result"][0]["message"],
+        "found ERROR: x",
+        "the service goes on"
+    );
+    let mut child = serve.close_stdin();
+    let deadline = Instant::now() + LIMIT;
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the service did not exit on EOF");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_all_gone(&ws.server_pids(), "server");
+}
+
+#[test]
 fn malformed_input_gets_errors_and_the_service_goes_on() {
     let ws = workspace(&[]);
     ws.write("a.fake", "ERROR x\n");
@@ -568,6 +617,67 @@ fn status_covers_every_server_sorted_and_lsp_false_says_so() {
     assert_eq!(status[0]["reason"], "LSP disabled by configuration");
     serve.request(2, "lsp/shutdown", json!({}));
     serve.answer(2, LIMIT);
+}
+
+#[test]
+fn status_and_checks_say_a_found_command_that_does_not_run_is_unavailable() {
+    let ws = workspace(&[]);
+    let mut config = std::fs::read_to_string(ws.root.join("squiggle.toml")).unwrap();
+    config.push_str(&format!(
+        "[servers.fake-fallback]\ncommand = {:?}\nargs = [\"fake-server\"]\nextensions = [\"fake\"]\nfallback_for = \"fake\"\n",
+        xtask_bin().display().to_string()
+    ));
+    ws.write("squiggle.toml", &config);
+    ws.write("src/main.rs", "fn main() {}\n");
+    // A shim in front of PATH, like rustup's proxy without the rust-analyzer component.
+    let bin = ws.root.parent().unwrap().join("bin");
+    let message = "error: Unknown binary 'rust-analyzer' in official toolchain 'stable'.";
+    let shim = squiggle_tests::broken_shim(&bin, "rust-analyzer", message);
+    let path = std::env::join_paths(
+        std::iter::once(bin.clone()).chain(std::env::split_paths(&path_with_servers())),
+    )
+    .unwrap();
+    let mut serve = serve(&ws, &[("PATH", path.to_str().unwrap())]);
+    let status_of = |serve: &mut Serve, id: i64, server: &str| {
+        serve.request(id, "lsp/status", json!({}));
+        let status = serve.answer(id, LIMIT)["result"].clone();
+        let entry = status
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == server)
+            .cloned();
+        let entry = entry.unwrap();
+        (entry["status"].clone(), entry["reason"].clone())
+    };
+    let does_not_run = format!(
+        "`rust-analyzer` ({}) is found but does not run: `rust-analyzer --version` exited with status 1: {message} (install: rustup component add rust-analyzer)",
+        shim.display()
+    );
+
+    let before = status_of(&mut serve, 1, "rust-analyzer");
+    let fallback = status_of(&mut serve, 2, "fake-fallback");
+    serve.request(3, "lsp/checkFile", json!({"filePath": "src/main.rs"}));
+    let checked = serve.answer(3, LIMIT)["result"].clone();
+    let after = status_of(&mut serve, 4, "rust-analyzer");
+
+    assert_eq!(before, (json!("unavailable"), json!(does_not_run)));
+    assert_eq!(
+        fallback,
+        (
+            json!("disabled"),
+            json!("fallback, not needed: fake is installed")
+        )
+    );
+    assert_eq!(checked, json!([]));
+    assert_eq!(after, before, "unavailable after a check, not broken");
+    assert_eq!(
+        squiggle_tests::shim_calls(&shim),
+        ["--version"],
+        "probed once per session, never started as a server"
+    );
+    serve.request(5, "lsp/shutdown", json!({}));
+    serve.answer(5, LIMIT);
 }
 
 fn serve_with_bootstrap(ws: &FakeWorkspace, bootstrap: Value) -> Serve {

@@ -1,7 +1,7 @@
 //! The registry actor: which servers run for which roots, starting each at most once.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -71,7 +71,7 @@ pub struct RegistryArgs {
     pub workspace_root: PathBuf,
     /// The diagnostics store, told when a server goes away.
     pub diagnostics: ActorRef<DiagnosticsMsg>,
-    /// Located server commands.
+    /// Whether server commands run, and where they are.
     pub commands: Arc<Commands>,
     /// Where state changes are announced.
     pub events: Events,
@@ -292,8 +292,11 @@ impl Servers {
                 "disabled by configuration".to_string(),
             ));
         }
-        let Some(program) = self.args.commands.locate(spec) else {
-            return Err((ServerState::Unavailable, spec.not_installed()));
+        // Known by now (the caller picked the server by it), so this does not wait.
+        let availability = self.args.commands.availability(spec).await;
+        let Some(program) = availability.program().map(Path::to_path_buf) else {
+            let reason = availability.reason(spec).unwrap_or_default();
+            return Err((ServerState::Unavailable, reason));
         };
         tracing::debug!(server = %key.id, root = %key.root.display(), program = %program.display(), "starting server");
         let args = ServerArgs {

@@ -6,14 +6,13 @@ mod navigation;
 pub use navigation::{Answer, NavError, Target};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use ractor::rpc::CallResult;
 use ractor::{Actor, ActorRef, RpcReplyPort};
-use squiggle_config::{find_root, Config, ServerSpec};
+use squiggle_config::{find_root, read_regular_file, Availability, Config, ReadError, ServerSpec};
 use squiggle_protocol::{
     delta, merge, not_checked_section, paths, render_feedback, DeltaKey, Diagnostic, Scope,
     ServerReport, ServerState, ServerStatus,
@@ -153,11 +152,11 @@ impl Squiggle {
             return CheckResult::skipped(file, Skip::OutsideWorkspace);
         }
         let read_from_disk = text.is_none();
-        let text = match self.text_of(&path, text) {
+        let text = match self.text_of(&path, text).await {
             Ok(text) => text,
             Err(skip) => return CheckResult::skipped(file, skip),
         };
-        let keys = self.keys_for(&path);
+        let keys = self.keys_for(&path).await;
         if keys.is_empty() {
             let disabled: Vec<String> = inner
                 .config
@@ -174,11 +173,11 @@ impl Squiggle {
         }
         // didSave tells a server the file on disk holds this text; a text that is not saved
         // yet (a proposed edit) must not make it check the old file.
+        let text: Arc<str> = Arc::from(text);
         let saved = match saved {
             Saved::Told => true,
-            Saved::IfOnDisk => read_from_disk || file_holds(&path, &text),
+            Saved::IfOnDisk => read_from_disk || file_holds(path.clone(), text.clone()).await,
         };
-        let text: Arc<str> = Arc::from(text);
         let checks = keys
             .into_iter()
             .map(|key| self.check_with(key, path.clone(), text.clone(), saved, started));
@@ -256,7 +255,7 @@ impl Squiggle {
                 .unwrap_or_default();
         let mut keys = HashSet::new();
         for file in samples {
-            keys.extend(self.keys_for(&file));
+            keys.extend(self.keys_for(&file).await);
         }
         for key in keys {
             let _ = inner.registry.cast(RegistryMsg::Warm { key });
@@ -266,7 +265,7 @@ impl Squiggle {
     /// Sends `didSave` for a file to its running servers.
     pub async fn save_file(&self, path: impl AsRef<Path>) {
         let (path, _) = self.locate(path.as_ref());
-        for server in self.running_servers(&path) {
+        for server in self.running_servers(&path).await {
             let _ = server.cast(ServerMsg::Save { path: path.clone() });
         }
     }
@@ -274,17 +273,25 @@ impl Squiggle {
     /// Sends `didClose` for a file to its running servers, which then forget its text.
     pub async fn close_file(&self, path: impl AsRef<Path>) {
         let (path, _) = self.locate(path.as_ref());
-        for server in self.running_servers(&path) {
+        for server in self.running_servers(&path).await {
             let _ = server.cast(ServerMsg::Close { path: path.clone() });
         }
     }
 
     /// The servers (with their roots) that handle this file. `path` is resolved (as `locate`
     /// gives it, or found below the resolved root without following links), so the roots found
-    /// above it are too.
-    fn keys_for(&self, path: &Path) -> Vec<ServerKey> {
+    /// above it are too. Whether each candidate's command runs is found out once per runtime.
+    async fn keys_for(&self, path: &Path) -> Vec<ServerKey> {
         let inner = &self.inner;
-        let available = |spec: &ServerSpec| inner.commands.locate(spec).is_some();
+        let candidates: Vec<&ServerSpec> = (inner.config.servers_matching(path).into_iter())
+            .filter(|spec| spec.enabled)
+            .collect();
+        let probes = candidates.iter().map(|spec| inner.commands.runs(spec));
+        let runs: Vec<bool> = futures::future::join_all(probes).await;
+        let available = |spec: &ServerSpec| {
+            let at = candidates.iter().position(|c| c.id == spec.id);
+            at.is_some_and(|at| runs[at])
+        };
         inner
             .config
             .servers_for(path, &available)
@@ -299,9 +306,16 @@ impl Squiggle {
             .collect()
     }
 
+    /// Whether a server's command can run here (found, and its version flag works), found out
+    /// once per runtime.
+    pub async fn availability(&self, spec: &ServerSpec) -> Availability {
+        self.inner.commands.availability(spec).await
+    }
+
     /// The active servers for a file, without starting any.
-    fn running_servers(&self, path: &Path) -> Vec<ActorRef<ServerMsg>> {
+    async fn running_servers(&self, path: &Path) -> Vec<ActorRef<ServerMsg>> {
         self.keys_for(path)
+            .await
             .iter()
             .filter_map(|key| self.inner.active.get(key).map(|server| server.clone()))
             .collect()
@@ -423,40 +437,19 @@ impl Squiggle {
         let _ = inner.watcher.stop_and_wait(None, Some(ASK_LIMIT)).await;
     }
 
-    /// The text to check: the given text, or the file's content if it is not binary or too large.
-    fn text_of(&self, path: &Path, text: Option<String>) -> Result<String, Skip> {
+    /// The text to check: the given text, or the file's content (read off the runtime's
+    /// workers), if it is not binary or too large.
+    async fn text_of(&self, path: &Path, text: Option<String>) -> Result<String, Skip> {
         let limit = self.inner.config.max_file_bytes;
-        let text = match text {
-            Some(text) => text,
+        match text {
+            Some(text) => checkable(text, limit),
             None => {
-                let mut file =
-                    std::fs::File::open(path).map_err(|err| Skip::Unreadable(err.to_string()))?;
-                let bytes = file
-                    .metadata()
-                    .map_err(|err| Skip::Unreadable(err.to_string()))?
-                    .len();
-                if bytes > limit {
-                    return Err(Skip::TooLarge { bytes, limit });
-                }
-                let mut content = Vec::new();
-                file.read_to_end(&mut content)
-                    .map_err(|err| Skip::Unreadable(err.to_string()))?;
-                String::from_utf8(content).map_err(|_| Skip::Binary)?
+                let path = path.to_path_buf();
+                tokio::task::spawn_blocking(move || read_text(&path, limit))
+                    .await
+                    .unwrap_or_else(|err| Err(Skip::Unreadable(err.to_string())))
             }
-        };
-        let bytes = text.len() as u64;
-        if bytes > limit {
-            return Err(Skip::TooLarge { bytes, limit });
         }
-        if text
-            .as_bytes()
-            .iter()
-            .take(BINARY_SNIFF_BYTES)
-            .any(|b| *b == 0)
-        {
-            return Err(Skip::Binary);
-        }
-        Ok(text)
     }
 
     /// Syncs the file to one server and waits for its fresh diagnostics, within the deadline.
@@ -621,13 +614,45 @@ pub(crate) enum Saved {
     Told,
 }
 
-/// Whether the file on disk holds exactly `text` (the length is compared first, so a text of
-/// another size costs one `stat`).
-fn file_holds(path: &Path, text: &str) -> bool {
-    if std::fs::metadata(path).map(|m| m.len()).ok() != Some(text.len() as u64) {
+/// The text of a file on disk, if it is a regular file (not a FIFO or device) and a checkable
+/// text; blocking, so it runs off the runtime's workers.
+pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, Skip> {
+    let content = read_regular_file(path, limit).map_err(|err| match err {
+        ReadError::TooLarge { bytes, limit } => Skip::TooLarge { bytes, limit },
+        other => Skip::Unreadable(other.to_string()),
+    })?;
+    let text = String::from_utf8(content).map_err(|_| Skip::Binary)?;
+    checkable(text, limit)
+}
+
+/// A text if it may be sent to servers: not over the limit, not binary.
+fn checkable(text: String, limit: u64) -> Result<String, Skip> {
+    let bytes = text.len() as u64;
+    if bytes > limit {
+        return Err(Skip::TooLarge { bytes, limit });
+    }
+    if text
+        .as_bytes()
+        .iter()
+        .take(BINARY_SNIFF_BYTES)
+        .any(|b| *b == 0)
+    {
+        return Err(Skip::Binary);
+    }
+    Ok(text)
+}
+
+/// Whether the regular file on disk holds exactly `text`. One `stat` on the worker settles
+/// most cases (another size, not a regular file); only the read of a same-size file goes off
+/// the runtime's workers.
+async fn file_holds(path: PathBuf, text: Arc<str>) -> bool {
+    let size = text.len() as u64;
+    let metadata = std::fs::metadata(&path).ok().filter(|m| m.is_file());
+    if metadata.map(|m| m.len()) != Some(size) {
         return false;
     }
-    std::fs::read(path).is_ok_and(|content| content == text.as_bytes())
+    let read = move || read_regular_file(&path, size).is_ok_and(|c| c == text.as_bytes());
+    tokio::task::spawn_blocking(read).await.unwrap_or(false)
 }
 
 /// The guard against squiggle being killed outright; without it, servers still die with

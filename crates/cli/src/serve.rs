@@ -27,6 +27,7 @@ use tokio::sync::oneshot;
 use message::{Incoming, RawId};
 
 use crate::answers::Checks;
+use crate::servers::idle_status;
 use crate::tools::Toolbox;
 use crate::workspace::WorkspaceArgs;
 
@@ -355,7 +356,20 @@ impl Service {
             }];
         }
         let running = self.squiggle.status().await;
-        let root = self.squiggle.workspace_root();
+        // Whether each enabled command runs: found and probed once per session, in parallel.
+        let enabled: Vec<_> = config.servers.values().filter(|s| s.enabled).collect();
+        let probes = enabled.iter().map(|spec| self.squiggle.availability(spec));
+        let found = futures::future::join_all(probes).await;
+        let availability: HashMap<&str, _> = enabled
+            .iter()
+            .map(|spec| spec.id.as_str())
+            .zip(found)
+            .collect();
+        let runs = |spec: &squiggle_config::ServerSpec| {
+            availability
+                .get(spec.id.as_str())
+                .is_some_and(squiggle_config::Availability::runs)
+        };
         config
             .servers
             .values()
@@ -366,19 +380,11 @@ impl Service {
                     .min_by_key(|s| rank(s.state));
                 let (status, server_pid, reason) = match seen {
                     Some(seen) => (seen.state, seen.pid, seen.reason.clone()),
-                    None if !spec.enabled => (
-                        ServerState::Disabled,
-                        None,
-                        Some("disabled by configuration".to_string()),
-                    ),
-                    None => match squiggle_config::locate_command(&spec.command, root, &[]) {
-                        Some(_) => (
-                            ServerState::Active,
-                            None,
-                            Some("starts on the first file that needs it".to_string()),
-                        ),
-                        None => (ServerState::Unavailable, None, Some(spec.not_installed())),
-                    },
+                    None => {
+                        let found = availability.get(spec.id.as_str());
+                        let (state, reason) = idle_status(spec, config, found, &runs);
+                        (state, None, Some(reason))
+                    }
                 };
                 ServiceStatus {
                     id: spec.id.clone(),

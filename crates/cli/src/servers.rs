@@ -1,11 +1,14 @@
-//! `squiggle status` and `squiggle servers`: which language servers squiggle would use.
+//! `squiggle status` and `squiggle servers`: which language servers squiggle would use, whether
+//! each can run (found, and its version flag works), and why not.
 
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::path::Path;
 
 use clap::ValueEnum;
-use serde_json::json;
-use squiggle_config::{Config, ServerSpec};
+use serde_json::{json, Value};
+use squiggle_actors::ServerState;
+use squiggle_config::{Availability, Config, ServerSpec, Standby};
 
 use crate::workspace::WorkspaceArgs;
 
@@ -34,26 +37,156 @@ enum ListFormat {
     Json,
 }
 
-/// Runs `squiggle status`: the workspace's configured servers and whether each can run.
+/// Runs `squiggle status`: the workspace root, the configured servers and whether each can
+/// run, and which servers each file type goes to.
 pub fn status(args: StatusArgs) -> anyhow::Result<u8> {
     let (root, config) = args.workspace.load()?;
+    let mut out = std::io::stdout().lock();
     if !config.enabled {
-        writeln!(
-            std::io::stdout(),
-            "LSP disabled by configuration (lsp = false)"
-        )?;
+        writeln!(out, "workspace root: {}", root.display())?;
+        writeln!(out, "LSP disabled by configuration (lsp = false)")?;
         return Ok(0);
     }
-    print_servers(&config, &root, args.format)?;
+    let availability = probe_all(&config, &root);
+    let rows = rows(&config, &availability);
+    let runs = |spec: &ServerSpec| {
+        availability
+            .get(spec.id.as_str())
+            .is_some_and(Availability::runs)
+    };
+    let file_types = file_types(&config, &runs);
+    match args.format {
+        ListFormat::Json => {
+            let file_types: serde_json::Map<String, Value> = file_types
+                .iter()
+                .map(|(extension, servers)| {
+                    let ids = |used: bool| {
+                        servers
+                            .iter()
+                            .filter(|(_, runs)| *runs == used)
+                            .map(|(id, _)| id.clone())
+                            .collect::<Vec<_>>()
+                    };
+                    let entry = json!({"servers": ids(true), "unavailable": ids(false)});
+                    (extension.clone(), entry)
+                })
+                .collect();
+            let status = json!({
+                "workspace_root": root.display().to_string(),
+                "servers": rows_json(&rows),
+                "file_types": file_types,
+            });
+            serde_json::to_writer_pretty(&mut out, &status)?;
+            writeln!(out)?;
+        }
+        ListFormat::Text => {
+            writeln!(out, "workspace root: {}\n", root.display())?;
+            write_rows(&mut out, &rows)?;
+            writeln!(out, "\nfile types:")?;
+            for line in file_type_lines(&file_types) {
+                writeln!(out, "{line}")?;
+            }
+        }
+    }
     Ok(0)
 }
 
-/// Runs `squiggle servers`: the built-in table.
+/// Runs `squiggle servers`: the built-in table, and whether each server can run here.
 pub fn servers(args: ServersArgs) -> anyhow::Result<u8> {
     let root = std::env::current_dir()?;
-    print_servers(&Config::default(), &root, args.format)?;
+    let config = Config::default();
+    let availability = probe_all(&config, &root);
+    let rows = rows(&config, &availability);
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        ListFormat::Json => {
+            serde_json::to_writer_pretty(&mut out, &rows_json(&rows))?;
+            writeln!(out)?;
+        }
+        ListFormat::Text => write_rows(&mut out, &rows)?,
+    }
     Ok(0)
 }
+
+/// What `lsp/status` says of a server that has not been started: disabled, a fallback that is
+/// not needed, unavailable (why, and what replaces it), or ready to start on demand.
+pub fn idle_status(
+    spec: &ServerSpec,
+    config: &Config,
+    availability: Option<&Availability>,
+    runs: &dyn Fn(&ServerSpec) -> bool,
+) -> (ServerState, String) {
+    match standing(spec, config, availability, runs) {
+        Standing::Disabled => (
+            ServerState::Disabled,
+            "disabled by configuration".to_string(),
+        ),
+        Standing::NotNeeded(why) => (ServerState::Disabled, why),
+        Standing::Runs(_) => (
+            ServerState::Active,
+            "starts on the first file that needs it".to_string(),
+        ),
+        Standing::Unavailable(why) => (ServerState::Unavailable, why),
+    }
+}
+
+/// How a configured server stands here.
+enum Standing {
+    /// Turned off by configuration.
+    Disabled,
+    /// A fallback whose primary runs; why.
+    NotNeeded(String),
+    /// Its command runs; where it is.
+    Runs(String),
+    /// Its command is missing or does not run; why, with the install hint.
+    Unavailable(String),
+}
+
+fn standing(
+    spec: &ServerSpec,
+    config: &Config,
+    availability: Option<&Availability>,
+    runs: &dyn Fn(&ServerSpec) -> bool,
+) -> Standing {
+    if !spec.enabled {
+        return Standing::Disabled;
+    }
+    let standby = config.standby(spec, runs);
+    if let Some(standby @ Standby::NotNeeded { .. }) = standby {
+        return Standing::NotNeeded(standby.to_string());
+    }
+    let availability = availability.cloned().unwrap_or(Availability::NotFound);
+    match (availability.program(), availability.reason(spec)) {
+        (Some(path), _) => Standing::Runs(path.display().to_string()),
+        (None, reason) => {
+            let reason = reason.unwrap_or_default();
+            Standing::Unavailable(match standby {
+                Some(replaced) => format!("{reason}; {replaced}"),
+                None => reason,
+            })
+        }
+    }
+}
+
+/// Each enabled server's command, found and probed, all at once.
+fn probe_all<'a>(config: &'a Config, root: &Path) -> HashMap<&'a str, Availability> {
+    std::thread::scope(|scope| {
+        let probes: Vec<_> = (config.servers.values())
+            .filter(|spec| spec.enabled)
+            .map(|spec| {
+                let probe = scope.spawn(move || Availability::of(spec, root));
+                (spec.id.as_str(), probe)
+            })
+            .collect();
+        probes
+            .into_iter()
+            .map(|(id, probe)| (id, probe.join().unwrap_or(Availability::NotFound)))
+            .collect()
+    })
+}
+
+/// The servers a file type goes to, by id, each with whether its command runs.
+type Chosen = Vec<(String, bool)>;
 
 /// One row of a server list.
 struct Row<'a> {
@@ -62,16 +195,22 @@ struct Row<'a> {
     detail: String,
 }
 
-fn rows<'a>(config: &'a Config, root: &Path) -> Vec<Row<'a>> {
+fn rows<'a>(config: &'a Config, availability: &HashMap<&str, Availability>) -> Vec<Row<'a>> {
+    let runs = |spec: &ServerSpec| {
+        availability
+            .get(spec.id.as_str())
+            .is_some_and(Availability::runs)
+    };
     config
         .servers
         .values()
         .map(|spec| {
-            let found = squiggle_config::locate_command(&spec.command, root, &[]);
-            let (state, detail) = match (&found, spec.enabled) {
-                (_, false) => ("disabled", "disabled by configuration".to_string()),
-                (Some(path), true) => ("installed", path.display().to_string()),
-                (None, true) => ("unavailable", spec.not_installed()),
+            let found = availability.get(spec.id.as_str());
+            let (state, detail) = match standing(spec, config, found, &runs) {
+                Standing::Disabled => ("disabled", "disabled by configuration".to_string()),
+                Standing::NotNeeded(why) => ("not needed", why),
+                Standing::Runs(path) => ("installed", path),
+                Standing::Unavailable(why) => ("unavailable", why),
             };
             Row {
                 spec,
@@ -82,46 +221,209 @@ fn rows<'a>(config: &'a Config, root: &Path) -> Vec<Row<'a>> {
         .collect()
 }
 
-fn print_servers(config: &Config, root: &Path, format: ListFormat) -> anyhow::Result<()> {
-    let rows = rows(config, root);
-    let mut out = std::io::stdout().lock();
-    match format {
-        ListFormat::Json => {
-            let list: Vec<_> = rows
-                .iter()
-                .map(|row| {
-                    json!({
-                        "id": row.spec.id,
-                        "command": row.spec.command,
-                        "args": row.spec.args,
-                        "extensions": row.spec.extensions,
-                        "language": row.spec.language_id,
-                        "state": row.state,
-                        "detail": row.detail,
-                        "install_hint": row.spec.install_hint,
-                    })
-                })
-                .collect();
-            serde_json::to_writer_pretty(&mut out, &list)?;
-            writeln!(out)?;
-        }
-        ListFormat::Text => {
-            let id_width = rows.iter().map(|r| r.spec.id.len()).max().unwrap_or(0);
-            for row in &rows {
-                let extensions = row
-                    .spec
-                    .extensions
-                    .iter()
-                    .map(|e| format!(".{e}"))
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                writeln!(
-                    out,
-                    "{:id_width$}  {:11}  {}  [{}]",
-                    row.spec.id, row.state, row.detail, extensions
-                )?;
-            }
-        }
+fn rows_json(rows: &[Row<'_>]) -> Vec<Value> {
+    rows.iter()
+        .map(|row| {
+            json!({
+                "id": row.spec.id,
+                "command": row.spec.command,
+                "args": row.spec.args,
+                "extensions": row.spec.extensions,
+                "language": row.spec.language_id,
+                "state": row.state,
+                "detail": row.detail,
+                "install_hint": row.spec.install_hint,
+            })
+        })
+        .collect()
+}
+
+fn write_rows(out: &mut impl Write, rows: &[Row<'_>]) -> std::io::Result<()> {
+    let id_width = rows.iter().map(|r| r.spec.id.len()).max().unwrap_or(0);
+    for row in rows {
+        let extensions = row
+            .spec
+            .extensions
+            .iter()
+            .map(|e| format!(".{e}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        writeln!(
+            out,
+            "{:id_width$}  {:11}  {}  [{}]",
+            row.spec.id, row.state, row.detail, extensions
+        )?;
     }
     Ok(())
+}
+
+/// For each extension an enabled server serves, the servers its files go to and whether each
+/// runs.
+fn file_types(config: &Config, runs: &dyn Fn(&ServerSpec) -> bool) -> BTreeMap<String, Chosen> {
+    config
+        .servers_by_extension(runs)
+        .into_iter()
+        .map(|(extension, servers)| {
+            let servers = servers
+                .into_iter()
+                .map(|spec| (spec.id.clone(), runs(spec)))
+                .collect();
+            (extension, servers)
+        })
+        .collect()
+}
+
+/// One line per group of extensions whose files go to the same servers: `.py .pyi: pyright,
+/// ruff`, `.rs: nothing runs (rust-analyzer is unavailable)`.
+fn file_type_lines(file_types: &BTreeMap<String, Chosen>) -> Vec<String> {
+    let mut groups: Vec<(Vec<&str>, &Chosen)> = Vec::new();
+    for (extension, servers) in file_types {
+        match groups.iter_mut().find(|(_, same)| *same == servers) {
+            Some((extensions, _)) => extensions.push(extension),
+            None => groups.push((vec![extension], servers)),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(extensions, servers)| {
+            let extensions = extensions
+                .iter()
+                .map(|e| format!(".{e}"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            let names = |used: bool| {
+                servers
+                    .iter()
+                    .filter(|(_, runs)| *runs == used)
+                    .map(|(id, _)| id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let (used, missing) = (names(true), names(false));
+            let verb = if missing.contains(", ") { "are" } else { "is" };
+            match (used.is_empty(), missing.is_empty()) {
+                (_, true) => format!("{extensions}: {used}"),
+                (true, false) => {
+                    format!("{extensions}: nothing runs ({missing} {verb} unavailable)")
+                }
+                (false, false) => format!("{extensions}: {used} ({missing} {verb} unavailable)"),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn types(entries: &[(&str, &[(&str, bool)])]) -> BTreeMap<String, Chosen> {
+        entries
+            .iter()
+            .map(|(ext, servers)| {
+                let servers = servers
+                    .iter()
+                    .map(|(id, runs)| (id.to_string(), *runs))
+                    .collect();
+                (ext.to_string(), servers)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn file_types_with_the_same_servers_share_a_line() {
+        let lines = file_type_lines(&types(&[
+            ("py", &[("pyright", true), ("ruff", true)]),
+            ("pyi", &[("pyright", true), ("ruff", true)]),
+            ("rs", &[("rust-analyzer", false)]),
+            ("ts", &[("eslint", false), ("typescript", true)]),
+        ]));
+        assert_eq!(
+            lines,
+            [
+                ".py .pyi: pyright, ruff",
+                ".rs: nothing runs (rust-analyzer is unavailable)",
+                ".ts: typescript (eslint is unavailable)",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_not_needed_fallback_is_said_so_not_shown_as_unavailable() {
+        let config = Config::default();
+        let availability = HashMap::from([
+            (
+                "pyright",
+                Availability::Runs("/bin/pyright-langserver".into()),
+            ),
+            ("basedpyright", Availability::NotFound),
+        ]);
+        let rows = rows(&config, &availability);
+        let row = rows
+            .iter()
+            .find(|r| r.spec.id == "basedpyright")
+            .map(|r| (r.state, r.detail.as_str()));
+        assert_eq!(
+            row,
+            Some(("not needed", "fallback, not needed: pyright is installed"))
+        );
+        let runs = |spec: &ServerSpec| spec.id == "pyright";
+        let spec = &config.servers["basedpyright"];
+        assert_eq!(
+            idle_status(spec, &config, availability.get("basedpyright"), &runs),
+            (
+                ServerState::Disabled,
+                "fallback, not needed: pyright is installed".to_string()
+            )
+        );
+    }
+
+    #[test]
+    fn a_primary_that_does_not_run_names_its_replacement() {
+        let config = Config::default();
+        let availability = HashMap::from([
+            ("pyright", Availability::NotFound),
+            (
+                "basedpyright",
+                Availability::Runs("/bin/basedpyright-langserver".into()),
+            ),
+        ]);
+        let rows = rows(&config, &availability);
+        let pyright = rows
+            .iter()
+            .find(|r| r.spec.id == "pyright")
+            .map(|r| (r.state, r.detail.clone()));
+        assert_eq!(
+            pyright,
+            Some((
+                "unavailable",
+                "`pyright-langserver` is not installed (install: npm install -g pyright (or pip install pyright)); basedpyright is used instead".to_string()
+            ))
+        );
+    }
+
+    #[test]
+    fn a_command_that_does_not_run_is_unavailable_with_why() {
+        let config = Config::default();
+        let why =
+            "`rust-analyzer --version` exited with status 1: error: Unknown binary".to_string();
+        let availability = HashMap::from([(
+            "rust-analyzer",
+            Availability::CannotRun {
+                path: "/home/u/.cargo/bin/rust-analyzer".into(),
+                why,
+            },
+        )]);
+        let rows = rows(&config, &availability);
+        let row = rows
+            .iter()
+            .find(|r| r.spec.id == "rust-analyzer")
+            .map(|r| (r.state, r.detail.clone()));
+        assert_eq!(
+            row,
+            Some((
+                "unavailable",
+                "`rust-analyzer` (/home/u/.cargo/bin/rust-analyzer) is found but does not run: `rust-analyzer --version` exited with status 1: error: Unknown binary (install: rustup component add rust-analyzer)".to_string()
+            ))
+        );
+    }
 }

@@ -2,12 +2,15 @@
 //! `squiggle serve` (as `lsp/definition`, `lsp/references`, ...): their names, schemas and
 //! compact results (text a model reads well, plus the same as structured JSON).
 
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
 use serde_json::{json, Map, Value};
-use squiggle_actors::{Answer, Location, Severity, Squiggle, Target};
+use squiggle_actors::{Answer, Location, ServerState, Severity, Squiggle, Target};
 use squiggle_protocol::navigation::{render_locations, render_outline, render_symbols};
 use squiggle_protocol::render::render_text;
 use squiggle_protocol::service::service_diagnostics;
-use squiggle_protocol::{merge, Report};
+use squiggle_protocol::{merge, Report, ServerReport};
 
 /// At most this many definitions are listed.
 const MAX_DEFINITIONS: usize = 20;
@@ -46,6 +49,8 @@ pub struct Toolbox {
     squiggle: Squiggle,
     navigation: bool,
     severities: Vec<Severity>,
+    /// Servers already said to be unavailable this session: said once, not in every answer.
+    said_unavailable: Arc<Mutex<HashSet<String>>>,
 }
 
 impl Toolbox {
@@ -57,6 +62,7 @@ impl Toolbox {
             squiggle,
             navigation,
             severities,
+            said_unavailable: Arc::default(),
         }
     }
 
@@ -177,8 +183,17 @@ impl Toolbox {
             Some(file) => {
                 let check = squiggle.check_file(file, None).await;
                 let outcome = check.outcome();
-                // A server that did not answer must not pass unnoticed.
-                notes.extend(outcome.missing().iter().cloned());
+                // A server that did not answer must not pass unnoticed; one that is not
+                // installed (or does not run) is said once per session, not in every answer.
+                let said_before: Vec<String> = (check.servers.iter())
+                    .filter(|server| !self.first_time(server))
+                    .map(|server| format!("{}:", server.id))
+                    .collect();
+                notes.extend(
+                    (outcome.missing().iter())
+                        .filter(|line| !said_before.iter().any(|id| line.starts_with(id)))
+                        .cloned(),
+                );
                 let kept = merge::filter_severities(check.diagnostics, &self.severities);
                 checked = Some(json!({
                     "outcome": outcome.kind(!kept.is_empty()),
@@ -216,6 +231,21 @@ impl Toolbox {
             map.extend(checked);
         }
         Ok(output(text, &notes, structured))
+    }
+}
+
+impl Toolbox {
+    /// Whether a server's problem is news: an unavailable server (not installed, or it does
+    /// not run) is said once per session; a broken one every time.
+    fn first_time(&self, server: &ServerReport) -> bool {
+        if server.status != ServerState::Unavailable {
+            return true;
+        }
+        let mut said = self
+            .said_unavailable
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        said.insert(server.id.clone())
     }
 }
 

@@ -6,12 +6,13 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The file exists (or was named explicitly) but could not be read.
-    #[error("{file}: cannot read: {source}")]
+    #[error("{file}: cannot read: {cause}")]
     Read {
         /// The file that could not be read.
         file: PathBuf,
-        /// The underlying I/O error.
-        source: std::io::Error,
+        /// Why: the I/O error, a file that is not regular, or one too large (in the message, not
+        /// a `source`, so that a chain of causes does not say it twice).
+        cause: std::io::Error,
     },
     /// The file was read but its content is not a valid configuration.
     #[error("{file}:{line}:{column}: {message}")]
@@ -75,8 +76,9 @@ mod tests {
     fn read_display_names_file() {
         let err = ConfigError::Read {
             file: PathBuf::from("/p/x.toml"),
-            source: std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied"),
+            cause: std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied"),
         };
         assert_eq!(err.to_string(), "/p/x.toml: cannot read: denied");
+        assert!(std::error::Error::source(&err).is_none(), "said once");
     }
 }

@@ -3,6 +3,7 @@
 use crate::error::ConfigError;
 use crate::model::Config;
 use crate::opencode::parse_opencode;
+use crate::regular_file::read_regular_file;
 use crate::root::find_project_file;
 use crate::toml_layer::parse_toml;
 use std::path::Path;
@@ -10,15 +11,33 @@ use std::path::Path;
 /// The opencode configuration file read from the workspace root.
 const OPENCODE_FILE: &str = "opencode.json";
 
+/// The most a configuration file may hold; a larger one (or a device that never ends) is an
+/// error naming it, not a read without end.
+pub const MAX_CONFIG_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The text of a configuration file: a regular file of at most [`MAX_CONFIG_BYTES`], UTF-8.
+fn read_config_file(path: &Path) -> Result<String, ConfigError> {
+    let read = |cause: std::io::Error| ConfigError::Read {
+        file: path.to_path_buf(),
+        cause,
+    };
+    let bytes = read_regular_file(path, MAX_CONFIG_BYTES).map_err(|err| read(err.into()))?;
+    String::from_utf8(bytes).map_err(|_| {
+        read(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "not UTF-8 text",
+        ))
+    })
+}
+
 /// The text of a file, or None if it does not exist.
 fn read_if_exists(path: &Path) -> Result<Option<String>, ConfigError> {
-    match std::fs::read_to_string(path) {
+    match read_config_file(path) {
         Ok(text) => Ok(Some(text)),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(ConfigError::Read {
-            file: path.to_path_buf(),
-            source,
-        }),
+        Err(ConfigError::Read { cause, .. }) if cause.kind() == std::io::ErrorKind::NotFound => {
+            Ok(None)
+        }
+        Err(err) => Err(err),
     }
 }
 
@@ -47,10 +66,7 @@ impl Config {
 
     /// Applies one TOML file on top of this configuration (for `--config FILE`).
     pub fn apply_file(&mut self, path: &Path) -> Result<(), ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            file: path.to_path_buf(),
-            source,
-        })?;
+        let text = read_config_file(path)?;
         self.apply_toml(&text, path)
     }
 
@@ -337,6 +353,53 @@ fallback_for = "other"
         assert!(err
             .to_string()
             .starts_with("/definitely/not/here.toml: cannot read: "));
+    }
+
+    #[test]
+    fn apply_file_refuses_a_device_naming_it() {
+        let mut config = Config::default();
+        let err = config
+            .apply_file(Path::new("/dev/zero"))
+            .expect_err("refused");
+        assert_eq!(
+            err.to_string(),
+            "/dev/zero: cannot read: not a regular file (a character device)"
+        );
+    }
+
+    #[test]
+    fn apply_file_refuses_a_file_over_the_limit_naming_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("huge.toml");
+        let comment = "#".repeat(1023) + "\n";
+        write(&path, &comment.repeat(4 * 1024 + 1));
+        let mut config = Config::default();
+        let err = config.apply_file(&path).expect_err("refused");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: cannot read: too large (4195328 bytes, limit 4194304)",
+                path.display()
+            )
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_as_opencode_json_is_an_error_not_a_wait() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("opencode.json");
+        let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).expect("no NUL");
+        // SAFETY: `name` is a valid NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        let err = Config::load(dir.path(), None).expect_err("refused");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: cannot read: not a regular file (a FIFO)",
+                fifo.display()
+            )
+        );
     }
 
     #[test]

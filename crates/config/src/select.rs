@@ -1,6 +1,7 @@
 //! Choosing the servers for a file.
 
 use crate::model::{Config, ServerSpec};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// The lowercase extension of a file, without the dot.
@@ -56,6 +57,90 @@ impl Config {
             .iter()
             .copied()
             .filter(|spec| !replaced(spec))
+            .collect()
+    }
+}
+
+/// How an enabled server stands beside its fallback (or the server it is a fallback for).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standby<'a> {
+    /// A fallback whose primary runs, so the fallback is not used.
+    NotNeeded {
+        /// The server it is a fallback for.
+        primary: &'a str,
+    },
+    /// A server that does not run, replaced by its fallback, which does.
+    ReplacedBy {
+        /// The fallback used instead.
+        fallback: &'a str,
+    },
+}
+
+impl std::fmt::Display for Standby<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Standby::NotNeeded { primary } => {
+                write!(f, "fallback, not needed: {primary} is installed")
+            }
+            Standby::ReplacedBy { fallback } => write!(f, "{fallback} is used instead"),
+        }
+    }
+}
+
+impl Config {
+    /// Whether an enabled server stands by for another (a fallback whose primary runs) or is
+    /// replaced by its fallback (it does not run, the fallback does); None for servers used
+    /// as they are, and for disabled ones.
+    pub fn standby<'a>(
+        &'a self,
+        spec: &ServerSpec,
+        is_available: &dyn Fn(&ServerSpec) -> bool,
+    ) -> Option<Standby<'a>> {
+        if !spec.enabled {
+            return None;
+        }
+        let enabled = |id: &str| self.servers.get(id).filter(|other| other.enabled);
+        if let Some(primary) = spec.fallback_for.as_deref().and_then(enabled) {
+            if is_available(primary) {
+                return Some(Standby::NotNeeded {
+                    primary: &primary.id,
+                });
+            }
+        }
+        if is_available(spec) {
+            return None;
+        }
+        self.servers
+            .values()
+            .find(|other| {
+                other.enabled
+                    && other.fallback_for.as_deref() == Some(spec.id.as_str())
+                    && is_available(other)
+            })
+            .map(|fallback| Standby::ReplacedBy {
+                fallback: &fallback.id,
+            })
+    }
+
+    /// For every extension an enabled server serves (sorted), the servers a file of that type
+    /// goes to, as [`Config::servers_for`] picks them.
+    pub fn servers_by_extension(
+        &self,
+        is_available: &dyn Fn(&ServerSpec) -> bool,
+    ) -> BTreeMap<String, Vec<&ServerSpec>> {
+        let extensions: BTreeSet<&String> = self
+            .servers
+            .values()
+            .filter(|spec| spec.enabled)
+            .flat_map(|spec| &spec.extensions)
+            .collect();
+        extensions
+            .into_iter()
+            .map(|extension| {
+                let file = format!("file.{extension}");
+                let servers = self.servers_for(Path::new(&file), is_available);
+                (extension.clone(), servers)
+            })
             .collect()
     }
 }
@@ -122,5 +207,83 @@ mod tests {
     fn file_without_extension_matches_nothing() {
         let config = Config::default();
         assert!(config.servers_matching(Path::new("/w/Makefile")).is_empty());
+    }
+
+    #[test]
+    fn basedpyright_is_not_needed_when_pyright_runs() {
+        let config = Config::default();
+        let basedpyright = &config.servers["basedpyright"];
+        let standby = config.standby(basedpyright, &|s| s.id != "basedpyright");
+        assert_eq!(standby, Some(Standby::NotNeeded { primary: "pyright" }));
+        assert_eq!(
+            standby.map(|s| s.to_string()).as_deref(),
+            Some("fallback, not needed: pyright is installed")
+        );
+        assert_eq!(config.standby(&config.servers["pyright"], &|_| true), None);
+    }
+
+    #[test]
+    fn pyright_that_does_not_run_is_replaced_by_basedpyright() {
+        let config = Config::default();
+        let available = |s: &ServerSpec| s.id != "pyright";
+        let pyright = &config.servers["pyright"];
+        let standby = config.standby(pyright, &available);
+        assert_eq!(
+            standby,
+            Some(Standby::ReplacedBy {
+                fallback: "basedpyright"
+            })
+        );
+        assert_eq!(
+            standby.map(|s| s.to_string()).as_deref(),
+            Some("basedpyright is used instead")
+        );
+        assert_eq!(
+            config.standby(&config.servers["basedpyright"], &available),
+            None
+        );
+    }
+
+    #[test]
+    fn neither_python_checker_running_leaves_both_as_they_are() {
+        let config = Config::default();
+        for id in ["pyright", "basedpyright"] {
+            assert_eq!(
+                config.standby(&config.servers[id], &|_| false),
+                None,
+                "{id}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_fallback_of_a_disabled_server_is_used() {
+        let mut config = Config::default();
+        if let Some(pyright) = config.servers.get_mut("pyright") {
+            pyright.enabled = false;
+        }
+        assert_eq!(
+            config.standby(&config.servers["basedpyright"], &|_| true),
+            None
+        );
+        assert_eq!(config.standby(&config.servers["pyright"], &|_| true), None);
+    }
+
+    #[test]
+    fn servers_by_extension_lists_what_each_file_type_goes_to() {
+        let mut config = Config::default();
+        if let Some(gopls) = config.servers.get_mut("gopls") {
+            gopls.enabled = false;
+        }
+        let plan = config.servers_by_extension(&|s| s.id != "pyright");
+        assert_eq!(ids(&plan["py"]), ["basedpyright", "ruff"]);
+        assert_eq!(ids(&plan["pyi"]), ["basedpyright", "ruff"]);
+        assert_eq!(ids(&plan["rs"]), ["rust-analyzer"]);
+        assert_eq!(ids(&plan["tsx"]), ["eslint", "typescript"]);
+        assert!(!plan.contains_key("go"), "gopls is disabled");
+        let keys: Vec<&String> = plan.keys().collect();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        assert_eq!(keys, sorted);
     }
 }

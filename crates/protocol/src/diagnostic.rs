@@ -141,7 +141,7 @@ pub enum ServerState {
     Broken,
     /// Turned off by configuration.
     Disabled,
-    /// Its command is not installed.
+    /// Its command is not installed, or is found but does not run.
     Unavailable,
 }
 

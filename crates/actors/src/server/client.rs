@@ -301,12 +301,10 @@ impl ClientContext {
         });
     }
 
-    /// Reads a file the server diagnosed without it being open, to convert its positions.
+    /// Reads a file the server diagnosed without it being open, to convert its positions: only
+    /// a regular file within `max_file_bytes`, so a FIFO or device never stalls the loop.
     fn read_text(&self, path: &Path) -> Option<Arc<str>> {
-        let size = std::fs::metadata(path).ok()?.len();
-        if size > self.max_file_bytes {
-            return None;
-        }
-        std::fs::read_to_string(path).ok().map(Arc::from)
+        let content = squiggle_config::read_regular_file(path, self.max_file_bytes).ok()?;
+        String::from_utf8(content).ok().map(Arc::from)
     }
 }

@@ -15,7 +15,7 @@ use squiggle_protocol::navigation::{
 use squiggle_protocol::{lsp_character, paths, Location, PositionEncoding, Symbol};
 use tokio::time::Instant;
 
-use super::{ask, Squiggle, ASK_LIMIT};
+use super::{ask, read_text, Squiggle, ASK_LIMIT};
 use crate::events::LspEvent;
 use crate::key::ServerKey;
 use crate::registry::{Acquired, RegistryMsg};
@@ -87,7 +87,10 @@ impl Squiggle {
         let mut locations = Vec::new();
         for (encoding, answer) in answers {
             if let NavAnswer::Definition(Some(response)) = answer {
-                locations.extend(self.locations(definition_targets(&response), encoding));
+                locations.extend(
+                    self.locations(definition_targets(&response), encoding)
+                        .await,
+                );
             }
         }
         Ok(Answer {
@@ -112,7 +115,7 @@ impl Squiggle {
         for (encoding, answer) in answers {
             if let NavAnswer::References(Some(found)) = answer {
                 let targets = found.into_iter().map(|l| (l.uri, l.range)).collect();
-                locations.extend(self.locations(targets, encoding));
+                locations.extend(self.locations(targets, encoding).await);
             }
         }
         Ok(Answer {
@@ -145,7 +148,7 @@ impl Squiggle {
         &self,
         file: impl AsRef<Path>,
     ) -> Result<Answer<Vec<Symbol>>, NavError> {
-        let (path, relative, text) = self.open_target(file.as_ref())?;
+        let (path, relative, text) = self.open_target(file.as_ref()).await?;
         let (ready, mut notes) = self
             .ready_servers(&path, &relative, |p| p.document_symbols)
             .await?;
@@ -185,8 +188,9 @@ impl Squiggle {
                 );
             }
         }
-        let mut texts: HashMap<PathBuf, Option<Arc<str>>> = HashMap::new();
-        let mut symbols = Vec::new();
+        // Each server's entries, with the encoding their positions are in; the files they name
+        // are read afterwards, all at once, off the runtime's workers.
+        let mut found = Vec::new();
         for (key, server) in active {
             let Some(info) = ask(&server, ServerMsg::Info, ASK_LIMIT).await else {
                 continue;
@@ -206,35 +210,34 @@ impl Squiggle {
                 let Some(path) = paths::uri_to_path(uri.as_str()).map(PathBuf::from) else {
                     continue;
                 };
-                let relative = paths::relative_to(&self.inner.workspace_root, &path);
-                let text = texts
-                    .entry(path.clone())
-                    .or_insert_with(|| self.read_small(&path))
-                    .clone();
-                let (line, column) = match range {
-                    Some(range) => {
-                        let at = location_from_lsp(
-                            &relative,
-                            &range,
-                            text.as_deref(),
-                            ready.info.encoding,
-                        );
-                        (at.line, at.column)
-                    }
-                    None => (1, 1),
-                };
-                symbols.push(Symbol {
-                    name,
-                    kind: kind.to_string(),
-                    detail: None,
-                    file: relative,
-                    line,
-                    column,
-                    end_line: line,
-                    container,
-                    children: Vec::new(),
-                });
+                found.push((path, name, kind, container, range, ready.info.encoding));
             }
+        }
+        let texts = self
+            .read_texts(found.iter().map(|(path, ..)| path.clone()))
+            .await;
+        let mut symbols = Vec::new();
+        for (path, name, kind, container, range, encoding) in found {
+            let relative = paths::relative_to(&self.inner.workspace_root, &path);
+            let text = texts.get(&path).cloned().flatten();
+            let (line, column) = match range {
+                Some(range) => {
+                    let at = location_from_lsp(&relative, &range, text.as_deref(), encoding);
+                    (at.line, at.column)
+                }
+                None => (1, 1),
+            };
+            symbols.push(Symbol {
+                name,
+                kind: kind.to_string(),
+                detail: None,
+                file: relative,
+                line,
+                column,
+                end_line: line,
+                container,
+                children: Vec::new(),
+            });
         }
         symbols.sort_by(|a, b| {
             (&a.file, a.line, a.column, &a.name).cmp(&(&b.file, b.line, b.column, &b.name))
@@ -262,7 +265,7 @@ impl Squiggle {
         ),
         NavError,
     > {
-        let (path, relative, text) = self.open_target(file)?;
+        let (path, relative, text) = self.open_target(file).await?;
         let (ready, mut notes) = self
             .ready_servers(&path, &relative, |p| kind.provided(p))
             .await?;
@@ -354,7 +357,7 @@ impl Squiggle {
     }
 
     /// The file to ask about: resolved, inside the workspace, readable.
-    fn open_target(&self, file: &Path) -> Result<(PathBuf, String, Arc<str>), NavError> {
+    async fn open_target(&self, file: &Path) -> Result<(PathBuf, String, Arc<str>), NavError> {
         if !self.inner.config.enabled {
             return Err(NavError::Disabled);
         }
@@ -368,6 +371,7 @@ impl Squiggle {
         }
         let text = self
             .text_of(&path, None)
+            .await
             .map_err(|skip| NavError::Unreadable {
                 file: relative.clone(),
                 reason: skip.to_string(),
@@ -383,7 +387,7 @@ impl Squiggle {
         relative: &str,
         wanted: impl Fn(&crate::server::navigate::Provides) -> bool,
     ) -> Result<(Vec<Ready>, Vec<String>), NavError> {
-        let keys = self.keys_for(path);
+        let keys = self.keys_for(path).await;
         if keys.is_empty() {
             let why = " (no server is configured for this file type)".to_string();
             return Err(NavError::NoServer {
@@ -475,35 +479,51 @@ impl Squiggle {
         }
     }
 
-    /// Locations for (uri, range) pairs, each file's text read once.
-    fn locations(
+    /// Locations for (uri, range) pairs, each file's text read once, off the runtime's workers.
+    async fn locations(
         &self,
         targets: Vec<(Url, async_lsp::lsp_types::Range)>,
         encoding: PositionEncoding,
     ) -> Vec<Location> {
-        let mut texts: HashMap<PathBuf, Option<Arc<str>>> = HashMap::new();
-        targets
+        let targets: Vec<(PathBuf, async_lsp::lsp_types::Range)> = targets
             .into_iter()
             .filter_map(|(uri, range)| {
-                let path = PathBuf::from(paths::uri_to_path(uri.as_str())?);
+                Some((PathBuf::from(paths::uri_to_path(uri.as_str())?), range))
+            })
+            .collect();
+        let texts = self
+            .read_texts(targets.iter().map(|(path, _)| path.clone()))
+            .await;
+        targets
+            .into_iter()
+            .map(|(path, range)| {
                 let relative = paths::relative_to(&self.inner.workspace_root, &path);
-                let text = texts
-                    .entry(path.clone())
-                    .or_insert_with(|| self.read_small(&path))
-                    .clone();
-                Some(location_from_lsp(
-                    &relative,
-                    &range,
-                    text.as_deref(),
-                    encoding,
-                ))
+                let text = texts.get(&path).cloned().flatten();
+                location_from_lsp(&relative, &range, text.as_deref(), encoding)
             })
             .collect()
     }
 
-    /// A file's text if it is small enough to read.
-    fn read_small(&self, path: &Path) -> Option<Arc<str>> {
-        self.text_of(path, None).ok().map(Arc::from)
+    /// The texts of files, each read once if it is a small regular text file; read off the
+    /// runtime's workers.
+    async fn read_texts(
+        &self,
+        paths: impl IntoIterator<Item = PathBuf>,
+    ) -> HashMap<PathBuf, Option<Arc<str>>> {
+        let mut texts: HashMap<PathBuf, Option<Arc<str>>> =
+            paths.into_iter().map(|path| (path, None)).collect();
+        if texts.is_empty() {
+            return texts;
+        }
+        let limit = self.inner.config.max_file_bytes;
+        tokio::task::spawn_blocking(move || {
+            for (path, text) in texts.iter_mut() {
+                *text = read_text(path, limit).ok().map(Arc::from);
+            }
+            texts
+        })
+        .await
+        .unwrap_or_default()
     }
 
     fn active_servers(&self) -> Vec<(ServerKey, ActorRef<ServerMsg>)> {

@@ -1,0 +1,154 @@
+//! Whether a server's command can run here: found on disk, and (for commands with a known
+//! version flag) running it briefly succeeds.
+
+use std::path::{Path, PathBuf};
+
+use crate::locate::locate_command;
+use crate::model::ServerSpec;
+use crate::probe::{probe, version_args, PROBE_LIMIT};
+
+/// Whether a server's command can run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Availability {
+    /// Found, and it runs (or it has no version flag to tell otherwise).
+    Runs(PathBuf),
+    /// Not found at the path given, in the project's `node_modules/.bin`, or on `PATH`.
+    NotFound,
+    /// Found, but it fails to run (rustup's proxy without the component, a broken shim).
+    CannotRun {
+        /// Where it was found.
+        path: PathBuf,
+        /// What running its version flag said.
+        why: String,
+    },
+}
+
+impl Availability {
+    /// Finds a server's command and, when it has a known version flag, runs that briefly in
+    /// `workspace_root` with the server's environment. Blocking: it may take up to a few seconds.
+    pub fn of(spec: &ServerSpec, workspace_root: &Path) -> Self {
+        let Some(path) = locate_command(&spec.command, workspace_root, &[]) else {
+            return Availability::NotFound;
+        };
+        let Some(args) = version_args(&spec.command) else {
+            return Availability::Runs(path);
+        };
+        match probe(&path, args, &spec.env, workspace_root, PROBE_LIMIT) {
+            Ok(()) => Availability::Runs(path),
+            Err(why) => Availability::CannotRun { path, why },
+        }
+    }
+
+    /// Whether the command runs.
+    pub fn runs(&self) -> bool {
+        matches!(self, Availability::Runs(_))
+    }
+
+    /// The program to run, if it runs.
+    pub fn program(&self) -> Option<&Path> {
+        match self {
+            Availability::Runs(path) => Some(path),
+            _ => None,
+        }
+    }
+
+    /// Why the server cannot run, with the command that installs it; None when it runs.
+    pub fn reason(&self, spec: &ServerSpec) -> Option<String> {
+        match self {
+            Availability::Runs(_) => None,
+            Availability::NotFound => Some(spec.not_installed()),
+            Availability::CannotRun { path, why } => Some(format!(
+                "`{}` ({}) is found but does not run: {why} (install: {})",
+                spec.command,
+                path.display(),
+                spec.install_hint
+            )),
+        }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use crate::builtin::builtin_servers;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn spec(id: &str) -> ServerSpec {
+        builtin_servers().remove(id).expect("built in")
+    }
+
+    fn tool(dir: &Path, name: &str, body: &str) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        path
+    }
+
+    #[test]
+    fn a_missing_command_is_not_found_with_its_install_hint() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut spec = spec("rust-analyzer");
+        spec.command = dir.path().join("rust-analyzer").display().to_string();
+        let availability = Availability::of(&spec, dir.path());
+        assert_eq!(availability, Availability::NotFound);
+        assert_eq!(
+            availability.reason(&spec).unwrap_or_default(),
+            format!(
+                "`{}` is not installed (install: rustup component add rust-analyzer)",
+                spec.command
+            )
+        );
+    }
+
+    #[test]
+    fn a_proxy_without_its_component_cannot_run_and_says_why() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let proxy = tool(
+            dir.path(),
+            "rust-analyzer",
+            "echo \"error: Unknown binary 'rust-analyzer' in official toolchain 'stable'.\" >&2; exit 1",
+        );
+        let mut spec = spec("rust-analyzer");
+        spec.command = proxy.display().to_string();
+        let availability = Availability::of(&spec, dir.path());
+        assert!(!availability.runs());
+        assert_eq!(availability.program(), None);
+        assert_eq!(
+            availability.reason(&spec).unwrap_or_default(),
+            format!(
+                "`{0}` ({0}) is found but does not run: `rust-analyzer --version` exited with status 1: error: Unknown binary 'rust-analyzer' in official toolchain 'stable'. (install: rustup component add rust-analyzer)",
+                proxy.display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_working_command_runs() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ruff = tool(dir.path(), "ruff", "echo ruff 0.1");
+        let mut spec = spec("ruff");
+        spec.command = ruff.display().to_string();
+        assert_eq!(
+            Availability::of(&spec, dir.path()),
+            Availability::Runs(ruff)
+        );
+    }
+
+    #[test]
+    fn a_command_without_a_version_flag_is_not_run() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let marker = dir.path().join("ran");
+        let pyright = tool(
+            dir.path(),
+            "pyright-langserver",
+            &format!("touch {}; exit 1", marker.display()),
+        );
+        let mut spec = spec("pyright");
+        spec.command = pyright.display().to_string();
+        assert_eq!(
+            Availability::of(&spec, dir.path()),
+            Availability::Runs(pyright)
+        );
+        assert!(!marker.exists(), "not run");
+    }
+}
