@@ -53,6 +53,19 @@ pub fn installed_server_dirs() -> Vec<PathBuf> {
     ]
 }
 
+/// The `node_modules` of the TypeScript 7 that `cargo xtask install-servers` installs apart (a
+/// TypeScript 7 project links its own `node_modules` to it), or a panic saying how to get it.
+pub fn typescript_7_modules() -> PathBuf {
+    let modules = repo_root()
+        .join("target/lsp-servers/typescript-7")
+        .join("node_modules");
+    assert!(
+        modules.join(".bin").join("tsc").is_file(),
+        "TypeScript 7 is not installed: run `cargo xtask install-servers`"
+    );
+    modules
+}
+
 /// PATH with the installed language servers in front.
 pub fn path_with_servers() -> std::ffi::OsString {
     let current = std::env::var_os("PATH").unwrap_or_default();

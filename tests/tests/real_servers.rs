@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use squiggle_tests::{
     assert_no_process_in, fixture, real_servers_turn, real_servers_turn_async, require_server,
     squiggle,
@@ -371,5 +371,75 @@ fn a_real_python_project_reports_its_one_error_on_every_cold_run() {
             "{runs:?}"
         );
     }
+    assert_no_process_in(&project);
+}
+
+#[tokio::test]
+async fn a_typescript_7_project_is_served_by_tsc_lsp_for_diagnostics_and_navigation() {
+    let _turn = real_servers_turn_async().await;
+    let (_dir, project) = fixture("typescript");
+    std::os::unix::fs::symlink(
+        squiggle_tests::typescript_7_modules(),
+        project.join("node_modules"),
+    )
+    .unwrap();
+
+    let run = squiggle(
+        &project,
+        &["check", "--root", ".", "--format", "json", "src/user.ts"],
+    );
+
+    assert_eq!(run.code, 1, "diagnostics were found: {}", run.stderr);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        positions(&report),
+        vec![
+            tuple("src/user.ts", 6, 54, "2322", "ts"),
+            tuple("src/user.ts", 7, 15, "2339", "ts"),
+        ]
+    );
+    let native = report["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "typescript-native")
+        .cloned();
+    assert_eq!(
+        native.map(|s| (s["status"].clone(), s["basis"].clone())),
+        Some((json!("active"), json!("pull"))),
+        "{report}"
+    );
+    assert!(
+        !report["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["id"] == "typescript"),
+        "typescript-language-server is not started for TypeScript 7: {report}"
+    );
+
+    let squiggle = squiggle_actors::Squiggle::start(&project, squiggle_actors::Config::default())
+        .await
+        .unwrap();
+    let definition = squiggle
+        .goto_definition(
+            "src/user.ts",
+            squiggle_actors::Target::Symbol {
+                name: "User".to_string(),
+                line: Some(6),
+            },
+        )
+        .await
+        .unwrap();
+    squiggle.shutdown().await;
+    assert_eq!(
+        definition
+            .items
+            .iter()
+            .map(|l| (l.file.as_str(), l.line))
+            .collect::<Vec<_>>(),
+        vec![("src/user.ts", 1)],
+        "{definition:?}"
+    );
     assert_no_process_in(&project);
 }

@@ -14,6 +14,10 @@ const NPM_PACKAGES: &[&str] = &[
     "typescript-language-server@5.3.0",
     "vscode-jsonrpc@8.2.1",
 ];
+/// TypeScript 7 (the native port, whose `tsc --lsp --stdio` is a language server), in a folder of
+/// its own: beside typescript-language-server it would replace the TypeScript 5 that one needs.
+/// Tests link a project's `node_modules` to it.
+const NPM_TYPESCRIPT_7: &[&str] = &["typescript@7.0.2"];
 /// PyPI packages, pinned likewise.
 const PIP_PACKAGES: &[&str] = &["ruff==0.17.5", "mcp==2.3.0"];
 
@@ -44,14 +48,21 @@ pub fn path_with_servers(workspace: &Path) -> anyhow::Result<std::ffi::OsString>
 pub fn install(workspace: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let dir = install_dir(workspace);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    install_npm(&dir)?;
+    install_npm(&dir, NPM_PACKAGES)?;
+    install_npm(&typescript_7_dir(workspace), NPM_TYPESCRIPT_7)?;
     install_pip(&dir)?;
     Ok(bin_dirs(workspace))
 }
 
-fn install_npm(dir: &Path) -> anyhow::Result<()> {
+/// Where TypeScript 7 is installed: its `node_modules` is what a TypeScript 7 project holds.
+pub fn typescript_7_dir(workspace: &Path) -> PathBuf {
+    install_dir(workspace).join("typescript-7")
+}
+
+fn install_npm(dir: &Path, packages: &[&str]) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let stamp = dir.join(".npm-installed");
-    let wanted = NPM_PACKAGES.join(" ");
+    let wanted = packages.join(" ");
     if std::fs::read_to_string(&stamp).is_ok_and(|s| s == wanted) {
         return Ok(());
     }
@@ -71,7 +82,7 @@ fn install_npm(dir: &Path) -> anyhow::Result<()> {
             "--loglevel=error",
             "--save-exact",
         ])
-        .args(NPM_PACKAGES)
+        .args(packages)
         .current_dir(dir)
         .status()
         .context("cannot run npm (install Node.js 18 or newer)")?;

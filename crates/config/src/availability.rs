@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::locate::locate_command;
 use crate::model::ServerSpec;
 use crate::probe::{probe, version_args, PROBE_LIMIT};
+use crate::typescript;
 
 /// Whether a server's command can run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +31,11 @@ impl Availability {
         let Some(path) = locate_command(&spec.command, workspace_root, &[]) else {
             return Availability::NotFound;
         };
+        if typescript::runs_tsc_lsp(&spec.command, &spec.args) {
+            if let Some(why) = typescript::why_not_lsp(&path) {
+                return Availability::CannotRun { path, why };
+            }
+        }
         let Some(args) = version_args(&spec.command) else {
             return Availability::Runs(path);
         };

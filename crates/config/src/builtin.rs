@@ -44,14 +44,29 @@ const ROWS: &[Row] = &[
         tsserver_pull: false,
     },
     Row {
+        // TypeScript 7's own language server (the native port): pull diagnostics, used when the
+        // project's TypeScript is 7 or newer; typescript-language-server serves older ones.
+        id: "typescript-native",
+        command: "tsc",
+        args: &["--lsp", "--stdio"],
+        extensions: JS_TS,
+        language_id: "typescript",
+        root_markers: &["tsconfig.json", "jsconfig.json", "package.json"],
+        install_hint: "npm install --save-dev typescript@7 (in the project)",
+        fallback_for: None,
+        settle_ms: None,
+        stages: Stages::Once,
+        tsserver_pull: false,
+    },
+    Row {
         id: "typescript",
         command: "typescript-language-server",
         args: &["--stdio"],
         extensions: JS_TS,
         language_id: "typescript",
         root_markers: &["tsconfig.json", "jsconfig.json", "package.json"],
-        install_hint: "npm install -g typescript typescript-language-server",
-        fallback_for: None,
+        install_hint: "npm install -g typescript@5 typescript-language-server",
+        fallback_for: Some("typescript-native"),
         // It publishes syntax errors first and type errors later, with no signal in between:
         // squiggle pulls them through tsserver instead; the quiet time is for other files.
         settle_ms: Some(400),

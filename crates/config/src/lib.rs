@@ -15,6 +15,7 @@ pub mod root;
 pub mod scan;
 pub mod select;
 pub mod settings;
+pub mod typescript;
 
 mod layer;
 mod opencode;

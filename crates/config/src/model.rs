@@ -193,6 +193,7 @@ mod tests {
                 "ruff",
                 "rust-analyzer",
                 "typescript",
+                "typescript-native",
                 "yaml"
             ]
         );

@@ -185,10 +185,17 @@ mod tests {
     }
 
     #[test]
-    fn typescript_uses_eslint_and_typescript() {
+    fn typescript_uses_eslint_and_typescript_language_server_below_typescript_7() {
         let config = Config::default();
-        let servers = config.servers_for(Path::new("/w/a.ts"), &|_| true);
+        let servers = config.servers_for(Path::new("/w/a.ts"), &|s| s.id != "typescript-native");
         assert_eq!(ids(&servers), ["eslint", "typescript"]);
+    }
+
+    #[test]
+    fn typescript_7_serves_itself_in_place_of_typescript_language_server() {
+        let config = Config::default();
+        let servers = config.servers_for(Path::new("/w/a.tsx"), &|_| true);
+        assert_eq!(ids(&servers), ["eslint", "typescript-native"]);
     }
 
     #[test]
@@ -275,7 +282,8 @@ mod tests {
         if let Some(gopls) = config.servers.get_mut("gopls") {
             gopls.enabled = false;
         }
-        let plan = config.servers_by_extension(&|s| s.id != "pyright");
+        let plan =
+            config.servers_by_extension(&|s| s.id != "pyright" && s.id != "typescript-native");
         assert_eq!(ids(&plan["py"]), ["basedpyright", "ruff"]);
         assert_eq!(ids(&plan["pyi"]), ["basedpyright", "ruff"]);
         assert_eq!(ids(&plan["rs"]), ["rust-analyzer"]);
