@@ -443,3 +443,57 @@ async fn a_typescript_7_project_is_served_by_tsc_lsp_for_diagnostics_and_navigat
     );
     assert_no_process_in(&project);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_navigation_answer_of_a_fresh_session_is_the_warm_one() {
+    let _turn = real_servers_turn_async().await;
+    let (_dir, project) = fixture("real-ts");
+    let target = || squiggle_actors::Target::Symbol {
+        name: "Either".to_string(),
+        line: None,
+    };
+    let files = |answer: &squiggle_actors::Answer<Vec<squiggle_actors::Location>>| {
+        let mut found: Vec<(String, u32)> = answer
+            .items
+            .iter()
+            .map(|l| (l.file.clone(), l.line))
+            .collect();
+        found.sort();
+        found
+    };
+    for session in 0..5 {
+        let squiggle = runtime_with(
+            &project,
+            "typescript",
+            "typescript-language-server",
+            "npm install typescript typescript-language-server",
+        )
+        .await;
+        let first = squiggle
+            .find_references("src/Either.ts", target(), true)
+            .await
+            .unwrap();
+        let warm = squiggle
+            .find_references("src/Either.ts", target(), true)
+            .await
+            .unwrap();
+        squiggle.shutdown().await;
+
+        assert!(
+            files(&warm).len() > 10,
+            "a symbol used across the project: {warm:?}"
+        );
+        assert_eq!(
+            files(&first),
+            files(&warm),
+            "session {session}: {:?}",
+            first.notes
+        );
+        assert!(
+            first.notes.is_empty(),
+            "session {session}: {:?}",
+            first.notes
+        );
+    }
+    assert_no_process_in(&project);
+}

@@ -69,11 +69,15 @@ pub enum ServerMsg {
         deadline: Instant,
         reply: RpcReplyPort<Freshness>,
     },
-    /// Open a document with this text unless it is open; replies with the text the server has.
+    /// Open a document with this text unless it is open (for a question about it, so with no
+    /// didSave); replies with the text the server has, or with the wait for the server's final
+    /// diagnostics of the text just opened (ended by `deadline`): a server answers questions
+    /// about a project it has loaded.
     Open {
         path: PathBuf,
         text: Arc<str>,
-        reply: RpcReplyPort<Result<Arc<str>, String>>,
+        deadline: Instant,
+        reply: RpcReplyPort<Result<Opened, String>>,
     },
     /// What the server answers, its position encoding, and what it is busy with.
     Info(RpcReplyPort<ServerInfo>),
@@ -118,6 +122,15 @@ pub enum ServerMsg {
     Probed(Option<String>),
     /// Shut the server down gracefully; replies when its process group is gone.
     Shutdown(RpcReplyPort<()>),
+}
+
+/// How [`ServerMsg::Open`] found a document.
+#[derive(Debug)]
+pub enum Opened {
+    /// It was open already, with this text.
+    Already(Arc<str>),
+    /// It is opened now; the store answers here when the server's diagnostics for it are final.
+    Now(ractor::concurrency::OneshotReceiver<Freshness>),
 }
 
 /// What a server can do and is doing, for navigation.
@@ -468,14 +481,34 @@ impl Actor for ServerActor {
             } => {
                 conn.pulled(&myself, path, version, attempt, answer);
             }
-            ServerMsg::Open { path, text, reply } => {
-                let current = conn.documents.get(&path).map(|doc| doc.text.clone());
-                let opened = match current {
-                    Some(text) => Ok(text),
-                    // Navigation needs only the text: no didSave, which would set off a save's
-                    // work (rust-analyzer's cargo check).
-                    None => conn.sync(path, text.clone(), false).map(|_| text),
+            ServerMsg::Open {
+                path,
+                text,
+                deadline,
+                reply,
+            } => {
+                if let Some(doc) = conn.documents.get(&path) {
+                    let _ = reply.send(Ok(Opened::Already(doc.text.clone())));
+                    return Ok(());
+                }
+                // Like a check's sync, with the wait registered first; but no didSave, which
+                // would set off a save's work (rust-analyzer's cargo check).
+                let (done, answer) = ractor::concurrency::oneshot();
+                let wait = DiagnosticsMsg::WaitFresh {
+                    key: conn.key.clone(),
+                    path: path.clone(),
+                    version: conn.next_version(&path),
+                    traits: conn.traits(),
+                    deadline,
+                    reply: done.into(),
                 };
+                let _ = conn.diagnostics.cast(wait);
+                let opened = conn
+                    .sync(path.clone(), text, false)
+                    .map(|_| Opened::Now(answer));
+                if opened.is_ok() {
+                    conn.pull(&myself, path, 0);
+                }
                 let _ = reply.send(opened);
             }
             ServerMsg::Info(reply) => {

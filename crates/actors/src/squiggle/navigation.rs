@@ -16,11 +16,12 @@ use squiggle_protocol::{lsp_character, paths, Location, PositionEncoding, Symbol
 use tokio::time::Instant;
 
 use super::{ask, read_text, Squiggle, ASK_LIMIT};
+use crate::diagnostics::Freshness;
 use crate::events::LspEvent;
 use crate::key::ServerKey;
 use crate::registry::{Acquired, RegistryMsg};
 use crate::server::navigate::{NavAnswer, NavRequest};
-use crate::server::{ServerInfo, ServerMsg};
+use crate::server::{Opened, ServerInfo, ServerMsg};
 
 /// Where in a file a question points.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,11 +154,11 @@ impl Squiggle {
             .ready_servers(&path, &relative, |p| p.document_symbols)
             .await?;
         for server in ready {
-            let Some(server_text) = self.open_on(&server, &path, &text).await else {
+            let Some(server_text) = self.open_on(&server, &path, &text, &mut notes).await else {
                 continue;
             };
             if let Some(symbols) = self.outline(&server, &path, &relative, &server_text).await {
-                note_busy(&server, &mut notes);
+                self.note_busy(&server, &mut notes).await;
                 return Ok(Answer {
                     items: symbols,
                     position: None,
@@ -199,7 +200,7 @@ impl Squiggle {
                 continue;
             }
             let ready = Ready { key, server, info };
-            note_busy(&ready, &mut notes);
+            self.note_busy(&ready, &mut notes).await;
             let Some(NavAnswer::WorkspaceSymbols(Some(response))) = self
                 .navigate(&ready, NavRequest::WorkspaceSymbols(query.to_string()))
                 .await
@@ -272,7 +273,7 @@ impl Squiggle {
         let mut position = None;
         let mut answers = Vec::new();
         for server in &ready {
-            let Some(server_text) = self.open_on(server, &path, &text).await else {
+            let Some(server_text) = self.open_on(server, &path, &text, &mut notes).await else {
                 continue;
             };
             let (line, column) = match position {
@@ -296,7 +297,7 @@ impl Squiggle {
                     lsp_character(line_text, column, server.info.encoding),
                 ),
             };
-            note_busy(server, &mut notes);
+            self.note_busy(server, &mut notes).await;
             if let Some(answer) = self.navigate(server, kind.request(params)).await {
                 answers.push((server.info.encoding, answer));
             }
@@ -438,13 +439,52 @@ impl Squiggle {
     }
 
     /// Opens the file on a server (unless open) and returns the text the server has.
-    async fn open_on(&self, server: &Ready, path: &Path, text: &Arc<str>) -> Option<Arc<str>> {
+    async fn open_on(
+        &self,
+        server: &Ready,
+        path: &Path,
+        text: &Arc<str>,
+        notes: &mut Vec<String>,
+    ) -> Option<Arc<str>> {
+        let limit = Duration::from_millis(self.inner.config.first_touch_timeout_ms);
         let open = |reply| ServerMsg::Open {
             path: path.to_path_buf(),
             text: text.clone(),
+            deadline: Instant::now() + limit,
             reply,
         };
-        ask(&server.server, open, ASK_LIMIT).await?.ok()
+        match ask(&server.server, open, ASK_LIMIT).await?.ok()? {
+            Opened::Already(text) => Some(text),
+            Opened::Now(answer) => {
+                // A server answers from the project it has loaded: wait until its diagnostics
+                // for the file are final (it has loaded what the file needs), or say it was not.
+                let waited = tokio::time::timeout(limit + ASK_LIMIT, answer).await;
+                if !matches!(waited, Ok(Ok(Freshness::Final { .. }))) {
+                    notes.push(format!(
+                        "{} had not finished loading the project within {} ms; the answer may be incomplete",
+                        server.key.id,
+                        limit.as_millis()
+                    ));
+                }
+                Some(text.clone())
+            }
+        }
+    }
+
+    /// Notes that a server is busy (indexing, checking) now, so its answer may be incomplete.
+    async fn note_busy(&self, server: &Ready, notes: &mut Vec<String>) {
+        let busy = ask(&server.server, ServerMsg::Info, ASK_LIMIT)
+            .await
+            .and_then(|info| info.busy);
+        if let Some(doing) = busy {
+            let note = format!(
+                "{} is busy ({doing}); results may be incomplete",
+                server.key.id
+            );
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+        }
     }
 
     /// The outline of a file from one server.
@@ -585,19 +625,6 @@ impl Kind {
                 include_declaration,
             },
             Kind::Hover => NavRequest::Hover(position),
-        }
-    }
-}
-
-/// Tells the model a server is busy (indexing), so an empty answer is not taken as final.
-fn note_busy(server: &Ready, notes: &mut Vec<String>) {
-    if let Some(doing) = &server.info.busy {
-        let note = format!(
-            "{} is busy ({doing}); results may be incomplete",
-            server.key.id
-        );
-        if !notes.contains(&note) {
-            notes.push(note);
         }
     }
 }
