@@ -145,3 +145,47 @@ async fn a_failing_pull_ends_the_wait_with_the_servers_error() {
     assert!(reason.contains("no project for this file"), "{reason}");
     squiggle.shutdown().await;
 }
+
+#[tokio::test]
+async fn each_answer_belongs_to_its_own_text_or_says_it_was_superseded() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "fine\n");
+    for script in [
+        json!({"publish_delay_ms": 100}),
+        json!({"pull": true, "diagnose_on": []}),
+    ] {
+        let squiggle = start_patient(&ws, &script).await;
+        let _ = squiggle.check_file(&file, None).await;
+        for round in 0..5 {
+            let one = "ERROR one\n".to_string();
+            let two = "ERROR one\nERROR two\n".to_string();
+            let both = async {
+                tokio::join!(
+                    squiggle.check_file(&file, Some(one)),
+                    squiggle.check_file(&file, Some(two))
+                )
+            };
+            let (first, second) = tokio::time::timeout(GUARD, both)
+                .await
+                .expect("neither waits for an answer that will not come");
+            for (result, errors) in [(&first, 1), (&second, 2)] {
+                match result.servers[0].basis {
+                    Some(_) => assert_eq!(
+                        result.diagnostics.len(),
+                        errors,
+                        "{script} round {round}: an answer for another text: {result:?}"
+                    ),
+                    None => {
+                        let reason = result.servers[0].reason.clone().unwrap_or_default();
+                        assert!(reason.contains("later change"), "{reason}");
+                    }
+                }
+            }
+            assert!(
+                first.servers[0].basis.is_some() || second.servers[0].basis.is_some(),
+                "the later text gets its answer: {first:?} {second:?}"
+            );
+        }
+        squiggle.shutdown().await;
+    }
+}

@@ -109,6 +109,8 @@ pub enum Freshness {
     TimedOut,
     /// The server's pull failed, with this error, and it delivered nothing else.
     Failed(String),
+    /// A later change to the file reached the server before its answer for this text.
+    Superseded,
     /// The server went away during the wait.
     ServerGone,
 }
@@ -220,6 +222,8 @@ enum Ending {
     Final(Basis),
     /// The server's pull failed and nothing else came.
     Failed(String),
+    /// The server answered for a later version.
+    Superseded,
     /// The deadline came first.
     Deadline,
 }
@@ -593,6 +597,7 @@ impl Store {
         let look_at = match decision {
             Decision::Final(basis) => return self.answer(id, Ending::Final(basis)),
             Decision::Failed(reason) => return self.answer(id, Ending::Failed(reason)),
+            Decision::Superseded => return self.answer(id, Ending::Superseded),
             Decision::LookAt(at) => at.min(waiter.deadline),
             Decision::Waiting => waiter.deadline,
         };
@@ -652,6 +657,7 @@ impl Store {
                         basis,
                     },
                     Ending::Failed(reason) => Freshness::Failed(reason),
+                    Ending::Superseded => Freshness::Superseded,
                     Ending::Deadline => {
                         let seen = said.map(|said| said.seen_since(waiter.after, version));
                         let delivered = seen.is_some_and(|seen| {

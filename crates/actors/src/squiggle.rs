@@ -555,6 +555,17 @@ impl Squiggle {
                 diagnostics: Some(lists),
                 timed_out: false,
             },
+            Some(Freshness::Superseded) => ServerOutcome {
+                report: report(
+                    ServerState::Active,
+                    Some(
+                        "a later change to the file reached the server before its answer for this text"
+                            .to_string(),
+                    ),
+                ),
+                diagnostics: None,
+                timed_out: false,
+            },
             Some(Freshness::Failed(reason)) => ServerOutcome {
                 report: report(ServerState::Active, Some(reason)),
                 diagnostics: None,

@@ -9,6 +9,9 @@
 //! | publishes in stages, then an end signal              | the end signal for the version    | `end_signal` |
 //! | nothing (unversioned, or staged with no end signal)  | a quiet time after the last one   | `quiet_time` |
 //!
+//! A delivery naming a later version ends the wait as superseded: an answer always belongs to
+//! the text it was asked for.
+//!
 //! Work in progress (work-done progress, rust-analyzer's `serverStatus`, a pull in flight)
 //! holds every rule but the pull answer; a quiet time counts from the later of the last
 //! publish and the end of the work. A failed pull with nothing else delivered ends the wait
@@ -42,14 +45,19 @@ pub struct Delivery {
 }
 
 impl Delivery {
-    /// Whether it names `version` or a later one.
+    /// Whether it names exactly `version`.
     fn names(&self, version: i32) -> bool {
-        self.version.is_some_and(|v| v >= version)
+        self.version == Some(version)
     }
 
-    /// Whether it may be for `version`: it names it (or later), or names none.
+    /// Whether it may be for `version`: it names it, or names none.
     fn may_be_for(&self, version: i32) -> bool {
-        self.version.is_none_or(|v| v >= version)
+        self.version.is_none_or(|v| v == version)
+    }
+
+    /// Whether it names a later version: the text waited for was replaced before its answer.
+    fn is_later_than(&self, version: i32) -> bool {
+        self.version.is_some_and(|v| v > version)
     }
 }
 
@@ -81,12 +89,22 @@ pub enum Decision {
     Waiting,
     /// The server's pull failed and nothing else can answer: end the wait with its error.
     Failed(String),
+    /// The server answered for a later version: the text waited for was replaced by a later
+    /// change before its answer came, and what the server says now belongs to that one.
+    Superseded,
 }
 
 /// Decides whether a server's diagnostics for document `version` are final now.
 pub fn decide(version: i32, traits: Traits, seen: &Seen, now: Instant) -> Decision {
     if seen.pull.is_some_and(|pull| pull.names(version)) {
         return Decision::Final(Basis::Pull);
+    }
+    if [seen.pull, seen.push, seen.end]
+        .iter()
+        .flatten()
+        .any(|delivery| delivery.is_later_than(version))
+    {
+        return Decision::Superseded;
     }
     let idle_since = |at: Instant| seen.idle_since.is_none_or(|idle| idle <= at);
     if !seen.busy {
@@ -248,14 +266,24 @@ mod tests {
                 expect: |_| Decision::Final(Basis::Version),
             },
             Row {
-                name: "a publish for a later version counts too",
+                name: "a publish for a later version supersedes the wait",
                 traits: PUSHED,
                 seen: |t| Seen {
                     push: delivery(Some(3), at(t, 5)),
                     ..Seen::default()
                 },
                 now_ms: 5,
-                expect: |_| Decision::Final(Basis::Version),
+                expect: |_| Decision::Superseded,
+            },
+            Row {
+                name: "so does a pull answer for a later version",
+                traits: traits(true, Stages::Once),
+                seen: |t| Seen {
+                    pull: delivery(Some(3), at(t, 5)),
+                    ..Seen::default()
+                },
+                now_ms: 5,
+                expect: |_| Decision::Superseded,
             },
             Row {
                 name: "a publish for an older version is not for this one",
