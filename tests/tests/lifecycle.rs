@@ -722,3 +722,40 @@ async fn a_stopped_server_is_found_by_its_probe_reported_broken_and_killed() {
     );
     squiggle.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_checks_never_deadlocks_the_pipes_of_a_server_that_answers_big() {
+    let ws = FakeWorkspace::new();
+    // Big texts one way and big publishes the other: both pipes fill unless squiggle keeps
+    // reading the server's answers while it still has changes to write.
+    let text = |n: usize| {
+        (0..40)
+            .map(|i| format!("ERROR number {i} of round {n} {}\n", "x".repeat(60)))
+            .collect::<String>()
+    };
+    let file = ws.write("a.fake", &text(0));
+    let script = json!({"pull": true, "diagnose_on": []});
+    let mut config = ws.config(vec![ws.scripted("fake", &script)]);
+    config.diagnostic_timeout_ms = 20_000;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+    let _ = squiggle.check_file(&file, None).await;
+
+    let checks = (1..=1000).map(|n| squiggle.check_file(&file, Some(text(n))));
+    let flood = tokio::time::timeout(Duration::from_secs(60), futures::future::join_all(checks))
+        .await
+        .expect("every check of the flood is answered");
+    let last = squiggle
+        .check_file(&file, Some("fine\nERROR last\n".to_string()))
+        .await;
+    squiggle.shutdown().await;
+
+    assert_eq!(flood.len(), 1000, "every check of the flood is answered");
+    assert_eq!(
+        last.diagnostics
+            .iter()
+            .map(|d| d.message.as_str())
+            .collect::<Vec<_>>(),
+        vec!["found ERROR: last"],
+        "the server still answers after the flood"
+    );
+}

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use squiggle_config::Config;
 use squiggle_protocol::{Diagnostic, Severity};
-use tokio::sync::{broadcast, watch};
+use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::events::{LspEvent, EVENT_CAPACITY};
 use crate::squiggle::Saved;
@@ -64,6 +64,11 @@ struct Shared {
     busy: Mutex<HashMap<PathBuf, usize>>,
     /// Signalled whenever a file's work ends.
     idle: Condvar,
+    /// Files whose check ended, told to the event pump: it keeps the events the check caused
+    /// before it counts the file as settled.
+    ended: mpsc::UnboundedSender<PathBuf>,
+    /// The other end, taken by the pump when the runtime starts.
+    ended_rx: Mutex<Option<mpsc::UnboundedReceiver<PathBuf>>>,
 }
 
 impl LspManager {
@@ -74,6 +79,7 @@ impl LspManager {
             .thread_name("squiggle")
             .enable_all()
             .build()?;
+        let (ended, ended_rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             squiggle: watch::channel(None).0,
             starting: tokio::sync::Mutex::new(()),
@@ -82,6 +88,8 @@ impl LspManager {
             pending: Mutex::default(),
             busy: Mutex::default(),
             idle: Condvar::new(),
+            ended,
+            ended_rx: Mutex::new(Some(ended_rx)),
         });
         Ok(Self {
             runtime: Some(runtime),
@@ -104,7 +112,8 @@ impl LspManager {
                 Some(squiggle) => squiggle,
                 None => match Squiggle::start(&root, config).await {
                     Ok(squiggle) => {
-                        tokio::spawn(pump(squiggle.subscribe(), shared.clone()));
+                        let ended = lock(&shared.ended_rx).take();
+                        tokio::spawn(pump(squiggle.subscribe(), ended, shared.clone()));
                         shared.squiggle.send_replace(Some(squiggle.clone()));
                         squiggle
                     }
@@ -148,6 +157,10 @@ impl LspManager {
                     Saved::IfOnDisk
                 };
                 squiggle.check(&path, Some(change.text), saved).await;
+                // Through the pump, which keeps the events the check caused first.
+                if shared.ended.send(path.clone()).is_ok() {
+                    return;
+                }
             }
             shared.end(&path);
         });
@@ -305,15 +318,37 @@ impl Shared {
     }
 }
 
-/// Moves the runtime's events into the host's queue.
-async fn pump(mut events: broadcast::Receiver<LspEvent>, shared: Arc<Shared>) {
+/// Moves the runtime's events into the host's queue, and counts a checked file as settled once
+/// the events its check caused are kept (the store announces them before it answers a check,
+/// so they are in the channel by the time the check's end is told here).
+async fn pump(
+    mut events: broadcast::Receiver<LspEvent>,
+    ended: Option<mpsc::UnboundedReceiver<PathBuf>>,
+    shared: Arc<Shared>,
+) {
+    let Some(mut ended) = ended else {
+        return; // A pump runs already.
+    };
     loop {
-        match events.recv().await {
-            Ok(event) => shared.keep(event),
-            Err(broadcast::error::RecvError::Lagged(missed)) => {
-                tracing::debug!(missed, "event subscriber fell behind");
+        tokio::select! {
+            biased;
+            event = events.recv() => match event {
+                Ok(event) => shared.keep(event),
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::debug!(missed, "event subscriber fell behind");
+                }
+                Err(broadcast::error::RecvError::Closed) => break,
+            },
+            Some(path) = ended.recv() => {
+                loop {
+                    match events.try_recv() {
+                        Ok(event) => shared.keep(event),
+                        Err(broadcast::error::TryRecvError::Lagged(_)) => continue,
+                        Err(_) => break,
+                    }
+                }
+                shared.end(&path);
             }
-            Err(broadcast::error::RecvError::Closed) => break,
         }
     }
 }

@@ -13,6 +13,7 @@ mod pump;
 mod queued;
 mod sidecar;
 mod stderr;
+mod stdin_queue;
 mod tsserver;
 pub mod watchdog;
 
@@ -151,6 +152,9 @@ const RETRIGGER_DELAY: Duration = Duration::from_millis(100);
 
 /// How long a navigation request may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// Past this many bytes waiting to be written to a server, new checks are refused: it is not
+/// keeping up, and more work would only grow squiggle's memory.
+const MAX_BACKLOG: usize = 64 * 1024 * 1024;
 /// How long a server gets to answer the liveness probe.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -217,6 +221,8 @@ pub struct Connection {
     stopping: bool,
     /// Whether a liveness probe is in flight.
     probing: bool,
+    /// The bytes waiting to be written to the server.
+    backlog: stdin_queue::Backlog,
 }
 
 /// Whether and how the server wants `didSave`.
@@ -298,9 +304,8 @@ impl Actor for ServerActor {
             })
         });
         let clean_stdout = pump::guard_stdout(stdout, fast_path);
-        // async-lsp writes a frame's header and body apart and flushes after each frame: with a
-        // buffer, that is one write to the pipe per message instead of two.
-        let stdin = tokio::io::BufWriter::new(stdin);
+        // Writing never holds up reading (see `stdin_queue`); a message is one write to the pipe.
+        let (stdin, backlog) = stdin_queue::spawn(stdin);
         let (exited_tx, exited) = watch::channel(false);
         let me = myself.clone();
         let process_exit = exited.clone();
@@ -402,6 +407,7 @@ impl Actor for ServerActor {
             initialized: false,
             stopping: false,
             probing: false,
+            backlog,
         })
     }
 
@@ -419,6 +425,15 @@ impl Actor for ServerActor {
                 deadline,
                 reply,
             } => {
+                let waiting = conn.backlog.bytes();
+                if waiting > MAX_BACKLOG {
+                    let reason = format!(
+                        "the server is not keeping up: {} MiB of messages wait to be written to it",
+                        waiting >> 20
+                    );
+                    let _ = reply.send(Freshness::Failed(reason));
+                    return Ok(());
+                }
                 // The wait is registered before the change is sent: no publish for it is missed.
                 let version = conn.next_version(&path);
                 let key = conn.key.clone();
