@@ -1,7 +1,15 @@
 //! `cargo xtask bench`: end-to-end benchmarks of squiggle against the floor (a minimal raw LSP
 //! client on the same server, file and machine, in the same run), with a table on stdout and
 //! `target/bench/report.json`. `--quick` runs fewer repetitions and smaller sizes.
+//!
+//! Cold and warm checks are measured against the definitive floor (`final_floor`: the raw
+//! client's time to the server's final answer, no quiet time); the burst against the push floor
+//! (`floor`: each change's first publish); the false-clean rate on real-size projects.
 
+mod answers;
+mod false_clean;
+mod final_floor;
+mod fixture;
 mod floor;
 mod peer;
 mod stats;
@@ -13,11 +21,19 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use serde_json::{json, Value};
 
+use answers::{Server, WarmLimit};
+use final_floor::Signal;
 use peer::Peer;
 use stats::Stats;
 
 /// How long any single request may take.
 const LIMIT: Duration = Duration::from_secs(60);
+
+/// How long the floor waits after the fake server's last publish for a version to know it was
+/// the last (the time is taken at the publish, not after this wait): a thousand times its
+/// round trip. squiggle's warm checks on it pause as long before each run, so that both sides
+/// start each change from the same idle state.
+const GENEROUS: Duration = Duration::from_millis(100);
 
 /// The burst: this many files, each changed this many times at once, 64 checks in all.
 const FILES: usize = 16;
@@ -28,6 +44,8 @@ struct Plan {
     quick: bool,
     runs: usize,
     cold_runs: usize,
+    /// Cold runs on each real-size project for the false-clean rate.
+    false_clean_runs: usize,
     /// How many 64-request bursts.
     bursts: usize,
     growth: Vec<usize>,
@@ -91,6 +109,7 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
         quick,
         runs: if quick { 20 } else { 100 },
         cold_runs: if quick { 5 } else { 15 },
+        false_clean_runs: if quick { 3 } else { 20 },
         bursts: if quick { 9 } else { 101 },
         growth: vec![1, 10, 100, 1000],
         memory_docs: if quick { 100 } else { 1000 },
@@ -103,14 +122,14 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
     // Children (squiggle and the floor's servers) find the installed servers on PATH.
     let path = crate::lsp_servers::path_with_servers(workspace)?;
     std::env::set_var("PATH", &path);
-    let ruff = std::env::split_paths(&path)
-        .map(|d| d.join("ruff"))
-        .find(|p| p.is_file());
+    let ruff = on_path(&path, "ruff");
 
     let mut rows: Vec<Value> = Vec::new();
     let mut targets: Vec<Value> = Vec::new();
     // Numbers worth reading that have no target.
     let mut measures: Vec<Value> = Vec::new();
+    // What was not measured, and why.
+    let mut notes: Vec<String> = Vec::new();
 
     // The fake server with no server-side delay: everything measured is squiggle (or the floor).
     let fake = Load {
@@ -122,14 +141,16 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
     };
     let one = fake.workspace(&dir.join("fake-1"), 1, 0)?;
     let file = fake.probe(&one);
+    // Push only: its last publish for the version is its final answer.
+    let fake_signal = Signal::LastPublish { generous: GENEROUS };
     let cold_floor = repeat(plan.cold_runs, || {
-        floor::cold(
+        final_floor::cold(
             &fake.program,
             fake.args,
             &one,
             &file,
             fake.language,
-            Duration::ZERO,
+            fake_signal,
         )
     })?;
     let cold_check = repeat(plan.cold_runs, || time_cold_check(&squiggle, &one, &file))?;
@@ -148,11 +169,11 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
         &one,
         &file,
         fake.language,
-        Duration::ZERO,
+        fake_signal,
         plan.runs,
     )?;
-    let warm_api = time_warm_api(&one, &file, plan.runs)?;
-    let warm_serve = time_warm_serve(&squiggle, &one, &file, plan.runs)?;
+    let warm_api = time_warm_api(&one, &file, plan.runs, "#", GENEROUS)?;
+    let warm_serve = time_warm_serve(&squiggle, &one, &file, plan.runs, GENEROUS)?;
     rows.push(row(
         "warm",
         "fake",
@@ -179,65 +200,51 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
         ));
     }
 
-    // A real server: ruff, with the default quiet time for both.
-    if let Some(ruff) = &ruff {
-        let project = python_workspace(&dir.join("ruff"))?;
-        let file = project.join("app.py");
-        let quiet = Duration::from_millis(150);
-        let cold_floor = repeat(plan.cold_runs, || {
-            floor::cold(ruff, &["server"], &project, &file, "python", quiet)
-        })?;
-        let cold_check = repeat(plan.cold_runs, || {
-            time_cold_check(&squiggle, &project, &file)
-        })?;
-        rows.push(row(
-            "cold",
-            "ruff",
-            "squiggle check",
-            &cold_check,
-            Some(&cold_floor),
-        ));
-        rows.push(row("cold", "ruff", "floor", &cold_floor, None));
-        let ratio = cold_check.median_ms / cold_floor.median_ms;
-        targets.push(target(
-            "cold squiggle check / floor, real server (ruff, median)",
-            ratio,
-            "x",
-            1.1,
-            ratio <= 1.1,
-        ));
-        let runs = plan.runs / 4;
-        let warm_floor =
-            time_warm_floor(ruff, &["server"], &project, &file, "python", quiet, runs)?;
-        let warm_api = time_warm_api(&project, &file, runs)?;
-        let warm_serve = time_warm_serve(&squiggle, &project, &file, runs)?;
-        rows.push(row(
-            "warm",
-            "ruff",
-            "Squiggle API",
-            &warm_api,
-            Some(&warm_floor),
-        ));
-        rows.push(row(
-            "warm",
-            "ruff",
-            "squiggle serve",
-            &warm_serve,
-            Some(&warm_floor),
-        ));
-        rows.push(row("warm", "ruff", "floor", &warm_floor, None));
-    } else {
-        println!(
-            "(ruff is not installed: run `cargo xtask install-servers` for the real-server rows)"
-        );
-    }
-
-    // Burst, growth and memory: on the fake server, then on ruff.
+    // Real servers, cold and warm, against their definitive floor.
     let mut results = Results {
         rows: &mut rows,
         targets: &mut targets,
         measures: &mut measures,
     };
+    let (servers, mut missing) = real_servers(&path);
+    notes.append(&mut missing);
+    for server in &servers {
+        let runs = (plan.cold_runs, (plan.runs / 4).max(5));
+        answers::measure(server, workspace, &squiggle, &dir, runs, &mut results)?;
+    }
+    notes.push("tsc --lsp (TypeScript 7): not measured: no TypeScript 7 built-in yet".to_string());
+
+    // False cleans: cold runs on the real-size projects.
+    let (projects, mut missing) = real_projects(&path);
+    notes.append(&mut missing);
+    for project in projects {
+        let outcome =
+            false_clean::measure(&project, workspace, &squiggle, &dir, plan.false_clean_runs)?;
+        results.rows.push(row(
+            "cold",
+            project.label,
+            "check --format json",
+            &outcome.timing,
+            None,
+        ));
+        let mut missed = target(
+            &format!(
+                "false cleans: cold squiggle check runs without {} in {} ({})",
+                expected_text(project.expected),
+                project.file,
+                project.label
+            ),
+            outcome.misses as f64,
+            &format!("of {}", outcome.runs),
+            0.0,
+            outcome.misses == 0,
+        );
+        missed["missed_runs"] = json!(outcome.missed);
+        missed["bases"] = json!(outcome.bases);
+        results.targets.push(missed);
+    }
+
+    // Burst, growth and memory: on the fake server, then on ruff.
     let idle_ticks = measure_load(&fake, &plan, &squiggle, &dir, &mut results)?;
     if let Some(ruff) = &ruff {
         let ruff = Load {
@@ -248,6 +255,8 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
             args: &["server"],
         };
         measure_load(&ruff, &plan, &squiggle, &dir, &mut results)?;
+    } else {
+        notes.push("burst, growth and memory on ruff: not measured: ruff is not installed (cargo xtask install-servers)".to_string());
     }
     targets.push(target(
         "CPU ticks of an idle squiggle serve over 2 s",
@@ -257,13 +266,14 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
         idle_ticks == 0,
     ));
 
-    print_table(&rows, &targets, &measures);
+    print_table(&rows, &targets, &measures, &notes);
     let report = json!({
         "machine": machine(),
         "quick": plan.quick,
         "rows": rows,
         "targets": targets,
         "measures": measures,
+        "notes": notes,
     });
     let out = dir.join("report.json");
     std::fs::write(&out, serde_json::to_string_pretty(&report)?)?;
@@ -492,19 +502,146 @@ fn repeat(
     Ok(Stats::of(&timings))
 }
 
-/// A Python project with one undefined name, for ruff.
-fn python_workspace(dir: &Path) -> anyhow::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
-    std::fs::write(
-        dir.join("pyproject.toml"),
-        "[project]\nname = \"bench\"\nversion = \"0\"\n",
-    )?;
-    std::fs::write(dir.join("squiggle.toml"), "settle_ms = 150\n[servers.pyright]\nenabled = false\n[servers.basedpyright]\nenabled = false\n")?;
-    std::fs::write(
-        dir.join("app.py"),
-        "import os\n\n\ndef main():\n    print(undefined_name)\n",
-    )?;
-    Ok(std::fs::canonicalize(dir)?)
+/// The first `name` on `path`.
+fn on_path(path: &std::ffi::OsStr, name: &str) -> Option<PathBuf> {
+    std::env::split_paths(path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// The real servers measured cold and warm against their definitive floor, and a note for each
+/// one that is not installed (or does not work).
+fn real_servers(path: &std::ffi::OsStr) -> (Vec<Server>, Vec<String>) {
+    let mut servers = Vec::new();
+    let mut notes = Vec::new();
+    let wanted = [
+        ("pyright-langserver", "pyright", &["--stdio"][..], "python"),
+        ("ruff", "ruff", &["server"][..], "python"),
+        (
+            "typescript-language-server",
+            "typescript",
+            &["--stdio"][..],
+            "typescript",
+        ),
+    ];
+    for (command, label, args, language) in wanted {
+        let Some(program) = on_path(path, command) else {
+            notes.push(format!(
+                "{label}: not measured: {command} is not installed (cargo xtask install-servers)"
+            ));
+            continue;
+        };
+        let python = language == "python";
+        servers.push(Server {
+            label,
+            program,
+            args,
+            language,
+            signal: if python {
+                Signal::Pull
+            } else {
+                Signal::Tsserver
+            },
+            fixture: if python { "python" } else { "typescript" },
+            file: if python { "orders.py" } else { "src/user.ts" },
+            comment: if python { "#" } else { "//" },
+            others: match label {
+                "pyright" => &["basedpyright", "ruff"],
+                "ruff" => &["basedpyright", "pyright"],
+                _ => &["eslint"],
+            },
+            api: label == "ruff",
+            warm_limit: if python {
+                WarmLimit::Within {
+                    ratio: 1.2,
+                    plus_ms: 2.0,
+                }
+            } else {
+                WarmLimit::Ratio(2.0)
+            },
+            // The cold target is pyright's; the others are reported.
+            cold_limit: (label == "pyright").then_some(1.1),
+        });
+    }
+    // rust-analyzer only when one really runs (a rustup proxy without the component does not).
+    let works = on_path(path, "rust-analyzer").is_some_and(|program| {
+        Command::new(program)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success())
+    });
+    match on_path(path, "rust-analyzer") {
+        Some(program) if works => servers.push(Server {
+            label: "rust-analyzer",
+            program,
+            args: &[],
+            language: "rust",
+            // It publishes in stages with no end signal: its last publish, found generously.
+            signal: Signal::LastPublish {
+                generous: Duration::from_secs(2),
+            },
+            fixture: "rust",
+            file: "src/main.rs",
+            comment: "//",
+            others: &[],
+            api: false,
+            warm_limit: WarmLimit::Ratio(2.0),
+            cold_limit: None,
+        }),
+        _ => notes.push(
+            "rust-analyzer: not measured: `rust-analyzer --version` does not succeed on PATH"
+                .to_string(),
+        ),
+    }
+    (servers, notes)
+}
+
+/// The real-size projects of the false-clean rate, and a note for each one whose servers are
+/// not installed.
+fn real_projects(path: &std::ffi::OsStr) -> (Vec<false_clean::Project>, Vec<String>) {
+    let projects = [
+        (
+            false_clean::Project {
+                label: "typescript, real-ts",
+                fixture: "real-ts",
+                file: "src/TaskEither.ts",
+                expected: &[(255, 32, "2552")],
+            },
+            &["typescript-language-server"][..],
+        ),
+        (
+            false_clean::Project {
+                label: "pyright+ruff, real-py",
+                fixture: "real-py",
+                file: "isort/api.py",
+                expected: &[(98, 5, "reportUndefinedVariable"), (98, 5, "F821")],
+            },
+            &["pyright-langserver", "ruff"][..],
+        ),
+    ];
+    let mut found = Vec::new();
+    let mut notes = Vec::new();
+    for (project, commands) in projects {
+        match commands.iter().find(|c| on_path(path, c).is_none()) {
+            None => found.push(project),
+            Some(command) => notes.push(format!(
+                "false cleans on {}: not measured: {command} is not installed",
+                project.fixture
+            )),
+        }
+    }
+    (found, notes)
+}
+
+/// How a target names the expected diagnostics: `2552 at 255:32`.
+fn expected_text(expected: &[(u64, u64, &str)]) -> String {
+    expected
+        .iter()
+        .map(|(line, column, code)| format!("{code} at {line}:{column}"))
+        .collect::<Vec<_>>()
+        .join(" and ")
 }
 
 /// One cold `squiggle check`: from process start to the first byte of its output.
@@ -528,21 +665,21 @@ fn time_cold_check(squiggle: &Path, root: &Path, file: &Path) -> anyhow::Result<
     Ok(took)
 }
 
-/// The floor's warm round trips: didChange to final diagnostics.
+/// The definitive floor's warm round trips: didChange to the final answer.
 fn time_warm_floor(
     program: &Path,
     args: &[&str],
     root: &Path,
     file: &Path,
     language_id: &str,
-    quiet: Duration,
+    signal: Signal,
     runs: usize,
 ) -> anyhow::Result<Stats> {
     let text = std::fs::read_to_string(file)?;
-    let mut floor = floor::Floor::start(program, args, root, quiet)?;
+    let mut floor = final_floor::FinalFloor::start(program, args, root, signal)?;
     floor.open(file, language_id, &text)?;
     let timings = (0..runs)
-        .map(|i| floor.change(&variant(&text, i)))
+        .map(|i| floor.change(&variant(&text, i, "#")))
         .collect::<anyhow::Result<Vec<_>>>()?;
     floor.stop();
     Ok(Stats::of(&timings))
@@ -550,7 +687,14 @@ fn time_warm_floor(
 
 /// Warm checks through the embedding API: `Squiggle::check_file` in this process, on a
 /// runtime like the binary's (two workers).
-fn time_warm_api(root: &Path, file: &Path, runs: usize) -> anyhow::Result<Stats> {
+/// Each run appends a different line comment (starting with `comment`), after `pause`.
+fn time_warm_api(
+    root: &Path,
+    file: &Path,
+    runs: usize,
+    comment: &str,
+    pause: Duration,
+) -> anyhow::Result<Stats> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -562,8 +706,11 @@ fn time_warm_api(root: &Path, file: &Path, runs: usize) -> anyhow::Result<Stats>
         squiggle.check_file(file, Some(text.clone())).await;
         let mut timings = Vec::new();
         for i in 0..runs {
+            tokio::time::sleep(pause).await;
             let started = Instant::now();
-            let result = squiggle.check_file(file, Some(variant(&text, i))).await;
+            let result = squiggle
+                .check_file(file, Some(variant(&text, i, comment)))
+                .await;
             timings.push(started.elapsed());
             if result.diagnostics.is_empty() || !result.timed_out.is_empty() {
                 bail!("a warm check through the API found nothing: {result:?}");
@@ -574,9 +721,10 @@ fn time_warm_api(root: &Path, file: &Path, runs: usize) -> anyhow::Result<Stats>
     })
 }
 
-/// A text that differs from run to run (so that every check is a real change).
-fn variant(text: &str, i: usize) -> String {
-    format!("{text}\n# {i}\n")
+/// A text that differs from run to run (so that every check is a real change): a line comment
+/// starting with `comment` appended.
+fn variant(text: &str, i: usize, comment: &str) -> String {
+    format!("{text}\n{comment} {i}\n")
 }
 
 /// Starts `squiggle serve` and waits for lsp/ready.
@@ -601,18 +749,22 @@ fn check(peer: &mut Peer, file: &Path, text: &str) -> anyhow::Result<Duration> {
     Ok(at.duration_since(started))
 }
 
-/// Warm checks on a running `squiggle serve`.
+/// Warm checks on a running `squiggle serve`, each after `pause`.
 fn time_warm_serve(
     squiggle: &Path,
     root: &Path,
     file: &Path,
     runs: usize,
+    pause: Duration,
 ) -> anyhow::Result<Stats> {
     let text = std::fs::read_to_string(file)?;
     let mut peer = serve(squiggle, root)?;
     check(&mut peer, file, &text)?;
     let timings = (0..runs)
-        .map(|i| check(&mut peer, file, &variant(&text, i)))
+        .map(|i| {
+            std::thread::sleep(pause);
+            check(&mut peer, file, &variant(&text, i, "#"))
+        })
         .collect::<anyhow::Result<Vec<_>>>()?;
     shutdown(peer)?;
     Ok(Stats::of(&timings))
@@ -655,7 +807,7 @@ impl ServeBurst {
     /// Single checks of one file, one at a time.
     fn singles(&mut self, runs: usize) -> anyhow::Result<Stats> {
         let single = (0..runs)
-            .map(|i| check(&mut self.peer, &self.files[0], &variant(&self.text, i)))
+            .map(|i| check(&mut self.peer, &self.files[0], &variant(&self.text, i, "#")))
             .collect::<anyhow::Result<Vec<_>>>()?;
         Ok(Stats::of(&single))
     }
@@ -689,7 +841,7 @@ impl ServeBurst {
 
 /// The text of round `round` of burst `n` (unique across the run, so every change is real).
 fn burst_text(text: &str, n: usize, round: usize) -> String {
-    variant(text, 1000 + 4 * n + round)
+    variant(text, 1000 + 4 * n + round, "#")
 }
 
 /// The CPU time, in nanoseconds, all threads of a process have run (from their schedstat).
@@ -727,7 +879,7 @@ fn growth(
             open += 1;
         }
         let timings = (0..runs)
-            .map(|i| check(&mut peer, &probe, &variant(&text, i)))
+            .map(|i| check(&mut peer, &probe, &variant(&text, i, "#")))
             .collect::<anyhow::Result<Vec<_>>>()?;
         results.push((level, Stats::of(&timings)));
     }
@@ -787,9 +939,9 @@ fn target(name: &str, value: f64, unit: &str, limit: f64, met: bool) -> Value {
     json!({"target": name, "value": value, "unit": unit, "limit": limit, "met": met})
 }
 
-fn print_table(rows: &[Value], targets: &[Value], measures: &[Value]) {
+fn print_table(rows: &[Value], targets: &[Value], measures: &[Value], notes: &[String]) {
     println!(
-        "{:<8} {:<22} {:<16} {:>5} {:>10} {:>10} {:>10} {:>14}",
+        "{:<8} {:<28} {:<20} {:>5} {:>10} {:>10} {:>10} {:>14}",
         "scenario", "server", "subject", "runs", "median ms", "p90 ms", "max ms", "vs floor"
     );
     for r in rows {
@@ -805,7 +957,7 @@ fn print_table(rows: &[Value], targets: &[Value], measures: &[Value]) {
             })
             .unwrap_or_default();
         println!(
-            "{:<8} {:<22} {:<16} {:>5} {:>10.2} {:>10.2} {:>10.2} {:>14}",
+            "{:<8} {:<28} {:<20} {:>5} {:>10.2} {:>10.2} {:>10.2} {:>14}",
             r["scenario"].as_str().unwrap_or_default(),
             r["server"].as_str().unwrap_or_default(),
             r["subject"].as_str().unwrap_or_default(),
@@ -818,6 +970,7 @@ fn print_table(rows: &[Value], targets: &[Value], measures: &[Value]) {
     }
     println!("\ntargets:");
     for t in targets {
+        let limit = t["limit"].as_f64().unwrap_or(0.0);
         println!(
             "  [{}] {}: {:.2} {} (limit {} {})",
             if t["met"].as_bool().unwrap_or(false) {
@@ -828,7 +981,11 @@ fn print_table(rows: &[Value], targets: &[Value], measures: &[Value]) {
             t["target"].as_str().unwrap_or_default(),
             t["value"].as_f64().unwrap_or(0.0),
             t["unit"].as_str().unwrap_or_default(),
-            t["limit"],
+            if limit.fract() == 0.0 {
+                format!("{limit}")
+            } else {
+                format!("{limit:.2}")
+            },
             t["unit"].as_str().unwrap_or_default()
         );
     }
@@ -840,6 +997,12 @@ fn print_table(rows: &[Value], targets: &[Value], measures: &[Value]) {
             m["value"].as_f64().unwrap_or(0.0),
             m["unit"].as_str().unwrap_or_default()
         );
+    }
+    if !notes.is_empty() {
+        println!("\nnot measured:");
+        for note in notes {
+            println!("  {note}");
+        }
     }
 }
 
