@@ -1,33 +1,50 @@
 //! `cargo xtask bench`: end-to-end benchmarks of squiggle against the floor (a minimal raw LSP
 //! client on the same server, file and machine, in the same run), with a table on stdout and
 //! `target/bench/report.json`. `--quick` runs fewer repetitions and smaller sizes.
+//!
+//! Cold and warm checks are measured against the definitive floor (`final_floor`: the raw
+//! client's time to the server's final answer, no quiet time); the burst against the push floor
+//! (`floor`: each change's first publish); the false-clean rate on real-size projects.
 
+mod answers;
+mod catalog;
+mod false_clean;
+mod final_floor;
+mod fixture;
 mod floor;
+mod load;
 mod peer;
 mod stats;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use serde_json::{json, Value};
 
+use catalog::{expected_text, on_path, real_projects, real_servers};
+use final_floor::Signal;
+use load::{measure_load, Load};
 use peer::Peer;
 use stats::Stats;
 
 /// How long any single request may take.
 const LIMIT: Duration = Duration::from_secs(60);
 
-/// The burst: this many files, each changed this many times at once, 64 checks in all.
-const FILES: usize = 16;
-const ROUNDS: usize = 4;
+/// How long the floor waits after the fake server's last publish for a version to know it was
+/// the last (the time is taken at the publish, not after this wait): a thousand times its
+/// round trip. squiggle's warm checks on it pause as long before each run, so that both sides
+/// start each change from the same idle state.
+const GENEROUS: Duration = Duration::from_millis(100);
 
 /// Sizes and repetitions.
 struct Plan {
     quick: bool,
     runs: usize,
     cold_runs: usize,
+    /// Cold runs on each real-size project for the false-clean rate.
+    false_clean_runs: usize,
     /// How many 64-request bursts.
     bursts: usize,
     growth: Vec<usize>,
@@ -91,6 +108,7 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
         quick,
         runs: if quick { 20 } else { 100 },
         cold_runs: if quick { 5 } else { 15 },
+        false_clean_runs: if quick { 3 } else { 20 },
         bursts: if quick { 9 } else { 101 },
         growth: vec![1, 10, 100, 1000],
         memory_docs: if quick { 100 } else { 1000 },
@@ -103,14 +121,14 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
     // Children (squiggle and the floor's servers) find the installed servers on PATH.
     let path = crate::lsp_servers::path_with_servers(workspace)?;
     std::env::set_var("PATH", &path);
-    let ruff = std::env::split_paths(&path)
-        .map(|d| d.join("ruff"))
-        .find(|p| p.is_file());
+    let ruff = on_path(&path, "ruff");
 
     let mut rows: Vec<Value> = Vec::new();
     let mut targets: Vec<Value> = Vec::new();
     // Numbers worth reading that have no target.
     let mut measures: Vec<Value> = Vec::new();
+    // What was not measured, and why.
+    let mut notes: Vec<String> = Vec::new();
 
     // The fake server with no server-side delay: everything measured is squiggle (or the floor).
     let fake = Load {
@@ -122,14 +140,16 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
     };
     let one = fake.workspace(&dir.join("fake-1"), 1, 0)?;
     let file = fake.probe(&one);
+    // Push only: its last publish for the version is its final answer.
+    let fake_signal = Signal::LastPublish { generous: GENEROUS };
     let cold_floor = repeat(plan.cold_runs, || {
-        floor::cold(
+        final_floor::cold(
             &fake.program,
             fake.args,
             &one,
             &file,
             fake.language,
-            Duration::ZERO,
+            fake_signal,
         )
     })?;
     let cold_check = repeat(plan.cold_runs, || time_cold_check(&squiggle, &one, &file))?;
@@ -148,11 +168,11 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
         &one,
         &file,
         fake.language,
-        Duration::ZERO,
+        fake_signal,
         plan.runs,
     )?;
-    let warm_api = time_warm_api(&one, &file, plan.runs)?;
-    let warm_serve = time_warm_serve(&squiggle, &one, &file, plan.runs)?;
+    let warm_api = time_warm_api(&one, &file, plan.runs, "#", GENEROUS)?;
+    let warm_serve = time_warm_serve(&squiggle, &one, &file, plan.runs, GENEROUS)?;
     rows.push(row(
         "warm",
         "fake",
@@ -179,65 +199,51 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
         ));
     }
 
-    // A real server: ruff, with the default quiet time for both.
-    if let Some(ruff) = &ruff {
-        let project = python_workspace(&dir.join("ruff"))?;
-        let file = project.join("app.py");
-        let quiet = Duration::from_millis(150);
-        let cold_floor = repeat(plan.cold_runs, || {
-            floor::cold(ruff, &["server"], &project, &file, "python", quiet)
-        })?;
-        let cold_check = repeat(plan.cold_runs, || {
-            time_cold_check(&squiggle, &project, &file)
-        })?;
-        rows.push(row(
-            "cold",
-            "ruff",
-            "squiggle check",
-            &cold_check,
-            Some(&cold_floor),
-        ));
-        rows.push(row("cold", "ruff", "floor", &cold_floor, None));
-        let ratio = cold_check.median_ms / cold_floor.median_ms;
-        targets.push(target(
-            "cold squiggle check / floor, real server (ruff, median)",
-            ratio,
-            "x",
-            1.1,
-            ratio <= 1.1,
-        ));
-        let runs = plan.runs / 4;
-        let warm_floor =
-            time_warm_floor(ruff, &["server"], &project, &file, "python", quiet, runs)?;
-        let warm_api = time_warm_api(&project, &file, runs)?;
-        let warm_serve = time_warm_serve(&squiggle, &project, &file, runs)?;
-        rows.push(row(
-            "warm",
-            "ruff",
-            "Squiggle API",
-            &warm_api,
-            Some(&warm_floor),
-        ));
-        rows.push(row(
-            "warm",
-            "ruff",
-            "squiggle serve",
-            &warm_serve,
-            Some(&warm_floor),
-        ));
-        rows.push(row("warm", "ruff", "floor", &warm_floor, None));
-    } else {
-        println!(
-            "(ruff is not installed: run `cargo xtask install-servers` for the real-server rows)"
-        );
-    }
-
-    // Burst, growth and memory: on the fake server, then on ruff.
+    // Real servers, cold and warm, against their definitive floor.
     let mut results = Results {
         rows: &mut rows,
         targets: &mut targets,
         measures: &mut measures,
     };
+    let (servers, mut missing) = real_servers(&path);
+    notes.append(&mut missing);
+    for server in &servers {
+        let runs = (plan.cold_runs, (plan.runs / 4).max(5));
+        answers::measure(server, workspace, &squiggle, &dir, runs, &mut results)?;
+    }
+    notes.push("tsc --lsp (TypeScript 7): not measured: no TypeScript 7 built-in yet".to_string());
+
+    // False cleans: cold runs on the real-size projects.
+    let (projects, mut missing) = real_projects(&path);
+    notes.append(&mut missing);
+    for project in projects {
+        let outcome =
+            false_clean::measure(&project, workspace, &squiggle, &dir, plan.false_clean_runs)?;
+        results.rows.push(row(
+            "cold",
+            project.label,
+            "check --format json",
+            &outcome.timing,
+            None,
+        ));
+        let mut missed = target(
+            &format!(
+                "false cleans: cold squiggle check runs without {} in {} ({})",
+                expected_text(project.expected),
+                project.file,
+                project.label
+            ),
+            outcome.misses as f64,
+            &format!("of {}", outcome.runs),
+            0.0,
+            outcome.misses == 0,
+        );
+        missed["missed_runs"] = json!(outcome.missed);
+        missed["bases"] = json!(outcome.bases);
+        results.targets.push(missed);
+    }
+
+    // Burst, growth and memory: on the fake server, then on ruff.
     let idle_ticks = measure_load(&fake, &plan, &squiggle, &dir, &mut results)?;
     if let Some(ruff) = &ruff {
         let ruff = Load {
@@ -248,6 +254,8 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
             args: &["server"],
         };
         measure_load(&ruff, &plan, &squiggle, &dir, &mut results)?;
+    } else {
+        notes.push("burst, growth and memory on ruff: not measured: ruff is not installed (cargo xtask install-servers)".to_string());
     }
     targets.push(target(
         "CPU ticks of an idle squiggle serve over 2 s",
@@ -257,13 +265,14 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
         idle_ticks == 0,
     ));
 
-    print_table(&rows, &targets, &measures);
+    print_table(&rows, &targets, &measures, &notes);
     let report = json!({
         "machine": machine(),
         "quick": plan.quick,
         "rows": rows,
         "targets": targets,
         "measures": measures,
+        "notes": notes,
     });
     let out = dir.join("report.json");
     std::fs::write(&out, serde_json::to_string_pretty(&report)?)?;
@@ -278,209 +287,6 @@ struct Results<'a> {
     measures: &'a mut Vec<Value>,
 }
 
-/// A kind of server the load scenarios (burst, growth, memory) run on. Its workspaces hold files
-/// `f0000.<ext>`, ... with ten errors each, and a probe `a.<ext>` with one.
-struct Load {
-    /// How the table names it.
-    label: &'static str,
-    /// The files' extension.
-    ext: &'static str,
-    /// Their LSP language id, for the floor.
-    language: &'static str,
-    /// The server's program and arguments.
-    program: PathBuf,
-    args: &'static [&'static str],
-}
-
-impl Load {
-    /// A workspace with `files` files served by `servers` instances of the server, settle 0.
-    fn workspace(&self, dir: &Path, servers: usize, files: usize) -> anyhow::Result<PathBuf> {
-        std::fs::create_dir_all(dir)?;
-        let mut config = String::from(
-            "settle_ms = 0\ndiagnostic_timeout_ms = 30000\nfirst_touch_timeout_ms = 30000\n",
-        );
-        // Only the numbered servers below: the built-in ones for these files stay off.
-        for builtin in ["pyright", "basedpyright", "ruff"] {
-            config.push_str(&format!("[servers.{builtin}]\nenabled = false\n"));
-        }
-        let args: Vec<String> = self.args.iter().map(|a| a.to_string()).collect();
-        for n in 0..servers {
-            config.push_str(&format!(
-                "[servers.{}{n}]\ncommand = {:?}\nargs = {args:?}\nextensions = [{:?}]\n",
-                self.label,
-                self.program.display().to_string(),
-                self.ext
-            ));
-        }
-        std::fs::write(dir.join("squiggle.toml"), config)?;
-        std::fs::write(self.probe(dir), self.errors(1))?;
-        let ten = self.errors(10);
-        for n in 0..files {
-            std::fs::write(self.file(dir, n), &ten)?;
-        }
-        Ok(std::fs::canonicalize(dir)?)
-    }
-
-    /// The text of a file with `count` errors.
-    fn errors(&self, count: usize) -> String {
-        (0..count)
-            .map(|i| match self.ext {
-                "py" => format!("print(undefined_{i})\n"),
-                _ => format!("ERROR number {i}\n"),
-            })
-            .collect()
-    }
-
-    fn file(&self, root: &Path, n: usize) -> PathBuf {
-        root.join(format!("f{n:04}.{}", self.ext))
-    }
-
-    fn probe(&self, root: &Path) -> PathBuf {
-        root.join(format!("a.{}", self.ext))
-    }
-}
-
-/// The burst, growth and memory scenarios on one kind of server; returns the CPU ticks an idle
-/// `squiggle serve` used afterwards.
-fn measure_load(
-    load: &Load,
-    plan: &Plan,
-    squiggle: &Path,
-    dir: &Path,
-    results: &mut Results<'_>,
-) -> anyhow::Result<u64> {
-    let label = format!("{} x4", load.label);
-    // Burst: 64 concurrent checks over 16 files and 4 servers, alternating with the floor's
-    // same burst (both kept running), so that both see the machine in the same state.
-    let four = load.workspace(&dir.join(format!("{}-4", load.label)), 4, FILES)?;
-    let mut subject = ServeBurst::start(load, squiggle, &four)?;
-    let single = subject.singles(plan.runs)?;
-    let mut floor = floor::BurstFloor::start(
-        &load.program,
-        load.args,
-        &four,
-        &subject.files,
-        load.language,
-        4,
-    )?;
-    let mut ours = Vec::new();
-    let mut theirs = Vec::new();
-    // Burst 0 warms both up and is not counted.
-    for n in 0..=plan.bursts {
-        let text = |original: &str, round| burst_text(original, n, round);
-        // Which side goes first alternates too.
-        let (mine, floor_burst) = if n % 2 == 0 {
-            (subject.burst(n)?, floor.burst(ROUNDS, text)?)
-        } else {
-            let floor_burst = floor.burst(ROUNDS, text)?;
-            (subject.burst(n)?, floor_burst)
-        };
-        if n > 0 {
-            ours.push(mine);
-            theirs.push(floor_burst);
-        }
-    }
-    floor.stop();
-    let checks = (plan.bursts + 1) * ROUNDS * FILES;
-    let cpu_ms_per_check = subject.cpu_ns as f64 / 1e6 / checks as f64;
-    shutdown(subject.peer)?;
-    let (burst_stats, floor_stats) = (Stats::of(&ours.concat()), Stats::of(&theirs.concat()));
-    results
-        .rows
-        .push(row("burst", &label, "single check", &single, None));
-    results.rows.push(row(
-        "burst",
-        &label,
-        "64 concurrent",
-        &burst_stats,
-        Some(&floor_stats),
-    ));
-    results.rows.push(row(
-        "burst",
-        &label,
-        "floor, same burst",
-        &floor_stats,
-        None,
-    ));
-    // Beyond server time: how much longer than the floor's slowest request the slowest request
-    // of a burst waited, paired burst by burst, the median over the bursts, in single-check
-    // times.
-    let slowest = |burst: &Vec<Duration>| burst.iter().max().copied().unwrap_or_default();
-    let per_burst: Vec<f64> = ours
-        .iter()
-        .zip(&theirs)
-        .map(|(mine, floor)| (slowest(mine).as_secs_f64() - slowest(floor).as_secs_f64()) * 1000.0)
-        .collect();
-    let beyond_ms = stats::median(&per_burst);
-    let beyond = beyond_ms / single.median_ms.max(0.001);
-    let mut burst_target = target(
-        &format!(
-            "burst ({label}): slowest request beyond server time, in single-check times ({beyond_ms:+.2} ms, median of {} paired bursts)",
-            plan.bursts
-        ),
-        beyond,
-        "x",
-        2.0,
-        beyond <= 2.0,
-    );
-    burst_target["beyond_ms_per_burst"] = json!(per_burst);
-    results.targets.push(burst_target);
-    results.measures.push(json!({
-        "measure": format!("CPU time of squiggle serve (all threads) per check in the bursts ({label})"),
-        "value": cpu_ms_per_check,
-        "unit": "ms",
-    }));
-
-    // Growth: open documents and 10 diagnostics each in the store.
-    let most = *plan.growth.iter().max().unwrap_or(&1);
-    let many = load.workspace(&dir.join(format!("{}-growth", load.label)), 1, most)?;
-    let growth = growth(load, squiggle, &many, &plan.growth, plan.runs)?;
-    let points: Vec<(f64, f64)> = growth
-        .iter()
-        .map(|(docs, stats)| (*docs as f64, stats.median_ms))
-        .collect();
-    let slope = stats::slope(&points) * 1000.0;
-    for (docs, stats) in &growth {
-        results.rows.push(row(
-            "growth",
-            &format!("{} {docs} docs, {} diags", load.label, docs * 10),
-            "warm check",
-            stats,
-            None,
-        ));
-    }
-    results.targets.push(target(
-        &format!(
-            "growth slope of the warm check ({}; ms per 1,000 open documents)",
-            load.label
-        ),
-        slope,
-        "ms",
-        1.0,
-        slope < 1.0,
-    ));
-
-    // Memory (and idle CPU) of `squiggle serve` itself, with 4 servers and many documents.
-    let memory_ws = load.workspace(
-        &dir.join(format!("{}-memory", load.label)),
-        4,
-        plan.memory_docs,
-    )?;
-    let (rss_kib, idle_ticks) = memory_and_idle(load, squiggle, &memory_ws, plan.memory_docs)?;
-    let rss_mib = rss_kib as f64 / 1024.0;
-    results.targets.push(target(
-        &format!(
-            "peak RSS of squiggle serve ({label}, {} open documents)",
-            plan.memory_docs
-        ),
-        rss_mib,
-        "MiB",
-        30.0,
-        rss_mib < 30.0,
-    ));
-    Ok(idle_ticks)
-}
-
 /// Runs a measurement `runs` times.
 fn repeat(
     runs: usize,
@@ -490,21 +296,6 @@ fn repeat(
         .map(|_| once())
         .collect::<anyhow::Result<Vec<_>>>()?;
     Ok(Stats::of(&timings))
-}
-
-/// A Python project with one undefined name, for ruff.
-fn python_workspace(dir: &Path) -> anyhow::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
-    std::fs::write(
-        dir.join("pyproject.toml"),
-        "[project]\nname = \"bench\"\nversion = \"0\"\n",
-    )?;
-    std::fs::write(dir.join("squiggle.toml"), "settle_ms = 150\n[servers.pyright]\nenabled = false\n[servers.basedpyright]\nenabled = false\n")?;
-    std::fs::write(
-        dir.join("app.py"),
-        "import os\n\n\ndef main():\n    print(undefined_name)\n",
-    )?;
-    Ok(std::fs::canonicalize(dir)?)
 }
 
 /// One cold `squiggle check`: from process start to the first byte of its output.
@@ -528,29 +319,36 @@ fn time_cold_check(squiggle: &Path, root: &Path, file: &Path) -> anyhow::Result<
     Ok(took)
 }
 
-/// The floor's warm round trips: didChange to final diagnostics.
+/// The definitive floor's warm round trips: didChange to the final answer.
 fn time_warm_floor(
     program: &Path,
     args: &[&str],
     root: &Path,
     file: &Path,
     language_id: &str,
-    quiet: Duration,
+    signal: Signal,
     runs: usize,
 ) -> anyhow::Result<Stats> {
     let text = std::fs::read_to_string(file)?;
-    let mut floor = floor::Floor::start(program, args, root, quiet)?;
+    let mut floor = final_floor::FinalFloor::start(program, args, root, signal)?;
     floor.open(file, language_id, &text)?;
     let timings = (0..runs)
-        .map(|i| floor.change(&variant(&text, i)))
+        .map(|i| floor.change(&variant(&text, i, "#")))
         .collect::<anyhow::Result<Vec<_>>>()?;
     floor.stop();
     Ok(Stats::of(&timings))
 }
 
 /// Warm checks through the embedding API: `Squiggle::check_file` in this process, on a
-/// runtime like the binary's (two workers).
-fn time_warm_api(root: &Path, file: &Path, runs: usize) -> anyhow::Result<Stats> {
+/// runtime like the binary's (two workers); each run appends a different line comment
+/// (starting with `comment`), after `pause`.
+fn time_warm_api(
+    root: &Path,
+    file: &Path,
+    runs: usize,
+    comment: &str,
+    pause: Duration,
+) -> anyhow::Result<Stats> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -562,8 +360,11 @@ fn time_warm_api(root: &Path, file: &Path, runs: usize) -> anyhow::Result<Stats>
         squiggle.check_file(file, Some(text.clone())).await;
         let mut timings = Vec::new();
         for i in 0..runs {
+            tokio::time::sleep(pause).await;
             let started = Instant::now();
-            let result = squiggle.check_file(file, Some(variant(&text, i))).await;
+            let result = squiggle
+                .check_file(file, Some(variant(&text, i, comment)))
+                .await;
             timings.push(started.elapsed());
             if result.diagnostics.is_empty() || !result.timed_out.is_empty() {
                 bail!("a warm check through the API found nothing: {result:?}");
@@ -574,9 +375,10 @@ fn time_warm_api(root: &Path, file: &Path, runs: usize) -> anyhow::Result<Stats>
     })
 }
 
-/// A text that differs from run to run (so that every check is a real change).
-fn variant(text: &str, i: usize) -> String {
-    format!("{text}\n# {i}\n")
+/// A text that differs from run to run (so that every check is a real change): a line comment
+/// starting with `comment` appended.
+fn variant(text: &str, i: usize, comment: &str) -> String {
+    format!("{text}\n{comment} {i}\n")
 }
 
 /// Starts `squiggle serve` and waits for lsp/ready.
@@ -601,18 +403,22 @@ fn check(peer: &mut Peer, file: &Path, text: &str) -> anyhow::Result<Duration> {
     Ok(at.duration_since(started))
 }
 
-/// Warm checks on a running `squiggle serve`.
+/// Warm checks on a running `squiggle serve`, each after `pause`.
 fn time_warm_serve(
     squiggle: &Path,
     root: &Path,
     file: &Path,
     runs: usize,
+    pause: Duration,
 ) -> anyhow::Result<Stats> {
     let text = std::fs::read_to_string(file)?;
     let mut peer = serve(squiggle, root)?;
     check(&mut peer, file, &text)?;
     let timings = (0..runs)
-        .map(|i| check(&mut peer, file, &variant(&text, i)))
+        .map(|i| {
+            std::thread::sleep(pause);
+            check(&mut peer, file, &variant(&text, i, "#"))
+        })
         .collect::<anyhow::Result<Vec<_>>>()?;
     shutdown(peer)?;
     Ok(Stats::of(&timings))
@@ -623,157 +429,6 @@ fn shutdown(mut peer: Peer) -> anyhow::Result<()> {
     peer.answer(id, LIMIT)?;
     peer.kill();
     Ok(())
-}
-
-/// `squiggle serve` with 16 files open on 4 servers, for the burst scenario.
-struct ServeBurst {
-    peer: Peer,
-    files: Vec<PathBuf>,
-    /// The files' original text (they all hold the same).
-    text: String,
-    /// The CPU time `squiggle serve` (all its threads) spent in the bursts so far, in ns.
-    cpu_ns: u64,
-}
-
-impl ServeBurst {
-    /// Starts `squiggle serve` and checks each file once.
-    fn start(load: &Load, squiggle: &Path, root: &Path) -> anyhow::Result<Self> {
-        let files: Vec<PathBuf> = (0..FILES).map(|n| load.file(root, n)).collect();
-        let mut peer = serve(squiggle, root)?;
-        for file in &files {
-            check(&mut peer, file, &std::fs::read_to_string(file)?)?;
-        }
-        let text = std::fs::read_to_string(&files[0])?;
-        Ok(Self {
-            peer,
-            files,
-            text,
-            cpu_ns: 0,
-        })
-    }
-
-    /// Single checks of one file, one at a time.
-    fn singles(&mut self, runs: usize) -> anyhow::Result<Stats> {
-        let single = (0..runs)
-            .map(|i| check(&mut self.peer, &self.files[0], &variant(&self.text, i)))
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        Ok(Stats::of(&single))
-    }
-
-    /// One burst: [`ROUNDS`] rounds of concurrent checks over the files, round `r` sending
-    /// `burst_text(text, n, r)`; each request's latency from the start of the burst (as the
-    /// floor times its own).
-    fn burst(&mut self, n: usize) -> anyhow::Result<Vec<Duration>> {
-        let mut requests = Vec::new();
-        for round in 0..ROUNDS {
-            let text = burst_text(&self.text, n, round);
-            for file in &self.files {
-                let params = json!({"filePath": file, "text": text});
-                requests.push(self.peer.prepare("lsp/checkFile", params));
-            }
-        }
-        let cpu_before = cpu_ns(self.peer.pid())?;
-        let started = Instant::now();
-        for (_, request) in &requests {
-            self.peer.send(request)?;
-        }
-        let mut latencies = Vec::new();
-        for (id, _) in requests {
-            let (at, _) = self.peer.answer(id, LIMIT)?;
-            latencies.push(at.duration_since(started));
-        }
-        self.cpu_ns += cpu_ns(self.peer.pid())?.saturating_sub(cpu_before);
-        Ok(latencies)
-    }
-}
-
-/// The text of round `round` of burst `n` (unique across the run, so every change is real).
-fn burst_text(text: &str, n: usize, round: usize) -> String {
-    variant(text, 1000 + 4 * n + round)
-}
-
-/// The CPU time, in nanoseconds, all threads of a process have run (from their schedstat).
-fn cpu_ns(pid: u32) -> anyhow::Result<u64> {
-    let mut total = 0;
-    for task in std::fs::read_dir(format!("/proc/{pid}/task"))? {
-        let schedstat = std::fs::read_to_string(task?.path().join("schedstat")).unwrap_or_default();
-        total += schedstat
-            .split_whitespace()
-            .next()
-            .and_then(|ns| ns.parse::<u64>().ok())
-            .unwrap_or(0);
-    }
-    Ok(total)
-}
-
-/// The warm check time of one file with 1, 10, 100, ... documents open.
-fn growth(
-    load: &Load,
-    squiggle: &Path,
-    root: &Path,
-    levels: &[usize],
-    runs: usize,
-) -> anyhow::Result<Vec<(usize, Stats)>> {
-    let mut peer = serve(squiggle, root)?;
-    let probe = load.probe(root);
-    let text = std::fs::read_to_string(&probe)?;
-    check(&mut peer, &probe, &text)?;
-    let mut open = 0;
-    let mut results = Vec::new();
-    for &level in levels {
-        while open < level {
-            let file = load.file(root, open);
-            check(&mut peer, &file, &std::fs::read_to_string(&file)?)?;
-            open += 1;
-        }
-        let timings = (0..runs)
-            .map(|i| check(&mut peer, &probe, &variant(&text, i)))
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        results.push((level, Stats::of(&timings)));
-    }
-    shutdown(peer)?;
-    Ok(results)
-}
-
-/// Peak RSS (KiB) of `squiggle serve` with `docs` documents open on 4 servers, and the CPU
-/// ticks it uses in 2 s of idling afterwards.
-fn memory_and_idle(
-    load: &Load,
-    squiggle: &Path,
-    root: &Path,
-    docs: usize,
-) -> anyhow::Result<(u64, u64)> {
-    let mut peer = serve(squiggle, root)?;
-    for n in 0..docs {
-        let file = load.file(root, n);
-        check(&mut peer, &file, &std::fs::read_to_string(&file)?)?;
-    }
-    let pid = peer.pid();
-    let rss = proc_status(pid, "VmHWM:").context("cannot read the peak RSS")?;
-    let before = cpu_ticks(pid)?;
-    std::thread::sleep(Duration::from_secs(2));
-    let idle = cpu_ticks(pid)? - before;
-    shutdown(peer)?;
-    Ok((rss, idle))
-}
-
-fn proc_status(pid: u32, field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with(field))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// User + system CPU ticks a process has used.
-fn cpu_ticks(pid: u32) -> anyhow::Result<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .context("bad stat")?
-        .1
-        .split_whitespace()
-        .collect();
-    let (utime, stime): (u64, u64) = (fields[11].parse()?, fields[12].parse()?);
-    Ok(utime + stime)
 }
 
 fn row(scenario: &str, server: &str, subject: &str, stats: &Stats, floor: Option<&Stats>) -> Value {
@@ -787,9 +442,9 @@ fn target(name: &str, value: f64, unit: &str, limit: f64, met: bool) -> Value {
     json!({"target": name, "value": value, "unit": unit, "limit": limit, "met": met})
 }
 
-fn print_table(rows: &[Value], targets: &[Value], measures: &[Value]) {
+fn print_table(rows: &[Value], targets: &[Value], measures: &[Value], notes: &[String]) {
     println!(
-        "{:<8} {:<22} {:<16} {:>5} {:>10} {:>10} {:>10} {:>14}",
+        "{:<8} {:<28} {:<20} {:>5} {:>10} {:>10} {:>10} {:>14}",
         "scenario", "server", "subject", "runs", "median ms", "p90 ms", "max ms", "vs floor"
     );
     for r in rows {
@@ -805,7 +460,7 @@ fn print_table(rows: &[Value], targets: &[Value], measures: &[Value]) {
             })
             .unwrap_or_default();
         println!(
-            "{:<8} {:<22} {:<16} {:>5} {:>10.2} {:>10.2} {:>10.2} {:>14}",
+            "{:<8} {:<28} {:<20} {:>5} {:>10.2} {:>10.2} {:>10.2} {:>14}",
             r["scenario"].as_str().unwrap_or_default(),
             r["server"].as_str().unwrap_or_default(),
             r["subject"].as_str().unwrap_or_default(),
@@ -818,6 +473,7 @@ fn print_table(rows: &[Value], targets: &[Value], measures: &[Value]) {
     }
     println!("\ntargets:");
     for t in targets {
+        let limit = t["limit"].as_f64().unwrap_or(0.0);
         println!(
             "  [{}] {}: {:.2} {} (limit {} {})",
             if t["met"].as_bool().unwrap_or(false) {
@@ -828,7 +484,11 @@ fn print_table(rows: &[Value], targets: &[Value], measures: &[Value]) {
             t["target"].as_str().unwrap_or_default(),
             t["value"].as_f64().unwrap_or(0.0),
             t["unit"].as_str().unwrap_or_default(),
-            t["limit"],
+            if limit.fract() == 0.0 {
+                format!("{limit}")
+            } else {
+                format!("{limit:.2}")
+            },
             t["unit"].as_str().unwrap_or_default()
         );
     }
@@ -840,6 +500,12 @@ fn print_table(rows: &[Value], targets: &[Value], measures: &[Value]) {
             m["value"].as_f64().unwrap_or(0.0),
             m["unit"].as_str().unwrap_or_default()
         );
+    }
+    if !notes.is_empty() {
+        println!("\nnot measured:");
+        for note in notes {
+            println!("  {note}");
+        }
     }
 }
 

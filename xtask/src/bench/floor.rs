@@ -1,6 +1,7 @@
-//! The floor: the least any LSP client can do for a file's diagnostics. It spawns the server,
-//! initializes, opens or changes the document, waits for its publishDiagnostics and then for
-//! the same quiet time squiggle waits — nothing else. squiggle's cost is measured against it.
+//! The push floor of the burst: the least any LSP client can do to hear from its servers about
+//! each change of a burst. It keeps servers running with the burst's files open, sends every
+//! change to every server at once, and times each change to its first publish from each server
+//! (the burst's own measure; cold and warm checks use the definitive floor, `final_floor`).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -14,22 +15,14 @@ use super::peer::Peer;
 /// How long any single step may take.
 const LIMIT: Duration = Duration::from_secs(60);
 
-/// A minimal client holding one open document.
-pub struct Floor {
+/// A minimal client of one server.
+struct Floor {
     peer: Peer,
-    uri: String,
-    version: i32,
-    quiet: Duration,
 }
 
 impl Floor {
-    /// Spawns and initializes the server for `root`; `quiet` is the settle time.
-    pub fn start(
-        program: &Path,
-        args: &[&str],
-        root: &Path,
-        quiet: Duration,
-    ) -> anyhow::Result<Self> {
+    /// Spawns and initializes the server for `root`.
+    fn start(program: &Path, args: &[&str], root: &Path) -> anyhow::Result<Self> {
         let mut peer = Peer::spawn(program, args, root, &[])?;
         let root_uri = format!("file://{}", root.display());
         let id = peer.request(
@@ -39,89 +32,35 @@ impl Floor {
         )?;
         peer.answer(id, LIMIT)?;
         peer.notify("initialized", json!({}))?;
-        Ok(Self {
-            peer,
-            uri: String::new(),
-            version: 0,
-            quiet,
-        })
+        Ok(Self { peer })
     }
 
-    /// Opens a document and returns how long until its diagnostics were final.
-    pub fn open(&mut self, path: &Path, language_id: &str, text: &str) -> anyhow::Result<Duration> {
-        self.uri = format!("file://{}", path.display());
-        self.version = 1;
-        let started = Instant::now();
-        let item = json!({"uri": self.uri, "languageId": language_id, "version": 1, "text": text});
+    /// Opens a document and waits for its first publish.
+    fn open(&mut self, path: &Path, language_id: &str, text: &str) -> anyhow::Result<()> {
+        let uri = format!("file://{}", path.display());
+        let item = json!({"uri": uri, "languageId": language_id, "version": 1, "text": text});
         self.peer
             .notify("textDocument/didOpen", json!({"textDocument": item}))?;
-        Ok(self.settle()?.duration_since(started))
-    }
-
-    /// Changes the open document and returns how long until its diagnostics were final.
-    pub fn change(&mut self, text: &str) -> anyhow::Result<Duration> {
-        self.version += 1;
-        let started = Instant::now();
-        let params = json!({"textDocument": {"uri": self.uri, "version": self.version},
-                            "contentChanges": [{"text": text}]});
-        self.peer.notify("textDocument/didChange", params)?;
-        Ok(self.settle()?.duration_since(started))
-    }
-
-    /// Waits for the document's diagnostics and then for the quiet time; returns when the
-    /// quiet time ended.
-    fn settle(&mut self) -> anyhow::Result<Instant> {
         let deadline = Instant::now() + LIMIT;
-        let mut last = loop {
-            let (at, message) = self
+        loop {
+            let (_, message) = self
                 .peer
                 .next(deadline.saturating_duration_since(Instant::now()))?;
-            if self.is_publish(&message) {
-                break at;
+            if is_publish_for(&message, &uri) {
+                return Ok(());
             }
             self.peer.answer_request(&message)?;
-        };
-        loop {
-            let wait = (last + self.quiet).saturating_duration_since(Instant::now());
-            match self.peer.next_within(wait) {
-                Some((at, message)) if self.is_publish(&message) => last = at,
-                Some((_, message)) => self.peer.answer_request(&message)?,
-                None => return Ok(last + self.quiet),
-            }
-            if Instant::now() > deadline {
-                bail!("the server kept publishing");
-            }
         }
     }
 
-    fn is_publish(&self, message: &Value) -> bool {
-        message["method"] == "textDocument/publishDiagnostics"
-            && message["params"]["uri"] == self.uri.as_str()
-    }
-
     /// Stops the server.
-    pub fn stop(self) {
+    fn stop(self) {
         self.peer.kill();
     }
 }
 
-/// One cold run: from spawning the server to final diagnostics of one file.
-pub fn cold(
-    program: &Path,
-    args: &[&str],
-    root: &Path,
-    file: &Path,
-    language_id: &str,
-    quiet: Duration,
-) -> anyhow::Result<Duration> {
-    let text =
-        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
-    let started = Instant::now();
-    let mut floor = Floor::start(program, args, root, quiet)?;
-    floor.open(file, language_id, &text)?;
-    let took = started.elapsed();
-    floor.stop();
-    Ok(took)
+fn is_publish_for(message: &Value, uri: &str) -> bool {
+    message["method"] == "textDocument/publishDiagnostics" && message["params"]["uri"] == uri
 }
 
 /// The floor's burst: `servers` servers with the same files open, kept running so that its
@@ -153,7 +92,7 @@ impl BurstFloor {
         }
         let mut peers = Vec::new();
         for _ in 0..servers {
-            let mut floor = Floor::start(program, args, root, Duration::ZERO)?;
+            let mut floor = Floor::start(program, args, root)?;
             for (file, (_, text)) in files.iter().zip(&documents) {
                 floor.open(file, language_id, text)?;
             }

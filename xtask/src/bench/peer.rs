@@ -145,10 +145,18 @@ impl Peer {
         }
     }
 
-    /// Answers a request from the peer (registerCapability, configuration, ...) with null.
+    /// Answers a request from the peer with null (registerCapability, ...), or with a null
+    /// per item (workspace/configuration: the server's defaults).
     pub fn answer_request(&mut self, message: &Value) -> anyhow::Result<()> {
         if message.get("method").is_some() && message.get("id").is_some() {
-            self.send(&json!({"jsonrpc": "2.0", "id": message["id"], "result": null}))?;
+            let result = match message["method"].as_str() {
+                Some("workspace/configuration") => {
+                    let items = message["params"]["items"].as_array().map_or(0, Vec::len);
+                    Value::Array(vec![Value::Null; items])
+                }
+                _ => Value::Null,
+            };
+            self.send(&json!({"jsonrpc": "2.0", "id": message["id"], "result": result}))?;
         }
         Ok(())
     }

@@ -1,0 +1,224 @@
+//! The definitive floor: a raw LSP client's time to a server's *final* answer for a document
+//! version, from the server's own signal, with no quiet time added. A pull-capable server is
+//! pulled (`textDocument/diagnostic`) right after the sync, typescript-language-server is asked
+//! through tsserver (`semanticDiagnosticsSync`), and a push-only server's last publish for the
+//! version is found by waiting generously after each publish, but the time is taken at that
+//! publish. squiggle's cold and warm checks are measured against it.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use serde_json::{json, Value};
+
+use super::peer::Peer;
+
+/// How long any single step may take.
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// How a raw client learns that the server's answer for a version is final.
+#[derive(Debug, Clone, Copy)]
+pub enum Signal {
+    /// A `textDocument/diagnostic` pull after the sync: its answer is final.
+    Pull,
+    /// typescript-language-server: `workspace/executeCommand` `typescript.tsserverRequest`
+    /// `semanticDiagnosticsSync` after the sync; tsserver answers it for the synced text.
+    Tsserver,
+    /// Push only: the last publish for the version (a publish of another version does not
+    /// count; an unversioned one does), known to be the last once `generous` has passed
+    /// without another. The time is taken at that publish, not after the wait.
+    LastPublish { generous: Duration },
+}
+
+impl Signal {
+    /// How the report names it.
+    pub fn describe(&self) -> String {
+        match self {
+            Signal::Pull => "pull answer".to_string(),
+            Signal::Tsserver => "tsserver semanticDiagnosticsSync answer".to_string(),
+            Signal::LastPublish { generous } => format!(
+                "last publish for the version (found after {} ms of quiet)",
+                generous.as_millis()
+            ),
+        }
+    }
+}
+
+/// A raw client with one open document.
+pub struct FinalFloor {
+    peer: Peer,
+    signal: Signal,
+    uri: String,
+    version: i64,
+}
+
+impl FinalFloor {
+    /// Spawns and initializes the server for `root`, declaring pull diagnostics when it is to
+    /// be pulled and versioned publishes otherwise.
+    pub fn start(
+        program: &Path,
+        args: &[&str],
+        root: &Path,
+        signal: Signal,
+    ) -> anyhow::Result<Self> {
+        let mut peer = Peer::spawn(program, args, root, &[])?;
+        let root_uri = format!("file://{}", root.display());
+        let mut text_document = json!({"publishDiagnostics": {"versionSupport": true}});
+        if matches!(signal, Signal::Pull) {
+            text_document["diagnostic"] = json!({"dynamicRegistration": true});
+        }
+        let id = peer.request(
+            "initialize",
+            json!({"processId": std::process::id(), "rootUri": root_uri,
+                   "capabilities": {"textDocument": text_document},
+                   "workspaceFolders": [{"uri": root_uri, "name": "root"}]}),
+        )?;
+        let (_, answer) = peer.answer(id, LIMIT)?;
+        if answer.get("error").is_some_and(|e| !e.is_null()) {
+            bail!("initialize failed: {answer}");
+        }
+        peer.notify("initialized", json!({}))?;
+        Ok(Self {
+            peer,
+            signal,
+            uri: String::new(),
+            version: 0,
+        })
+    }
+
+    /// Opens a document; when the server's final answer for it arrived.
+    pub fn open(&mut self, path: &Path, language_id: &str, text: &str) -> anyhow::Result<Instant> {
+        self.uri = format!("file://{}", path.display());
+        self.version = 1;
+        let item = json!({"uri": self.uri, "languageId": language_id, "version": 1, "text": text});
+        self.peer
+            .notify("textDocument/didOpen", json!({"textDocument": item}))?;
+        self.final_answer()
+    }
+
+    /// Changes the open document (full text); how long until the server's final answer.
+    pub fn change(&mut self, text: &str) -> anyhow::Result<Duration> {
+        self.version += 1;
+        let started = Instant::now();
+        let params = json!({"textDocument": {"uri": self.uri, "version": self.version},
+                            "contentChanges": [{"text": text}]});
+        self.peer.notify("textDocument/didChange", params)?;
+        Ok(self.final_answer()?.duration_since(started))
+    }
+
+    /// Asks for (or waits for) the final answer for the current version; when it arrived.
+    fn final_answer(&mut self) -> anyhow::Result<Instant> {
+        match self.signal {
+            Signal::Pull => {
+                let params = json!({"textDocument": {"uri": self.uri}});
+                let id = self.peer.request("textDocument/diagnostic", params)?;
+                let (at, answer) = self.peer.answer(id, LIMIT)?;
+                let kind = &answer["result"]["kind"];
+                if kind != "full" && kind != "unchanged" {
+                    bail!("the pull was not answered with a report: {answer}");
+                }
+                Ok(at)
+            }
+            Signal::Tsserver => {
+                let params = json!({"command": "typescript.tsserverRequest",
+                                    "arguments": ["semanticDiagnosticsSync", {"file": self.uri}]});
+                let id = self.peer.request("workspace/executeCommand", params)?;
+                let (at, answer) = self.peer.answer(id, LIMIT)?;
+                if answer["result"]["success"] != true {
+                    bail!("tsserver did not answer semanticDiagnosticsSync: {answer}");
+                }
+                Ok(at)
+            }
+            Signal::LastPublish { generous } => self.last_publish(generous),
+        }
+    }
+
+    /// The arrival of the last publish for the current version: each publish for it restarts a
+    /// wait of `generous`; the wait that ends in silence ends the search.
+    fn last_publish(&mut self, generous: Duration) -> anyhow::Result<Instant> {
+        let deadline = Instant::now() + LIMIT;
+        let mut last: Option<Instant> = None;
+        loop {
+            let wait = match last {
+                Some(at) => (at + generous).saturating_duration_since(Instant::now()),
+                None => deadline.saturating_duration_since(Instant::now()),
+            };
+            match self.peer.next_within(wait) {
+                Some((at, message)) if is_publish_for(&message, &self.uri, self.version) => {
+                    last = Some(at)
+                }
+                Some((_, message)) => self.peer.answer_request(&message)?,
+                None => return last.context("no publish for the version within the limit"),
+            }
+            if Instant::now() > deadline {
+                bail!("the server kept publishing for {LIMIT:?}");
+            }
+        }
+    }
+
+    /// Stops the server.
+    pub fn stop(self) {
+        self.peer.kill();
+    }
+}
+
+/// Whether `message` publishes diagnostics for `uri` at `version` (or with no version).
+fn is_publish_for(message: &Value, uri: &str, version: i64) -> bool {
+    let params = &message["params"];
+    message["method"] == "textDocument/publishDiagnostics"
+        && params["uri"] == uri
+        && params["version"].as_i64().is_none_or(|v| v == version)
+}
+
+/// One cold run: from spawning the server to its final answer for one opened file.
+pub fn cold(
+    program: &Path,
+    args: &[&str],
+    root: &Path,
+    file: &Path,
+    language_id: &str,
+    signal: Signal,
+) -> anyhow::Result<Duration> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let started = Instant::now();
+    let mut floor = FinalFloor::start(program, args, root, signal)?;
+    // Timed to the answer, not to the end of a generous wait for a push-only server's last.
+    let answered = floor.open(file, language_id, &text)?;
+    floor.stop();
+    Ok(answered.duration_since(started))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_publish_counts_for_its_own_version_or_with_none() {
+        let publish = |uri: &str, version: Option<i64>| {
+            let mut params = json!({"uri": uri, "diagnostics": []});
+            if let Some(version) = version {
+                params["version"] = version.into();
+            }
+            json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics", "params": params})
+        };
+        assert!(is_publish_for(
+            &publish("file:///a", Some(3)),
+            "file:///a",
+            3
+        ));
+        assert!(is_publish_for(&publish("file:///a", None), "file:///a", 3));
+        assert!(!is_publish_for(
+            &publish("file:///a", Some(2)),
+            "file:///a",
+            3
+        ));
+        assert!(!is_publish_for(
+            &publish("file:///b", Some(3)),
+            "file:///a",
+            3
+        ));
+        let log = json!({"jsonrpc": "2.0", "method": "window/logMessage", "params": {"uri": "file:///a"}});
+        assert!(!is_publish_for(&log, "file:///a", 3));
+    }
+}

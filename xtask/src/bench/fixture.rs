@@ -1,0 +1,71 @@
+//! Fresh copies of the test fixtures (`tests/fixtures/<name>`) for the benchmark to work in, so
+//! that nothing a server or squiggle writes lands in the source tree.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+/// Copies `tests/fixtures/<name>` to `dest` (replacing what was there) with a `squiggle.toml`
+/// that turns the built-in servers in `disable` off; returns the copy's canonical path.
+pub fn copy(
+    workspace: &Path,
+    name: &str,
+    dest: &Path,
+    disable: &[&str],
+) -> anyhow::Result<PathBuf> {
+    let source = workspace.join("tests/fixtures").join(name);
+    if dest.exists() {
+        std::fs::remove_dir_all(dest)
+            .with_context(|| format!("cannot clear {}", dest.display()))?;
+    }
+    copy_dir(&source, dest)?;
+    let config: String = disable
+        .iter()
+        .map(|id| format!("[servers.{id}]\nenabled = false\n"))
+        .collect();
+    std::fs::write(dest.join("squiggle.toml"), config)?;
+    Ok(std::fs::canonicalize(dest)?)
+}
+
+fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(to).with_context(|| format!("cannot create {}", to.display()))?;
+    for entry in
+        std::fs::read_dir(from).with_context(|| format!("cannot read {}", from.display()))?
+    {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)
+                .with_context(|| format!("cannot copy {}", entry.path().display()))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_copy_holds_the_fixture_and_a_config_turning_servers_off() -> anyhow::Result<()> {
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .context("no workspace")?;
+        let dest =
+            std::env::temp_dir().join(format!("squiggle-bench-fixture-{}", std::process::id()));
+        let first = copy(workspace, "python", &dest, &["ruff", "basedpyright"])?;
+        assert!(first.join("orders.py").is_file());
+        assert_eq!(
+            std::fs::read_to_string(first.join("squiggle.toml"))?,
+            "[servers.ruff]\nenabled = false\n[servers.basedpyright]\nenabled = false\n"
+        );
+        // A second copy replaces the first.
+        std::fs::write(first.join("stray.py"), "x = 1\n")?;
+        let again = copy(workspace, "python", &dest, &[])?;
+        assert!(!again.join("stray.py").exists());
+        std::fs::remove_dir_all(&dest)?;
+        Ok(())
+    }
+}
