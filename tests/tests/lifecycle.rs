@@ -722,3 +722,106 @@ async fn a_stopped_server_is_found_by_its_probe_reported_broken_and_killed() {
     );
     squiggle.shutdown().await;
 }
+
+/// Waits (polling the runtime's status, at most `limit`) until the first server's status
+/// satisfies `what`, and returns it; panics with the last status when it never does.
+async fn status_until(
+    squiggle: &Squiggle,
+    limit: Duration,
+    what: impl Fn(&squiggle_actors::ServerStatus) -> bool,
+) -> squiggle_actors::ServerStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        let status = squiggle.status().await;
+        if let Some(first) = status.first().filter(|s| what(s)) {
+            return first.clone();
+        }
+        assert!(Instant::now() < deadline, "never reached: {status:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_with_sigkill_comes_back_after_the_cooldown_and_serves_the_next_check() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR x\n");
+    let mut config = ws.config(vec![ws.server("fake", &[])]);
+    config.restart_cooldown_ms = 300;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+    assert_eq!(squiggle.check_file(&file, None).await.diagnostics.len(), 1);
+    let first = ws.server_pids();
+    assert_eq!(first.len(), 1);
+
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe {
+        libc::kill(first[0] as i32, libc::SIGKILL);
+    }
+    let broken = status_until(&squiggle, Duration::from_secs(10), |s| {
+        s.state == ServerState::Broken
+    })
+    .await;
+    assert!(
+        broken
+            .reason
+            .as_deref()
+            .unwrap_or_default()
+            .contains("signal: 9"),
+        "{broken:?}"
+    );
+    // No check is needed to bring it back: the cooldown's end restarts it.
+    let back = status_until(&squiggle, Duration::from_secs(10), |s| {
+        s.state == ServerState::Active
+    })
+    .await;
+    assert!(back.pid.is_some_and(|pid| pid != first[0]), "{back:?}");
+
+    let next = squiggle
+        .check_file(&file, Some("ERROR y\nERROR z\n".to_string()))
+        .await;
+    assert_eq!(next.servers[0].status, ServerState::Active);
+    assert_eq!(next.diagnostics.len(), 2, "{next:?}");
+    assert_eq!(ws.server_pids().len(), 2);
+    squiggle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_crashes_again_right_after_its_restart_stays_broken_and_says_why() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR x\n");
+    let mut config = ws.config(vec![ws.server("fake", &["--scenario", "crash-on-init"])]);
+    config.restart_cooldown_ms = 200;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+
+    let first = squiggle.check_file(&file, None).await;
+    assert_eq!(first.servers[0].status, ServerState::Broken);
+
+    // Restarted once after the cooldown, it crashes again at once: a crash loop.
+    let held = status_until(&squiggle, Duration::from_secs(10), |s| {
+        s.reason
+            .as_deref()
+            .is_some_and(|r| r.contains("not restarted automatically"))
+    })
+    .await;
+    assert_eq!(held.state, ServerState::Broken);
+    let reason = held.reason.unwrap();
+    assert!(reason.contains("crashing on purpose"), "{reason}");
+    assert!(reason.contains("broke again"), "{reason}");
+    assert_eq!(ws.server_pids().len(), 2, "one automatic restart");
+
+    let started = Instant::now();
+    let later = squiggle.check_file(&file, None).await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(later.servers[0].status, ServerState::Broken);
+    assert_eq!(later.servers[0].reason.as_deref(), Some(reason.as_str()));
+    assert!(
+        !eventually(Duration::from_secs(1), || ws.server_pids().len() > 2).await,
+        "no more automatic restarts, however long the cooldown has passed"
+    );
+
+    // An explicit restart still tries (it crashes again, and says so).
+    let restarted = squiggle.restart(Some("fake")).await;
+    assert_eq!(restarted.len(), 1);
+    assert_eq!(restarted[0].state, ServerState::Broken);
+    assert_eq!(ws.server_pids().len(), 3, "the explicit restart started it");
+    squiggle.shutdown().await;
+}

@@ -14,7 +14,7 @@ pub struct Config {
     pub first_touch_timeout_ms: u64,
     /// After a write, how long to wait for other files' diagnostics to settle, in milliseconds.
     pub other_files_wait_ms: u64,
-    /// How long a broken server stays broken before an explicit restart may start it again, in
+    /// How long a broken server stays broken before a restart (automatic or explicit), in
     /// milliseconds.
     pub restart_cooldown_ms: u64,
     /// How long a server may take to answer `initialize`, in milliseconds.
