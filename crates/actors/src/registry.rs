@@ -377,6 +377,7 @@ impl Servers {
             diagnostics: self.args.diagnostics.clone(),
             init_timeout: Duration::from_millis(config.initialize_timeout_ms),
             max_file_bytes: config.max_file_bytes,
+            max_open_documents: config.max_open_documents,
             watchdog: self.args.watchdog.clone(),
             watcher: self.args.watcher.clone(),
             settle: Duration::from_millis(spec.settle_ms.unwrap_or(config.settle_ms)),
