@@ -759,3 +759,222 @@ async fn a_flood_of_checks_never_deadlocks_the_pipes_of_a_server_that_answers_bi
         "the server still answers after the flood"
     );
 }
+
+/// Waits (polling the runtime's status, at most `limit`) until the first server's status
+/// satisfies `what`, and returns it; panics with the last status when it never does.
+async fn status_until(
+    squiggle: &Squiggle,
+    limit: Duration,
+    what: impl Fn(&squiggle_actors::ServerStatus) -> bool,
+) -> squiggle_actors::ServerStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        let status = squiggle.status().await;
+        if let Some(first) = status.first().filter(|s| what(s)) {
+            return first.clone();
+        }
+        assert!(Instant::now() < deadline, "never reached: {status:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_with_sigkill_comes_back_after_the_cooldown_and_serves_the_next_check() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR x\n");
+    let mut config = ws.config(vec![ws.server("fake", &[])]);
+    config.restart_cooldown_ms = 300;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+    assert_eq!(squiggle.check_file(&file, None).await.diagnostics.len(), 1);
+    let first = ws.server_pids();
+    assert_eq!(first.len(), 1);
+
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe {
+        libc::kill(first[0] as i32, libc::SIGKILL);
+    }
+    let broken = status_until(&squiggle, Duration::from_secs(10), |s| {
+        s.state == ServerState::Broken
+    })
+    .await;
+    assert!(
+        broken
+            .reason
+            .as_deref()
+            .unwrap_or_default()
+            .contains("signal: 9"),
+        "{broken:?}"
+    );
+    // No check is needed to bring it back: the cooldown's end restarts it.
+    let back = status_until(&squiggle, Duration::from_secs(10), |s| {
+        s.state == ServerState::Active
+    })
+    .await;
+    assert!(back.pid.is_some_and(|pid| pid != first[0]), "{back:?}");
+
+    let next = squiggle
+        .check_file(&file, Some("ERROR y\nERROR z\n".to_string()))
+        .await;
+    assert_eq!(next.servers[0].status, ServerState::Active);
+    assert_eq!(next.diagnostics.len(), 2, "{next:?}");
+    assert_eq!(ws.server_pids().len(), 2);
+    squiggle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_crashes_again_right_after_its_restart_stays_broken_and_says_why() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR x\n");
+    let mut config = ws.config(vec![ws.server("fake", &["--scenario", "crash-on-init"])]);
+    config.restart_cooldown_ms = 200;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+
+    let first = squiggle.check_file(&file, None).await;
+    assert_eq!(first.servers[0].status, ServerState::Broken);
+
+    // Restarted once after the cooldown, it crashes again at once: a crash loop.
+    let held = status_until(&squiggle, Duration::from_secs(10), |s| {
+        s.reason
+            .as_deref()
+            .is_some_and(|r| r.contains("not restarted automatically"))
+    })
+    .await;
+    assert_eq!(held.state, ServerState::Broken);
+    let reason = held.reason.unwrap();
+    assert!(reason.contains("crashing on purpose"), "{reason}");
+    assert!(reason.contains("broke again"), "{reason}");
+    assert_eq!(ws.server_pids().len(), 2, "one automatic restart");
+
+    let started = Instant::now();
+    let later = squiggle.check_file(&file, None).await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(later.servers[0].status, ServerState::Broken);
+    assert_eq!(later.servers[0].reason.as_deref(), Some(reason.as_str()));
+    assert!(
+        !eventually(Duration::from_secs(1), || ws.server_pids().len() > 2).await,
+        "no more automatic restarts, however long the cooldown has passed"
+    );
+
+    // An explicit restart still tries (it crashes again, and says so).
+    let restarted = squiggle.restart(Some("fake")).await;
+    assert_eq!(restarted.len(), 1);
+    assert_eq!(restarted[0].state, ServerState::Broken);
+    assert_eq!(ws.server_pids().len(), 3, "the explicit restart started it");
+    squiggle.shutdown().await;
+}
+
+/// The files the fake server was told to close, in order (their names).
+fn closed_files(ws: &FakeWorkspace) -> Vec<String> {
+    ws.received("textDocument/didClose")
+        .iter()
+        .map(|m| file_name(&m["params"]["textDocument"]["uri"]))
+        .collect()
+}
+
+fn file_name(uri: &serde_json::Value) -> String {
+    uri.as_str()
+        .unwrap()
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn more_documents_than_the_bound_close_the_least_recently_used_and_a_closed_one_reopens() {
+    let ws = FakeWorkspace::new();
+    let a = ws.write("a.fake", "ERROR a\n");
+    let b = ws.write("b.fake", "ERROR b\n");
+    let c = ws.write("c.fake", "ERROR c\n");
+    let mut config = ws.config(vec![ws.server("fake", &[])]);
+    config.max_open_documents = 2;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+
+    for file in [&a, &b, &a, &c] {
+        assert_eq!(squiggle.check_file(file, None).await.diagnostics.len(), 1);
+    }
+    // a was used after b: b is the least recently used.
+    assert!(
+        eventually(Duration::from_secs(5), || !closed_files(&ws).is_empty()).await,
+        "nothing was closed"
+    );
+    assert_eq!(closed_files(&ws), ["b.fake"]);
+
+    // Checked again, b is opened again with its new text and a version after its last one.
+    let again = squiggle
+        .check_file(&b, Some("fine\nERROR b again\n".to_string()))
+        .await;
+    let found: Vec<_> = again
+        .diagnostics
+        .iter()
+        .map(|d| (d.line, d.message.as_str()))
+        .collect();
+    assert_eq!(found, [(2, "found ERROR: b again")]);
+    let opens: Vec<_> = ws
+        .received("textDocument/didOpen")
+        .iter()
+        .filter(|m| file_name(&m["params"]["textDocument"]["uri"]) == "b.fake")
+        .map(|m| {
+            let doc = &m["params"]["textDocument"];
+            (
+                doc["version"].as_i64().unwrap(),
+                doc["text"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        opens,
+        [
+            (1, "ERROR b\n".to_string()),
+            (2, "fine\nERROR b again\n".to_string())
+        ]
+    );
+    assert!(
+        eventually(Duration::from_secs(5), || closed_files(&ws).len() == 2).await,
+        "{:?}",
+        closed_files(&ws)
+    );
+    assert_eq!(closed_files(&ws), ["b.fake", "a.fake"]);
+    squiggle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_document_a_check_is_waiting_on_is_not_closed_before_its_answer() {
+    let ws = FakeWorkspace::new();
+    let a = ws.write("a.fake", "ERROR a\n");
+    let b = ws.write("b.fake", "ERROR b\n");
+    let mut config = ws.config(vec![ws.scripted("fake", &json!({"publish_delay_ms": 400}))]);
+    config.max_open_documents = 1;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+    // Started first, so that both checks reach a running server together.
+    squiggle.check_file(&a, None).await;
+
+    let (first, second) = tokio::join!(
+        squiggle.check_file(&a, Some("ERROR a1\n".to_string())),
+        squiggle.check_file(&b, None)
+    );
+
+    assert_eq!(first.diagnostics.len(), 1, "{first:?}");
+    assert_eq!(second.diagnostics.len(), 1, "{second:?}");
+    assert!(
+        eventually(Duration::from_secs(5), || !closed_files(&ws).is_empty()).await,
+        "over the bound once both were answered"
+    );
+    // Every close came after the server's answer for that document's last text.
+    let log = ws.messages();
+    for (at, message) in log.iter().enumerate() {
+        if message["dir"] != "in" || message["method"] != "textDocument/didClose" {
+            continue;
+        }
+        let uri = &message["params"]["textDocument"]["uri"];
+        let answered = log[..at].iter().any(|m| {
+            m["dir"] == "out"
+                && m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == *uri
+                && m["params"]["version"].as_i64()
+                    >= Some(if file_name(uri) == "a.fake" { 2 } else { 1 })
+        });
+        assert!(answered, "{} closed before its answer", file_name(uri));
+    }
+    squiggle.shutdown().await;
+}

@@ -533,3 +533,74 @@ fn lsp_diagnostics_says_a_file_was_not_checked_and_keeps_messages_plain() {
     mcp.close(limit);
     squiggle_tests::assert_no_process_in(&ws.root);
 }
+
+#[test]
+fn lsp_diagnostics_with_restart_brings_back_a_server_held_broken_after_a_crash_loop() {
+    let ws = FakeWorkspace::new();
+    // The first two processes crash at initialize (a crash loop); the third works.
+    let count = ws.root.parent().unwrap().join("starts");
+    let script = format!(
+        "n=$(cat {count} 2>/dev/null || echo 0); echo $((n+1)) > {count}; if [ $n -lt 2 ]; then exec {xtask} fake-server --scenario crash-on-init; else exec {xtask} fake-server; fi",
+        count = count.display(),
+        xtask = squiggle_tests::xtask_bin().display(),
+    );
+    let config = format!(
+        "settle_ms = 20\nrestart_cooldown_ms = 200\n[servers.fake]\ncommand = \"sh\"\nargs = [\"-c\", {script:?}]\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_PID_DIR = {:?} }}\n",
+        ws.pids.display().to_string(),
+    );
+    ws.write("squiggle.toml", &config);
+    ws.write("a.fake", "ERROR x\n");
+    let limit = Duration::from_secs(20);
+    let mut mcp = PipelinedMcp::start(&ws.root, limit);
+    let _hung = squiggle_tests::KillIfPanicking(mcp.child.id());
+    let text = |result: &Value| result["content"][0]["text"].as_str().unwrap().to_string();
+
+    mcp.call(1, "lsp_diagnostics", json!({"file": "a.fake"}));
+    let first = text(&mcp.answer(1, limit)["result"]);
+    assert!(
+        first.contains("a.fake: not checked: fake is broken"),
+        "{first}"
+    );
+    // Without `restart`, the crash loop keeps it broken.
+    let deadline = Instant::now() + limit;
+    let mut id = 10;
+    loop {
+        id += 1;
+        mcp.call(id, "lsp_diagnostics", json!({"file": "a.fake"}));
+        let answer = text(&mcp.answer(id, limit)["result"]);
+        if answer.contains("not restarted automatically") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never held: {answer}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let restarted = loop {
+        id += 1;
+        mcp.call(
+            id,
+            "lsp_diagnostics",
+            json!({"file": "a.fake", "restart": true}),
+        );
+        let answer = text(&mcp.answer(id, limit)["result"]);
+        if answer.contains("found ERROR: x") {
+            break answer;
+        }
+        assert!(answer.contains("cooldown ends in"), "{answer}");
+        assert!(Instant::now() < deadline, "never restarted: {answer}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(
+        restarted,
+        "a.fake:1:1: error[E1]: found ERROR: x\nnote: after restart: fake is active\n"
+    );
+    assert_eq!(ws.server_pids().len(), 3);
+    drop(mcp.stdin);
+    let deadline = Instant::now() + limit;
+    while mcp.child.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "squiggle mcp did not exit on EOF"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

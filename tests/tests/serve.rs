@@ -914,3 +914,90 @@ fn a_typescript_host_drives_it_with_vscode_jsonrpc() {
     }
     squiggle_tests::assert_no_process_in(&project);
 }
+
+#[test]
+fn squiggle_restart_brings_back_a_server_held_broken_after_a_crash_loop() {
+    let ws = FakeWorkspace::new();
+    ws.write("a.fake", "ERROR x\n");
+    // The first two processes crash at initialize (the start, then the automatic restart after
+    // the cooldown: a crash loop); the third works.
+    let count = ws.root.parent().unwrap().join("starts");
+    let script = format!(
+        "n=$(cat {count} 2>/dev/null || echo 0); echo $((n+1)) > {count}; if [ $n -lt 2 ]; then exec {xtask} fake-server --scenario crash-on-init; else exec {xtask} fake-server; fi",
+        count = count.display(),
+        xtask = xtask_bin().display(),
+    );
+    let config = format!(
+        "settle_ms = 20\nrestart_cooldown_ms = 200\n[servers.fake]\ncommand = \"sh\"\nargs = [\"-c\", {script:?}]\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_PID_DIR = {:?}, FAKE_LSP_LOG = {:?} }}\n",
+        ws.pids.display().to_string(),
+        ws.log.display().to_string(),
+    );
+    ws.write("squiggle.toml", &config);
+    let mut serve = serve(&ws, &[]);
+
+    serve.request(1, "squiggle/checkFile", json!({"filePath": "a.fake"}));
+    let first = serve.answer(1, LIMIT)["result"].clone();
+    assert_eq!(first["outcome"], "not_checked", "{first}");
+    let deadline = Instant::now() + LIMIT;
+    let mut id = 100;
+    let held = loop {
+        id += 1;
+        serve.request(id, "lsp/status", json!({}));
+        let status = serve.answer(id, LIMIT)["result"].clone();
+        let fake = status
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == "fake")
+            .unwrap()
+            .clone();
+        let reason = fake["reason"].as_str().unwrap_or_default().to_string();
+        if reason.contains("not restarted automatically") {
+            break fake;
+        }
+        assert!(Instant::now() < deadline, "never held: {fake}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(held["status"], "broken");
+    assert_eq!(ws.server_pids().len(), 2);
+
+    // Refused (saying how long is left) until the cooldown since the last crash has passed.
+    let restarted = loop {
+        id += 1;
+        serve.request(id, "squiggle/restart", json!({"serverId": "fake"}));
+        let restarted = serve.answer(id, LIMIT)["result"].clone();
+        if restarted[0]["status"] != "broken" {
+            break restarted;
+        }
+        let reason = restarted[0]["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("not restarted yet: its restart cooldown ends in"),
+            "{reason}"
+        );
+        assert!(Instant::now() < deadline, "never restarted: {restarted}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let pid = ws.server_pids().into_iter().max().unwrap();
+    assert_eq!(
+        restarted,
+        json!([{"id": "fake", "root": ".", "status": "active", "serverPid": pid}])
+    );
+    serve.request(3, "lsp/checkFile", json!({"filePath": "a.fake"}));
+    assert_eq!(
+        serve.answer(3, LIMIT)["result"][0]["message"],
+        "found ERROR: x"
+    );
+    // Nothing broken: nothing to do, and the answer says what runs.
+    serve.request(4, "squiggle/restart", json!({}));
+    assert_eq!(serve.answer(4, LIMIT)["result"], restarted);
+    serve.request(5, "squiggle/restart", json!({"serverId": "nope"}));
+    let unknown = serve.answer(5, LIMIT);
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    assert_eq!(
+        unknown["error"]["message"],
+        "no server `nope` is configured"
+    );
+    assert_eq!(ws.server_pids().len(), 3);
+    serve.request(6, "lsp/shutdown", json!({}));
+    serve.answer(6, LIMIT);
+}

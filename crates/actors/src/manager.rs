@@ -99,7 +99,7 @@ impl LspManager {
     }
 
     /// Starts squiggle for a workspace root and the servers for the languages in it. Calling it
-    /// again is cheap; it also restarts a broken server once its 30 s cooldown has passed.
+    /// again is cheap; it also restarts a broken server the restart policy allows.
     pub fn ensure_started(&self, root: impl AsRef<Path>) {
         let Some(runtime) = &self.runtime else { return };
         let root = root.as_ref().to_path_buf();

@@ -1,4 +1,7 @@
-//! The registry actor: which servers run for which roots, starting each at most once.
+//! The registry actor: which servers run for which roots, starting each at most once, and
+//! restarting a broken one as [`restarts`] allows.
+
+pub mod restarts;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -18,6 +21,7 @@ use crate::key::ServerKey;
 use crate::server::watchdog::Watchdog;
 use crate::server::{ServerActor, ServerArgs, ServerMsg};
 use crate::watcher::WatcherMsg;
+use restarts::{Decision, Limits, Restart, Restarts};
 
 /// How long one server may take to shut down before it is killed.
 const SERVER_SHUTDOWN_LIMIT: Duration = Duration::from_secs(8);
@@ -30,15 +34,20 @@ pub type ActiveServers = Arc<DashMap<ServerKey, ActorRef<ServerMsg>>>;
 #[derive(Debug)]
 pub enum RegistryMsg {
     /// A ready server for this key, started if needed; callers during a start share it. A
-    /// broken server is restarted only when `restart` is set and the cooldown has passed.
+    /// broken server is restarted when the restart policy lets `restart` start it.
     Acquire {
         key: ServerKey,
-        restart: bool,
+        restart: Restart,
         reply: RpcReplyPort<Acquired>,
     },
-    /// Start the server for this key if it is not running, restarting a broken one once the
-    /// cooldown has passed; nobody waits for it.
+    /// Start the server for this key if it is not running, restarting a broken one when the
+    /// policy allows an automatic restart; nobody waits for it.
     Warm { key: ServerKey },
+    /// The servers squiggle has tried to use with this id (all when `None`), and their states.
+    Keys {
+        id: Option<String>,
+        reply: RpcReplyPort<Vec<(ServerKey, ServerState)>>,
+    },
     /// Something a host should know about a running server (its sidecar failed); shown as the
     /// reason in its status.
     Note { key: ServerKey, note: String },
@@ -101,7 +110,6 @@ enum Entry {
     Unusable {
         state: ServerState,
         reason: String,
-        since: Instant,
     },
 }
 
@@ -113,6 +121,8 @@ pub struct Servers {
     /// Notes about running servers (a failed sidecar), shown as the reason in their status.
     notes: HashMap<ServerKey, String>,
     by_actor: HashMap<ActorId, ServerKey>,
+    /// Each server's restarts this session (kept when its entry is replaced).
+    restarts: HashMap<ServerKey, Restarts>,
     shutting_down: bool,
 }
 
@@ -131,6 +141,7 @@ impl Actor for RegistryActor {
             entries: HashMap::new(),
             notes: HashMap::new(),
             by_actor: HashMap::new(),
+            restarts: HashMap::new(),
             shutting_down: false,
         })
     }
@@ -149,7 +160,14 @@ impl Actor for RegistryActor {
             } => {
                 servers.acquire(&myself, key, restart, Some(reply)).await;
             }
-            RegistryMsg::Warm { key } => servers.acquire(&myself, key, true, None).await,
+            RegistryMsg::Warm { key } => {
+                servers
+                    .acquire(&myself, key, Restart::Automatic, None)
+                    .await;
+            }
+            RegistryMsg::Keys { id, reply } => {
+                let _ = reply.send(servers.keys(id.as_deref()));
+            }
             RegistryMsg::ServerUp { key, pid } => servers.server_up(key, pid),
             RegistryMsg::Note { key, note } => servers.note(key, note),
             RegistryMsg::Status(reply) => {
@@ -160,10 +178,10 @@ impl Actor for RegistryActor {
         Ok(())
     }
 
-    /// A server actor that stops or fails leaves its entry broken; it is never restarted here.
+    /// A server actor that stops or fails leaves its entry broken, restarted as the policy says.
     async fn handle_supervisor_evt(
         &self,
-        _myself: ActorRef<Self::Msg>,
+        myself: ActorRef<Self::Msg>,
         event: SupervisionEvent,
         servers: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
@@ -178,7 +196,7 @@ impl Actor for RegistryActor {
             _ => return Ok(()),
         };
         if let Some(key) = servers.by_actor.remove(&cell.get_id()) {
-            servers.server_gone(key, reason);
+            servers.server_gone(&myself, key, reason);
         }
         Ok(())
     }
@@ -189,7 +207,7 @@ impl Servers {
         &mut self,
         myself: &ActorRef<RegistryMsg>,
         key: ServerKey,
-        restart: bool,
+        restart: Restart,
         reply: Option<RpcReplyPort<Acquired>>,
     ) {
         let answer = |reply: Option<RpcReplyPort<Acquired>>, acquired: Acquired| {
@@ -197,7 +215,8 @@ impl Servers {
                 let _ = reply.send(acquired);
             }
         };
-        let cooldown = self.restart_cooldown();
+        let now = Instant::now();
+        let mut restarting = false;
         match self.entries.get_mut(&key) {
             Some(Entry::Active { server, .. }) => {
                 let server = server.clone();
@@ -215,10 +234,27 @@ impl Servers {
             }
             Some(Entry::Unusable {
                 state: ServerState::Broken,
-                since,
-                ..
-            }) if restart && since.elapsed() >= cooldown => {}
-            Some(Entry::Unusable { state, reason, .. }) => {
+                reason,
+            }) => {
+                let decision =
+                    (self.restarts.get(&key)).map_or(Decision::Start, |r| r.decide(restart, now));
+                let reason = match decision {
+                    Decision::Start => {
+                        restarting = true;
+                        None
+                    }
+                    Decision::Cooling(left) if restart == Restart::Explicit => Some(format!(
+                        "{reason}; not restarted yet: its restart cooldown ends in {:.1} s",
+                        left.as_secs_f64()
+                    )),
+                    Decision::Cooling(_) | Decision::Held(_) => Some(reason.clone()),
+                };
+                if let Some(reason) = reason {
+                    let state = ServerState::Broken;
+                    return answer(reply, Acquired::Unusable { state, reason });
+                }
+            }
+            Some(Entry::Unusable { state, reason }) => {
                 let (state, reason) = (*state, reason.clone());
                 return answer(reply, Acquired::Unusable { state, reason });
             }
@@ -233,6 +269,13 @@ impl Servers {
                     reason,
                 },
             );
+        }
+        if restarting {
+            tracing::info!(server = %key.id, root = %key.root.display(), ?restart, "restarting server");
+            let limits = self.limits();
+            (self.restarts.entry(key.clone()))
+                .or_insert_with(|| Restarts::new(limits))
+                .restarted(restart, now);
         }
         // Before the process exists, so that nothing it publishes is taken for the dead one's.
         let one_list =
@@ -251,6 +294,10 @@ impl Servers {
             }
             Err((state, reason)) => {
                 tracing::debug!(server = %key.id, %state, %reason, "server cannot start");
+                let reason = match state {
+                    ServerState::Broken => self.broke(myself, &key, reason),
+                    _ => reason,
+                };
                 answer(
                     reply,
                     Acquired::Unusable {
@@ -258,19 +305,41 @@ impl Servers {
                         reason: reason.clone(),
                     },
                 );
-                Entry::Unusable {
-                    state,
-                    reason,
-                    since: Instant::now(),
-                }
+                Entry::Unusable { state, reason }
             }
         };
         self.set(key, entry);
     }
 
-    /// How long a broken server stays broken before an explicit restart may start it.
-    fn restart_cooldown(&self) -> Duration {
-        Duration::from_millis(self.args.config.restart_cooldown_ms)
+    /// The restart policy's limits, from the configuration.
+    fn limits(&self) -> Limits {
+        Limits::with_cooldown(Duration::from_millis(self.args.config.restart_cooldown_ms))
+    }
+
+    /// Tells the restart policy that a server broke: schedules its automatic restart after the
+    /// cooldown, or returns the reason with why there is none.
+    fn broke(&mut self, myself: &ActorRef<RegistryMsg>, key: &ServerKey, reason: String) -> String {
+        let limits = self.limits();
+        let now = Instant::now();
+        let restarts = (self.restarts.entry(key.clone())).or_insert_with(|| Restarts::new(limits));
+        match restarts.broke(now) {
+            Ok(due) => {
+                let key = key.clone();
+                myself.send_after(due.saturating_duration_since(now), move || {
+                    RegistryMsg::Warm { key }
+                });
+                reason
+            }
+            Err(hold) => format!("{reason}; {}", hold.describe()),
+        }
+    }
+
+    /// The servers tried so far with this id (all when `None`), and their states.
+    fn keys(&self, id: Option<&str>) -> Vec<(ServerKey, ServerState)> {
+        (self.entries.iter())
+            .filter(|(key, _)| id.is_none_or(|id| key.id == id))
+            .map(|(key, entry)| (key.clone(), self.status_of(key, entry).state))
+            .collect()
     }
 
     /// Spawns the server actor for a key; its handshake runs on its own and reports back.
@@ -308,6 +377,7 @@ impl Servers {
             diagnostics: self.args.diagnostics.clone(),
             init_timeout: Duration::from_millis(config.initialize_timeout_ms),
             max_file_bytes: config.max_file_bytes,
+            max_open_documents: config.max_open_documents,
             watchdog: self.args.watchdog.clone(),
             watcher: self.args.watcher.clone(),
             settle: Duration::from_millis(spec.settle_ms.unwrap_or(config.settle_ms)),
@@ -351,7 +421,7 @@ impl Servers {
     }
 
     /// Marks a server that went away as broken and ends what waited on it.
-    fn server_gone(&mut self, key: ServerKey, reason: String) {
+    fn server_gone(&mut self, myself: &ActorRef<RegistryMsg>, key: ServerKey, reason: String) {
         let _ = self
             .args
             .diagnostics
@@ -366,10 +436,10 @@ impl Servers {
             return;
         }
         tracing::info!(server = %key.id, root = %key.root.display(), %reason, "server broken");
+        let reason = self.broke(myself, &key, reason);
         let broken = Entry::Unusable {
             state: ServerState::Broken,
             reason: reason.clone(),
-            since: Instant::now(),
         };
         if let Some(Entry::Starting { waiters, .. }) = self.set(key, broken) {
             for waiter in waiters {

@@ -5,6 +5,7 @@ mod capabilities;
 mod client;
 mod documents;
 pub mod navigate;
+mod open_set;
 mod probe;
 mod process;
 mod progress;
@@ -17,7 +18,7 @@ mod stdin_queue;
 mod tsserver;
 pub mod watchdog;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -46,6 +47,7 @@ use crate::watcher::WatcherMsg;
 use client::ClientContext;
 use documents::{Document, Documents};
 use navigate::{NavAnswer, NavRequest, Provides};
+use open_set::OpenSet;
 use process::ProcessGroup;
 use progress::Busy;
 use pull::Pulled;
@@ -112,6 +114,9 @@ pub enum ServerMsg {
     Save { path: PathBuf },
     /// Send `didClose` for an open document and forget it.
     Close { path: PathBuf },
+    /// A check or question is done with a document (sent by the task that forwards its
+    /// answer): it may be closed now to keep the open set within its bound.
+    Release { path: PathBuf },
     /// The initialize handshake ended (sent by the actor's handshake task).
     Initialized(Result<Box<InitializeResult>, String>),
     /// The process exited or its connection ended (sent by the actor's own tasks).
@@ -183,6 +188,8 @@ pub struct ServerArgs {
     pub watcher: ActorRef<WatcherMsg>,
     /// The quiet time for this server's diagnostics.
     pub settle: Duration,
+    /// The most documents kept open.
+    pub max_open_documents: usize,
 }
 
 /// The server actor.
@@ -214,8 +221,14 @@ pub struct Connection {
     pulled: HashMap<PathBuf, Option<String>>,
     /// Pull answers the stdout pump read on the fast path.
     pulls: Arc<pull::Stash>,
-    /// Per open document: the version last pulled again because the server finished work.
-    repulled: HashMap<PathBuf, i32>,
+    /// The open documents changed since the server last finished work: pulled again when it
+    /// does (what was pulled while it worked may be out of date).
+    unrepulled: HashSet<PathBuf>,
+    /// The open documents in order of use, and which are in use; bounds how many stay open.
+    open: OpenSet,
+    /// The last version sent for each document closed since: a reopened document goes on from
+    /// it, so that a late answer for its old text is never taken for the new one's.
+    closed: HashMap<PathBuf, i32>,
     busy: Busy,
     initialized: bool,
     stopping: bool,
@@ -254,6 +267,7 @@ impl Actor for ServerActor {
             watchdog,
             watcher,
             settle,
+            max_open_documents,
         } = args;
         let (mut child, group) =
             process::spawn(&program, &spec.args, &key.root, &spec.env, watchdog)
@@ -402,7 +416,9 @@ impl Actor for ServerActor {
             settle,
             pulled: HashMap::new(),
             pulls,
-            repulled: HashMap::new(),
+            unrepulled: HashSet::new(),
+            open: OpenSet::new(max_open_documents),
+            closed: HashMap::new(),
             busy,
             initialized: false,
             stopping: false,
@@ -435,6 +451,7 @@ impl Actor for ServerActor {
                     return Ok(());
                 }
                 // The wait is registered before the change is sent: no publish for it is missed.
+                // The document stays open until the check has its answer.
                 let version = conn.next_version(&path);
                 let key = conn.key.clone();
                 let wait = DiagnosticsMsg::WaitFresh {
@@ -443,7 +460,7 @@ impl Actor for ServerActor {
                     version,
                     traits: conn.traits(),
                     deadline,
-                    reply,
+                    reply: conn.hold_until_answered(&myself, &path, reply),
                 };
                 let _ = conn.diagnostics.cast(wait);
                 match conn.sync(path.clone(), text, saved) {
@@ -451,6 +468,7 @@ impl Actor for ServerActor {
                     // The connection is gone; the store ends the wait when the server is.
                     Err(reason) => tracing::debug!(server = %conn.key.id, %reason, "sync failed"),
                 }
+                conn.trim();
             }
             ServerMsg::WatchedFiles(changes) => {
                 let _ = conn
@@ -472,12 +490,8 @@ impl Actor for ServerActor {
             }
             ServerMsg::Pull { path, attempt } => conn.pull(&myself, path, attempt),
             ServerMsg::WorkDone => {
-                let stale: Vec<(PathBuf, i32)> = (conn.documents.iter())
-                    .filter(|doc| conn.repulled.get(doc.key()) != Some(&doc.version))
-                    .map(|doc| (doc.key().clone(), doc.version))
-                    .collect();
-                for (path, version) in stale {
-                    conn.repulled.insert(path.clone(), version);
+                // Only what changed since the last time: a cost per change, not per document.
+                for path in std::mem::take(&mut conn.unrepulled) {
                     conn.pull(&myself, path, 0);
                 }
             }
@@ -502,8 +516,9 @@ impl Actor for ServerActor {
                 deadline,
                 reply,
             } => {
-                if let Some(doc) = conn.documents.get(&path) {
-                    let _ = reply.send(Ok(Opened::Already(doc.text.clone())));
+                if let Some(text) = conn.documents.get(&path).map(|doc| doc.text.clone()) {
+                    conn.open.touch(&path);
+                    let _ = reply.send(Ok(Opened::Already(text)));
                     return Ok(());
                 }
                 // Like a check's sync, with the wait registered first; but no didSave, which
@@ -515,7 +530,7 @@ impl Actor for ServerActor {
                     version: conn.next_version(&path),
                     traits: conn.traits(),
                     deadline,
-                    reply: done.into(),
+                    reply: conn.hold_until_answered(&myself, &path, done.into()),
                 };
                 let _ = conn.diagnostics.cast(wait);
                 let opened = conn
@@ -525,6 +540,7 @@ impl Actor for ServerActor {
                     conn.pull(&myself, path, 0);
                 }
                 let _ = reply.send(opened);
+                conn.trim();
             }
             ServerMsg::Info(reply) => {
                 let _ = reply.send(ServerInfo {
@@ -534,17 +550,33 @@ impl Actor for ServerActor {
                 });
             }
             ServerMsg::Navigate { request, reply } => {
+                // The document asked about stays open until the server answered.
+                let held = (request.document())
+                    .and_then(|uri| paths::uri_to_path(uri.as_str()))
+                    .map(PathBuf::from)
+                    .filter(|path| conn.documents.contains_key(path));
+                if let Some(path) = &held {
+                    conn.open.hold(path);
+                }
                 let answer = navigate::send(&conn.socket, request);
+                let me = myself.clone();
                 tokio::spawn(async move {
                     let answer = match tokio::time::timeout(REQUEST_TIMEOUT, answer).await {
                         Ok(answer) => answer,
                         Err(_) => Err(format!("no answer within {} s", REQUEST_TIMEOUT.as_secs())),
                     };
                     let _ = reply.send(answer);
+                    if let Some(path) = held {
+                        let _ = me.cast(ServerMsg::Release { path });
+                    }
                 });
             }
             ServerMsg::Save { path } => conn.save(&path),
             ServerMsg::Close { path } => conn.close(&path),
+            ServerMsg::Release { path } => {
+                conn.open.release(&path);
+                conn.trim();
+            }
             ServerMsg::Initialized(Ok(result)) => {
                 conn.save = save_of(result.capabilities.text_document_sync.as_ref());
                 conn.provides = Provides::of(&result.capabilities);
@@ -637,20 +669,59 @@ impl Connection {
         }
     }
 
-    /// The version the next sync of a document sends: 1 to open it, then one more each time.
+    /// The version the next sync of a document sends: 1 to open it, then one more each time
+    /// (also across a close and a reopen).
     fn next_version(&self, path: &Path) -> i32 {
-        self.documents.get(path).map_or(1, |doc| doc.version + 1)
+        match self.documents.get(path) {
+            Some(doc) => doc.version + 1,
+            None => self.closed.get(path).map_or(1, |last| last + 1),
+        }
+    }
+
+    /// Keeps a document open until the store answers `reply` (the answer goes on to it), then
+    /// lets it go; returns the port the store answers.
+    fn hold_until_answered(
+        &mut self,
+        myself: &ActorRef<ServerMsg>,
+        path: &Path,
+        reply: RpcReplyPort<Freshness>,
+    ) -> RpcReplyPort<Freshness> {
+        self.open.hold(path);
+        let (forward, answer) = ractor::concurrency::oneshot();
+        let me = myself.clone();
+        let path = path.to_path_buf();
+        tokio::spawn(async move {
+            if let Ok(freshness) = answer.await {
+                let _ = reply.send(freshness);
+            }
+            let _ = me.cast(ServerMsg::Release { path });
+        });
+        forward.into()
+    }
+
+    /// Closes the least recently used documents nothing is using, down to the bound.
+    fn trim(&mut self) {
+        for path in self.open.overflow() {
+            tracing::debug!(server = %self.key.id, path = %path.display(), open = self.open.len(), "closing the least recently used document");
+            self.close(&path);
+        }
     }
 
     /// Sends didOpen (version 1) or a full-text didChange (version + 1), then didSave when the
     /// file on disk holds the text (`saved`) and the server wants it.
     fn sync(&mut self, path: PathBuf, text: Arc<str>, saved: bool) -> Result<i32, String> {
         let version = self.next_version(&path);
-        let uri = match self.documents.get(&path) {
-            Some(doc) => doc.uri.clone(),
-            None => Url::parse(&paths::path_to_uri(&path.to_string_lossy()))
-                .map_err(|err| format!("cannot make a URI of {}: {err}", path.display()))?,
+        let (uri, opening) = match self.documents.get(&path) {
+            Some(doc) => (doc.uri.clone(), false),
+            None => (
+                Url::parse(&paths::path_to_uri(&path.to_string_lossy()))
+                    .map_err(|err| format!("cannot make a URI of {}: {err}", path.display()))?,
+                true,
+            ),
         };
+        self.open.touch(&path);
+        self.closed.remove(&path);
+        self.unrepulled.insert(path.clone());
         self.documents.insert(
             path.clone(),
             Document {
@@ -659,7 +730,7 @@ impl Connection {
                 text: text.clone(),
             },
         );
-        let sent = if version == 1 {
+        let sent = if opening {
             let extension = path
                 .extension()
                 .map(|e| e.to_string_lossy().to_lowercase())
@@ -831,7 +902,9 @@ impl Connection {
         let Some((_, doc)) = self.documents.remove(path) else {
             return;
         };
-        self.repulled.remove(path);
+        self.open.remove(path);
+        self.unrepulled.remove(path);
+        self.closed.insert(path.to_path_buf(), doc.version);
         // What was pulled for it no longer holds; pushed results are the server's to clear.
         if self.pulled.remove(path).is_some() {
             let _ = self.diagnostics.cast(DiagnosticsMsg::Publish {

@@ -28,6 +28,7 @@ use crate::diagnostics::{
 use crate::events::{Events, LspEvent, EVENT_CAPACITY};
 use crate::feedback::{Feedback, NewErrors};
 use crate::key::ServerKey;
+use crate::registry::restarts::Restart;
 use crate::registry::{Acquired, ActiveServers, RegistryActor, RegistryArgs, RegistryMsg};
 use crate::server::watchdog::Watchdog;
 use crate::server::ServerMsg;
@@ -245,7 +246,7 @@ impl Squiggle {
     }
 
     /// Starts (without waiting for them) the servers for the languages found in the workspace,
-    /// one per project root; a broken one is restarted once the 30 s cooldown has passed.
+    /// one per project root; a broken one is restarted if the restart policy allows it.
     pub async fn start_workspace_servers(&self) {
         let inner = &self.inner;
         let root = inner.workspace_root.clone();
@@ -423,6 +424,55 @@ impl Squiggle {
             .unwrap_or_default()
     }
 
+    /// Restarts the broken servers with this id (every one when `None`) whose restart cooldown
+    /// has passed, even those held after a crash loop, and waits for each to start (at most
+    /// `first_touch_timeout_ms`). Returns the status of every server squiggle has tried with
+    /// that id, afterwards: a broken one's reason says why it was not restarted.
+    pub async fn restart(&self, id: Option<&str>) -> Vec<ServerStatus> {
+        let inner = &self.inner;
+        let keys = |reply| RegistryMsg::Keys {
+            id: id.map(String::from),
+            reply,
+        };
+        let keys = ask(&inner.registry, keys, ASK_LIMIT)
+            .await
+            .unwrap_or_default();
+        let limit = Duration::from_millis(inner.config.first_touch_timeout_ms);
+        let attempts = keys.into_iter().map(|(key, state)| async move {
+            if state != ServerState::Broken {
+                return (key, None);
+            }
+            let acquire = |reply| RegistryMsg::Acquire {
+                key: key.clone(),
+                restart: Restart::Explicit,
+                reply,
+            };
+            let acquired = ask(&inner.registry, acquire, limit).await;
+            (key, Some(acquired))
+        });
+        let attempts = futures::future::join_all(attempts).await;
+        let statuses = self.status().await;
+        let mut restarted: Vec<ServerStatus> = attempts
+            .into_iter()
+            .filter_map(|(key, attempt)| {
+                let root = paths::relative_to(&inner.workspace_root, &key.root);
+                let mut status = (statuses.iter())
+                    .find(|s| s.id == key.id && s.root == root)?
+                    .clone();
+                match attempt {
+                    Some(Some(Acquired::Unusable { state, reason })) => {
+                        (status.state, status.reason, status.pid) = (state, Some(reason), None);
+                    }
+                    Some(None) => status.state = ServerState::Starting,
+                    Some(Some(Acquired::Ready { .. })) | None => {}
+                }
+                Some(status)
+            })
+            .collect();
+        restarted.sort_by(|a, b| (&a.id, &a.root).cmp(&(&b.id, &b.root)));
+        restarted
+    }
+
     /// Shuts every server down (gracefully, then by force) and stops the runtime.
     pub async fn shutdown(&self) {
         let inner = &self.inner;
@@ -487,7 +537,7 @@ impl Squiggle {
             None => {
                 let acquire = |reply| RegistryMsg::Acquire {
                     key: key.clone(),
-                    restart: false,
+                    restart: Restart::Automatic,
                     reply,
                 };
                 ask(&inner.registry, acquire, first_touch_limit).await

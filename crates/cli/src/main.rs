@@ -57,7 +57,8 @@ enum Command {
     /// LSP-framed JSON-RPC 2.0: sends `lsp/ready` once set up, then answers `lsp/checkFile`,
     /// `lsp/diagnostics`, `lsp/getDiagnosticEpoch`, `lsp/diagnosticsAfter`, `lsp/status`,
     /// `lsp/shutdown`, `squiggle/checkFile` (with whether the file was checked, and why not),
-    /// `squiggle/feedback` and `$/cancelRequest`. The environment variable
+    /// `squiggle/feedback`, `squiggle/restart` (broken servers, after their cooldown) and
+    /// `$/cancelRequest`. The environment variable
     /// LSP_BOOTSTRAP may hold {"workspaceRoot": "...", "config": {...} | false}. Stdout carries
     /// protocol bytes only; logs go to stderr. Every language server dies with the service.
     Serve(serve::ServeArgs),

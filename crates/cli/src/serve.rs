@@ -19,7 +19,7 @@ use squiggle_actors::{ServerState, Severity, Squiggle};
 use squiggle_config::Config;
 use squiggle_protocol::service::{
     error_code, method, service_diagnostics, Bootstrap, CheckFileParams, DiagnosticsAfterParams,
-    FeedbackParams, ServiceStatus,
+    FeedbackParams, RestartParams, RestartedServer, ServiceStatus,
 };
 use squiggle_protocol::{encode_frame, BadFrame, FrameGuard};
 use tokio::sync::oneshot;
@@ -282,6 +282,10 @@ impl Service {
                 self.all(squiggle.diagnostics_after(after_epoch, wait).await)
             }
             method::STATUS => Json::of(&self.status().await),
+            method::RESTART => {
+                let RestartParams { server_id } = parse(params)?;
+                Json::of(&self.restart(server_id.as_deref()).await?)
+            }
             method::FEEDBACK => {
                 let FeedbackParams {
                     file_path,
@@ -341,6 +345,27 @@ impl Service {
             .filter(|(_, diagnostics)| !diagnostics.is_empty())
             .collect();
         Json::of(&files)
+    }
+
+    /// Restarts the broken servers (with this id) whose cooldown has passed; every server
+    /// squiggle has tried with that id, in its state afterwards. An id that is not configured
+    /// is an error.
+    async fn restart(&self, id: Option<&str>) -> Result<Vec<RestartedServer>, (i64, String)> {
+        if let Some(id) = id.filter(|id| !self.squiggle.config().servers.contains_key(*id)) {
+            let message = format!("no server `{id}` is configured");
+            return Err((error_code::INVALID_PARAMS, message));
+        }
+        let restarted = self.squiggle.restart(id).await;
+        Ok(restarted
+            .into_iter()
+            .map(|status| RestartedServer {
+                id: status.id,
+                root: status.root,
+                status: status.state,
+                reason: status.reason,
+                server_pid: status.pid,
+            })
+            .collect())
     }
 
     /// Every configured server, sorted by id: what it does now, or what it would do.

@@ -104,7 +104,10 @@ impl Toolbox {
         specs.push(Spec {
             name: "lsp_diagnostics",
             description: "Current diagnostics (errors by default) of every file the language servers know about, or of one file (which is checked first; if no server could check it, the answer says so and why).",
-            schema: json!({"type": "object", "properties": {"file": {"type": "string", "description": "Only this file (checked now)."}}}),
+            schema: json!({"type": "object", "properties": {
+                "file": {"type": "string", "description": "Only this file (checked now)."},
+                "restart": {"type": "boolean", "default": false, "description": "First restart the language servers that crashed (each only after its restart cooldown)."}
+            }}),
         });
         specs
     }
@@ -168,15 +171,28 @@ impl Toolbox {
                     json!({"symbols": shown, "total": answer.items.len(), "notes": answer.notes});
                 Ok(output(text, &answer.notes, structured))
             }
-            _ => self.diagnostics(file).await,
+            _ => {
+                let restart = bool_arg(args, "restart")?.unwrap_or(false);
+                self.diagnostics(file, restart).await
+            }
         }
     }
 
     /// Known diagnostics, or one file's after checking it, at the configured severities; a
-    /// file that was not checked gets a line saying so and why, never a clean answer.
-    async fn diagnostics(&self, file: Option<&str>) -> Result<Output, String> {
+    /// file that was not checked gets a line saying so and why, never a clean answer. With
+    /// `restart`, broken servers are restarted first and a note gives each server's state.
+    async fn diagnostics(&self, file: Option<&str>, restart: bool) -> Result<Output, String> {
         let squiggle = &self.squiggle;
         let mut notes = Vec::new();
+        if restart {
+            for server in squiggle.restart(None).await {
+                let reason = server.reason.map(|r| format!(": {r}")).unwrap_or_default();
+                notes.push(format!(
+                    "after restart: {} is {}{reason}",
+                    server.id, server.state
+                ));
+            }
+        }
         let mut report = Report::default();
         let mut checked = None;
         match file {

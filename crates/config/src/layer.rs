@@ -44,6 +44,7 @@ pub(crate) struct Layer {
     pub max_total_lines: Option<usize>,
     pub navigation_tools: Option<bool>,
     pub max_file_bytes: Option<u64>,
+    pub max_open_documents: Option<usize>,
     pub servers: Vec<ServerLayer>,
 }
 
@@ -201,6 +202,7 @@ impl Config {
         set(&mut next.max_total_lines, layer.max_total_lines);
         set(&mut next.navigation_tools, layer.navigation_tools);
         set(&mut next.max_file_bytes, layer.max_file_bytes);
+        set(&mut next.max_open_documents, layer.max_open_documents);
         for server in layer.servers {
             match next.servers.get_mut(&server.id) {
                 Some(spec) => server.patch(spec),

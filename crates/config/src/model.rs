@@ -14,7 +14,7 @@ pub struct Config {
     pub first_touch_timeout_ms: u64,
     /// After a write, how long to wait for other files' diagnostics to settle, in milliseconds.
     pub other_files_wait_ms: u64,
-    /// How long a broken server stays broken before an explicit restart may start it again, in
+    /// How long a broken server stays broken before a restart (automatic or explicit), in
     /// milliseconds.
     pub restart_cooldown_ms: u64,
     /// How long a server may take to answer `initialize`, in milliseconds.
@@ -33,6 +33,8 @@ pub struct Config {
     pub navigation_tools: bool,
     /// Files larger than this many bytes are not sent to servers.
     pub max_file_bytes: u64,
+    /// The most documents one server keeps open; the least recently used are closed first.
+    pub max_open_documents: usize,
     /// The language servers, built-ins merged with overrides and additions, keyed by id.
     pub servers: BTreeMap<String, ServerSpec>,
 }
@@ -65,6 +67,7 @@ impl Default for Config {
             max_total_lines: 50,
             navigation_tools: true,
             max_file_bytes: 2 * 1024 * 1024,
+            max_open_documents: 200,
             servers: crate::builtin::builtin_servers(),
         }
     }
@@ -180,6 +183,7 @@ mod tests {
         assert_eq!(config.max_total_lines, 50);
         assert!(config.navigation_tools);
         assert_eq!(config.max_file_bytes, 2_097_152);
+        assert_eq!(config.max_open_documents, 200);
         let ids: Vec<&str> = config.servers.keys().map(String::as_str).collect();
         assert_eq!(
             ids,

@@ -111,6 +111,9 @@ impl Reader<'_> {
                     layer.max_other_files = Some(self.usize(&path, value)?);
                 }
                 "navigationTools" => layer.navigation_tools = Some(self.bool(&path, value)?),
+                "maxOpenDocuments" => {
+                    layer.max_open_documents = Some(self.usize(&path, value)?);
+                }
                 "includeSeverities" => {
                     let place = self.place(&path);
                     let names = self.strings(&path, value)?;
@@ -258,7 +261,7 @@ mod tests {
         let text = r#"{"lsp": {
   "diagnosticTimeout": 500, "firstTouchTimeout": 900,
   "includeSeverities": ["error", "warning"], "maxDiagnosticsPerFile": 3,
-  "maxProjectDiagnosticsFiles": 2, "navigationTools": false,
+  "maxProjectDiagnosticsFiles": 2, "navigationTools": false, "maxOpenDocuments": 50,
   "servers": {"mylang": {"command": "mylang-lsp", "args": ["--stdio"],
     "extensions": [".ml"], "rootMarkers": ["ml.toml"], "languageId": "ml",
     "env": {"A": "1"}, "initializationOptions": {"x": 1}, "settings": {"y": 2}}}
@@ -269,6 +272,7 @@ mod tests {
         assert_eq!(layer.max_diagnostics_per_file, Some(3));
         assert_eq!(layer.max_other_files, Some(2));
         assert_eq!(layer.navigation_tools, Some(false));
+        assert_eq!(layer.max_open_documents, Some(50));
         let server = &layer.servers[0];
         assert_eq!(server.id, "mylang");
         assert_eq!(server.command.as_deref(), Some("mylang-lsp"));

@@ -14,6 +14,9 @@ pub const PROBE_LIMIT: Duration = Duration::from_secs(3);
 /// How much of a probe's output is kept for the reason.
 const OUTPUT_LIMIT: u64 = 16 * 1024;
 
+/// How often a program that is busy (being written) is tried again.
+const BUSY_RETRIES: usize = 20;
+
 /// The longest reason taken from a probe's output, in characters.
 const REASON_CHARS: usize = 200;
 
@@ -44,15 +47,29 @@ pub fn probe(
     limit: Duration,
 ) -> Result<(), String> {
     let shown = shown_command(program, args);
-    let mut child = Command::new(program)
-        .args(args)
-        .envs(env)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|err| format!("`{shown}` cannot be started: {err}"))?;
+    let spawn = || {
+        Command::new(program)
+            .args(args)
+            .envs(env)
+            .current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+    };
+    // A program just written (an install in progress, a shim) can be busy for a moment while
+    // another thread's fork still holds it open for writing: try again briefly.
+    let mut spawned = spawn();
+    for _ in 0..BUSY_RETRIES {
+        match &spawned {
+            Err(err) if err.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(Duration::from_millis(10));
+                spawned = spawn();
+            }
+            _ => break,
+        }
+    }
+    let mut child = spawned.map_err(|err| format!("`{shown}` cannot be started: {err}"))?;
     let outputs = [
         child.stdout.take().map(collect),
         child.stderr.take().map(collect),

@@ -24,6 +24,7 @@ struct TomlFile {
     max_total_lines: Option<usize>,
     navigation_tools: Option<bool>,
     max_file_bytes: Option<u64>,
+    max_open_documents: Option<usize>,
     servers: Option<BTreeMap<String, Spanned<TomlServer>>>,
 }
 
@@ -102,6 +103,7 @@ pub(crate) fn parse_toml(text: &str) -> Result<Layer, LayerError> {
         max_total_lines: file.max_total_lines,
         navigation_tools: file.navigation_tools,
         max_file_bytes: file.max_file_bytes,
+        max_open_documents: file.max_open_documents,
         servers,
     })
 }
@@ -285,6 +287,12 @@ mod tests {
 
     fn error(text: &str) -> LayerError {
         parse_toml(text).expect_err("invalid")
+    }
+
+    #[test]
+    fn max_open_documents_is_read() {
+        let layer = parse_toml("max_open_documents = 64\n").expect("valid");
+        assert_eq!(layer.max_open_documents, Some(64));
     }
 
     #[test]

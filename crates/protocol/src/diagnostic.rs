@@ -137,7 +137,7 @@ pub enum ServerState {
     Starting,
     /// Initialized and serving requests.
     Active,
-    /// Crashed, timed out or failed; not restarted implicitly.
+    /// Crashed, timed out or failed; restarted after a cooldown, unless it crash-loops.
     Broken,
     /// Turned off by configuration.
     Disabled,

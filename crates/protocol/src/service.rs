@@ -29,6 +29,8 @@ pub mod method {
     pub const SQUIGGLE_CHECK_FILE: &str = "squiggle/checkFile";
     /// Edit-tool feedback: `FeedbackParams` -> `FeedbackResult`.
     pub const FEEDBACK: &str = "squiggle/feedback";
+    /// Restart broken servers: `RestartParams` -> `Vec<RestartedServer>`.
+    pub const RESTART: &str = "squiggle/restart";
     /// Ends the wait of a request early with what is known so far.
     pub const CANCEL: &str = "$/cancelRequest";
 }
@@ -80,6 +82,33 @@ pub struct FeedbackParams {
     pub text: Option<String>,
     /// `edit` or `write`.
     pub scope: Scope,
+}
+
+/// Params of `squiggle/restart`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RestartParams {
+    /// Only this server (every broken one when absent).
+    #[serde(default)]
+    pub server_id: Option<String>,
+}
+
+/// One server in the answer to `squiggle/restart`: its state after the restart.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RestartedServer {
+    /// The server id.
+    pub id: String,
+    /// Its project root, relative to the workspace root.
+    pub root: String,
+    /// Its state now: `active` when it runs again.
+    pub status: ServerState,
+    /// Why it is not active (for a broken one, also why it was not restarted).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
+    /// The process id while it runs.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub server_pid: Option<u32>,
 }
 
 /// Params of `$/cancelRequest`.

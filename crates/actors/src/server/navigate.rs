@@ -29,6 +29,19 @@ pub enum NavRequest {
     WorkspaceSymbols(String),
 }
 
+impl NavRequest {
+    /// The document the question is about, if it is about one.
+    pub fn document(&self) -> Option<&async_lsp::lsp_types::Url> {
+        match self {
+            NavRequest::Definition(position)
+            | NavRequest::Hover(position)
+            | NavRequest::References { position, .. } => Some(&position.text_document.uri),
+            NavRequest::DocumentSymbols(document) => Some(&document.uri),
+            NavRequest::WorkspaceSymbols(_) => None,
+        }
+    }
+}
+
 /// A server's answer to a [`NavRequest`].
 #[derive(Debug, Clone)]
 pub enum NavAnswer {

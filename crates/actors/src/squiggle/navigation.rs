@@ -403,7 +403,7 @@ impl Squiggle {
         for key in keys {
             let acquire = |reply| RegistryMsg::Acquire {
                 key: key.clone(),
-                restart: false,
+                restart: crate::registry::restarts::Restart::Automatic,
                 reply,
             };
             match ask(&self.inner.registry, acquire, limit).await {

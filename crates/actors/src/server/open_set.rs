@@ -1,0 +1,171 @@
+//! Which documents a server keeps open: at most a bound, the least recently used closed
+//! first, never one that a check or a question is using.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+/// The open documents of one server, in order of use, with how many users each has now.
+#[derive(Debug)]
+pub struct OpenSet {
+    bound: usize,
+    /// Counts uses; a larger tick is a later use.
+    tick: u64,
+    /// Each open document by its last use.
+    by_use: BTreeMap<u64, PathBuf>,
+    /// Each open document's last use and its users.
+    slots: HashMap<PathBuf, Slot>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    used: u64,
+    users: u32,
+}
+
+impl OpenSet {
+    /// An empty set that keeps at most `bound` documents open (when none is in use).
+    pub fn new(bound: usize) -> Self {
+        Self {
+            bound,
+            tick: 0,
+            by_use: BTreeMap::new(),
+            slots: HashMap::new(),
+        }
+    }
+
+    /// A document is used now (and open, if it was not).
+    pub fn touch(&mut self, path: &Path) {
+        self.tick += 1;
+        let tick = self.tick;
+        let slot = self.slots.entry(path.to_path_buf()).or_insert(Slot {
+            used: tick,
+            users: 0,
+        });
+        self.by_use.remove(&slot.used);
+        slot.used = tick;
+        self.by_use.insert(tick, path.to_path_buf());
+    }
+
+    /// A check or question starts using a document: it stays open until [`OpenSet::release`].
+    pub fn hold(&mut self, path: &Path) {
+        self.touch(path);
+        if let Some(slot) = self.slots.get_mut(path) {
+            slot.users += 1;
+        }
+    }
+
+    /// A check or question is done with a document.
+    pub fn release(&mut self, path: &Path) {
+        if let Some(slot) = self.slots.get_mut(path) {
+            slot.users = slot.users.saturating_sub(1);
+        }
+    }
+
+    /// A document was closed.
+    pub fn remove(&mut self, path: &Path) {
+        if let Some(slot) = self.slots.remove(path) {
+            self.by_use.remove(&slot.used);
+        }
+    }
+
+    /// The documents to close now, least recently used first, so that no more than the bound
+    /// stay open (or as few over it as the documents in use allow); they leave the set.
+    pub fn overflow(&mut self) -> Vec<PathBuf> {
+        let excess = self.slots.len().saturating_sub(self.bound);
+        if excess == 0 {
+            return Vec::new();
+        }
+        let victims: Vec<(u64, PathBuf)> = (self.by_use.iter())
+            .filter(|(_, path)| self.slots.get(*path).is_some_and(|slot| slot.users == 0))
+            .take(excess)
+            .map(|(tick, path)| (*tick, path.clone()))
+            .collect();
+        for (tick, path) in &victims {
+            self.by_use.remove(tick);
+            self.slots.remove(path);
+        }
+        victims.into_iter().map(|(_, path)| path).collect()
+    }
+
+    /// How many documents are open.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(name: &str) -> PathBuf {
+        PathBuf::from(format!("/ws/{name}"))
+    }
+
+    #[test]
+    fn within_the_bound_nothing_is_closed() {
+        let mut open = OpenSet::new(2);
+        open.touch(&p("a"));
+        open.touch(&p("b"));
+        assert!(open.overflow().is_empty());
+        assert_eq!(open.len(), 2);
+    }
+
+    #[test]
+    fn the_least_recently_used_is_closed_first() {
+        let mut open = OpenSet::new(2);
+        open.touch(&p("a"));
+        open.touch(&p("b"));
+        open.touch(&p("a"));
+        open.touch(&p("c"));
+        assert_eq!(open.overflow(), vec![p("b")]);
+        open.touch(&p("d"));
+        assert_eq!(open.overflow(), vec![p("a")]);
+        assert_eq!(open.len(), 2);
+    }
+
+    #[test]
+    fn a_document_in_use_stays_open_until_released() {
+        let mut open = OpenSet::new(1);
+        open.hold(&p("a"));
+        open.hold(&p("b"));
+        assert!(open.overflow().is_empty(), "both in use: over the bound");
+        open.release(&p("a"));
+        assert_eq!(open.overflow(), vec![p("a")]);
+        open.touch(&p("c"));
+        assert_eq!(open.overflow(), vec![p("c")], "b is still in use");
+        open.release(&p("b"));
+        assert!(open.overflow().is_empty());
+    }
+
+    #[test]
+    fn two_users_of_one_document_both_release_it() {
+        let mut open = OpenSet::new(0);
+        open.hold(&p("a"));
+        open.hold(&p("a"));
+        open.release(&p("a"));
+        assert!(open.overflow().is_empty());
+        open.release(&p("a"));
+        assert_eq!(open.overflow(), vec![p("a")]);
+    }
+
+    #[test]
+    fn a_closed_document_is_forgotten_and_may_come_back() {
+        let mut open = OpenSet::new(1);
+        open.touch(&p("a"));
+        open.remove(&p("a"));
+        open.release(&p("a"));
+        assert_eq!(open.len(), 0);
+        open.touch(&p("b"));
+        open.touch(&p("a"));
+        assert_eq!(open.overflow(), vec![p("b")]);
+    }
+
+    #[test]
+    fn many_over_the_bound_close_in_order_of_use() {
+        let mut open = OpenSet::new(3);
+        for name in ["a", "b", "c", "d", "e", "f"] {
+            open.touch(&p(name));
+        }
+        assert_eq!(open.overflow(), vec![p("a"), p("b"), p("c")]);
+    }
+}
