@@ -150,6 +150,7 @@ fn diagnostic(i: usize) -> Diagnostic {
         message: format!("{} ({i})", MESSAGES[i % MESSAGES.len()]),
         code: Some(format!("E{:04}", i % 500)),
         source: Some("rustc".to_string()),
+        also: Vec::new(),
     }
 }
 

@@ -51,6 +51,7 @@ pub fn convert_diagnostics(
             NumberOrString::String(text) => text,
         }),
         source: diag.source,
+        also: Vec::new(),
     }));
     converted
 }
@@ -127,6 +128,7 @@ mod tests {
                 message: "undefined name".to_string(),
                 code: Some("F821".to_string()),
                 source: Some("Ruff".to_string()),
+                also: Vec::new(),
             }]
         );
     }

@@ -84,6 +84,50 @@ pub struct Diagnostic {
     pub code: Option<String>,
     /// The tool that produced it (`Pyright`, `Ruff`, `rustc`), if any.
     pub source: Option<String>,
+    /// The codes and sources of other servers' diagnostics for the same problem, collapsed into this one by [`crate::merge::merge`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<Origin>,
+}
+
+/// Who reported a diagnostic: its code and source.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Origin {
+    /// The diagnostic code, if any.
+    pub code: Option<String>,
+    /// The tool that produced it, if any.
+    pub source: Option<String>,
+}
+
+impl Diagnostic {
+    /// Its own code and source, then those of the diagnostics collapsed into it.
+    pub fn origins(&self) -> impl Iterator<Item = (Option<&str>, Option<&str>)> {
+        std::iter::once((self.code.as_deref(), self.source.as_deref())).chain(
+            self.also
+                .iter()
+                .map(|origin| (origin.code.as_deref(), origin.source.as_deref())),
+        )
+    }
+
+    /// Its codes, its own first, each once.
+    pub fn codes(&self) -> Vec<&str> {
+        distinct(self.origins().filter_map(|(code, _)| code))
+    }
+
+    /// Its sources, its own first, each once.
+    pub fn sources(&self) -> Vec<&str> {
+        distinct(self.origins().filter_map(|(_, source)| source))
+    }
+}
+
+/// The items in their order, each once.
+fn distinct<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut seen: Vec<&str> = Vec::new();
+    for item in items {
+        if !seen.contains(&item) {
+            seen.push(item);
+        }
+    }
+    seen
 }
 
 /// Test diagnostics, built in one place for every test module of the crate.
@@ -101,6 +145,7 @@ impl Diagnostic {
             message: message.to_string(),
             code: None,
             source: None,
+            also: Vec::new(),
         }
     }
 
@@ -126,6 +171,15 @@ impl Diagnostic {
             source: Some(source.to_string()),
             ..self
         }
+    }
+
+    /// The same, with another server's `code` and `source` for it.
+    pub(crate) fn also(mut self, code: Option<&str>, source: Option<&str>) -> Self {
+        self.also.push(Origin {
+            code: code.map(str::to_string),
+            source: source.map(str::to_string),
+        });
+        self
     }
 }
 

@@ -23,7 +23,7 @@ pub mod watch;
 
 pub use convert::{convert_diagnostics, severity_from_lsp};
 pub use delta::DeltaKey;
-pub use diagnostic::{Diagnostic, ServerState, ServerStatus, Severity, UnknownSeverity};
+pub use diagnostic::{Diagnostic, Origin, ServerState, ServerStatus, Severity, UnknownSeverity};
 pub use encoding::{column_in_chars, lsp_character, PositionEncoding};
 pub use feedback::{not_checked_section, render_feedback, Caps, Scope};
 pub use frame_guard::{encode_frame, BadFrame, FrameGuard};

@@ -1,36 +1,64 @@
 //! Merging, filtering and ordering of diagnostics from several servers.
 
-use crate::diagnostic::{Diagnostic, Severity};
+mod same_problem;
 
-/// Merges diagnostics from several servers: drops duplicates (same file + start/end positions + message) and sorts them as [`sort`] does, so the order never depends on which server answered first.
+use crate::diagnostic::{Diagnostic, Origin, Severity};
+use same_problem::{place, rank, same_problem};
+
+/// Merges diagnostics from several servers: diagnostics that are the same problem (see [`same_problem`]) become one that names every code and source in `also`, and the result is sorted as [`sort`] does, so it never depends on which server answered first.
 ///
-/// When duplicates differ in severity, the more severe one is kept. It works on references and
-/// copies only the diagnostics it keeps.
+/// The one kept is the most severe, then the first of its group in the table of equivalent
+/// codes, then the first by source, code and message. It works on references and copies only
+/// the diagnostics it keeps.
 pub fn merge<'a>(diagnostics: impl IntoIterator<Item = &'a Diagnostic>) -> Vec<Diagnostic> {
     let mut all: Vec<&Diagnostic> = diagnostics.into_iter().collect();
-    // Duplicates side by side, the most severe first; keep that one.
+    // Each place's diagnostics side by side, the one to keep of each problem first.
     all.sort_by(|a, b| {
-        identity(a)
-            .cmp(&identity(b))
-            .then(a.severity.cmp(&b.severity))
+        place(a)
+            .cmp(&place(b))
+            .then(precedence(a).cmp(&precedence(b)))
     });
-    all.dedup_by(|later, kept| identity(later) == identity(kept));
-    let mut merged: Vec<Diagnostic> = all.into_iter().cloned().collect();
+    let mut merged: Vec<Diagnostic> = Vec::with_capacity(all.len());
+    let mut here = 0;
+    for diag in all {
+        if merged.last().is_none_or(|last| place(last) != place(diag)) {
+            here = merged.len();
+        }
+        match merged[here..]
+            .iter_mut()
+            .find(|kept| same_problem(kept, diag))
+        {
+            Some(kept) => absorb(kept, diag),
+            None => merged.push(diag.clone()),
+        }
+    }
     // A total order, so that the result does not depend on which server answered first.
     sort(&mut merged);
     merged
 }
 
-/// What makes two diagnostics the same: file, range and message.
-fn identity(d: &Diagnostic) -> (&str, u32, u32, u32, u32, &str) {
+/// Which of one place's diagnostics is kept for a problem: lowest first.
+fn precedence(d: &Diagnostic) -> (Severity, usize, Option<&str>, Option<&str>, &str) {
     (
-        &d.file,
-        d.line,
-        d.column,
-        d.end_line,
-        d.end_column,
+        d.severity,
+        rank(d),
+        d.source.as_deref(),
+        d.code.as_deref(),
         &d.message,
     )
+}
+
+/// Adds to `kept` the codes and sources of `duplicate` it does not name yet.
+fn absorb(kept: &mut Diagnostic, duplicate: &Diagnostic) {
+    for (code, source) in duplicate.origins() {
+        let known = kept.origins().any(|origin| origin == (code, source));
+        if !known && (code.is_some() || source.is_some()) {
+            kept.also.push(Origin {
+                code: code.map(str::to_string),
+                source: source.map(str::to_string),
+            });
+        }
+    }
 }
 
 /// Keeps only diagnostics whose severity is in `keep`.
@@ -128,6 +156,114 @@ mod tests {
                 ("a.py", 2, 1, Severity::Error, "from second list"),
                 ("a.py", 2, 1, Severity::Hint, "from first list"),
                 ("b.py", 1, 1, Severity::Hint, "b"),
+            ]
+        );
+    }
+
+    /// A diagnostic at 9:27-9:45 of a.py from `source`, with `code`.
+    fn from(source: &str, code: &str, severity: Severity, message: &str) -> Diagnostic {
+        Diagnostic {
+            end_column: 45,
+            ..diag("a.py", 9, 27, severity, message)
+                .with_code(Some(code))
+                .with_source(source)
+        }
+    }
+
+    fn pyright() -> Diagnostic {
+        from(
+            "Pyright",
+            "reportUndefinedVariable",
+            Severity::Error,
+            "\"x\" is not defined",
+        )
+    }
+
+    fn ruff() -> Diagnostic {
+        from("Ruff", "F821", Severity::Error, "Undefined name `x`")
+    }
+
+    fn origin(code: &str, source: &str) -> Origin {
+        Origin {
+            code: Some(code.to_string()),
+            source: Some(source.to_string()),
+        }
+    }
+
+    #[test]
+    fn one_problem_from_two_servers_is_one_diagnostic_naming_both_whatever_the_order() {
+        for lists in [
+            vec![vec![pyright()], vec![ruff()]],
+            vec![vec![ruff()], vec![pyright()]],
+        ] {
+            let merged = merged(lists);
+            assert_eq!(
+                merged,
+                vec![Diagnostic {
+                    also: vec![origin("F821", "Ruff")],
+                    ..pyright()
+                }]
+            );
+            assert_eq!(merged[0].codes(), ["reportUndefinedVariable", "F821"]);
+            assert_eq!(merged[0].sources(), ["Pyright", "Ruff"]);
+        }
+    }
+
+    #[test]
+    fn near_misses_at_one_name_stay_separate() {
+        let cases: Vec<(&str, Diagnostic)> = vec![
+            (
+                "another range",
+                Diagnostic {
+                    end_column: 30,
+                    ..ruff()
+                },
+            ),
+            (
+                "another severity",
+                from("Ruff", "F821", Severity::Warning, "Undefined name `x`"),
+            ),
+            (
+                "an unrelated code",
+                from("Ruff", "F401", Severity::Error, "`x` imported but unused"),
+            ),
+        ];
+        for (name, other) in cases {
+            let merged = merged(vec![vec![pyright()], vec![other]]);
+            assert_eq!(merged.len(), 2, "{name}: {merged:?}");
+            assert!(merged.iter().all(|d| d.also.is_empty()), "{name}");
+        }
+    }
+
+    #[test]
+    fn each_problem_at_one_place_collapses_on_its_own() {
+        let missing = from(
+            "Pyright",
+            "reportMissingImports",
+            Severity::Error,
+            "Import \"x\" could not be resolved",
+        );
+        let merged = merged(vec![
+            vec![missing.clone(), pyright()],
+            vec![ruff(), ruff()],
+            vec![from(
+                "basedpyright",
+                "reportUndefinedVariable",
+                Severity::Error,
+                "\"x\" is  not defined",
+            )],
+        ]);
+        assert_eq!(
+            merged,
+            vec![
+                Diagnostic {
+                    also: vec![
+                        origin("reportUndefinedVariable", "basedpyright"),
+                        origin("F821", "Ruff"),
+                    ],
+                    ..pyright()
+                },
+                missing,
             ]
         );
     }

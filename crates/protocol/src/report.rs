@@ -113,6 +113,7 @@ mod tests {
             message: "x".to_string(),
             code: None,
             source: None,
+            also: Vec::new(),
         }
     }
 

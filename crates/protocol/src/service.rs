@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::feedback::Scope;
 use crate::outcome::OutcomeKind;
 use crate::render::llm::escape_owned;
-use crate::{Diagnostic, ServerReport, ServerState, Severity};
+use crate::{Diagnostic, Origin, ServerReport, ServerState, Severity};
 
 /// Method names of the service.
 pub mod method {
@@ -137,6 +137,9 @@ pub struct ServiceDiagnostic {
     /// The tool that reported it, if known.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub source: Option<String>,
+    /// The codes and sources of other servers that reported the same problem, if any.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub also: Vec<Origin>,
 }
 
 /// Diagnostics in the service's shape, only the severities kept, ordered by line then column.
@@ -158,6 +161,7 @@ pub fn service_diagnostics(
             severity: d.severity,
             code: d.code,
             source: d.source,
+            also: d.also,
         })
         .collect()
 }
@@ -254,6 +258,24 @@ mod tests {
                 {"file": "src/a.ts", "line": 2, "character": 3, "severity": "error", "message": "a &lt;T&gt; &amp; b", "code": "2322", "source": "ts"},
                 {"file": "src/a.ts", "line": 9, "character": 1, "severity": "error", "message": "b", "source": "ts"}
             ])
+        );
+    }
+
+    #[test]
+    fn service_diagnostics_name_the_other_servers_of_one_problem() {
+        let diagnostics =
+            vec![
+                diagnostic(1, 1, Severity::Error, "Cannot find name 'x'.", Some("2304"))
+                    .also(Some("no-undef"), Some("eslint")),
+            ];
+        let out = service_diagnostics(diagnostics, &[Severity::Error]);
+        assert_eq!(
+            serde_json::to_value(&out).unwrap(),
+            json!([{
+                "file": "src/a.ts", "line": 1, "character": 1, "severity": "error",
+                "message": "Cannot find name 'x'.", "code": "2304", "source": "ts",
+                "also": [{"code": "no-undef", "source": "eslint"}]
+            }])
         );
     }
 

@@ -5,9 +5,10 @@ use crate::outcome::Outcome;
 use crate::report::{Basis, Report, ServerReport};
 use serde_json::{json, Map, Value};
 
-/// The stable JSON shape: {"files": {"<path>": [{"line","column","end_line","end_column","severity","message","code","source"}]}, "outcomes": {"<path>": {"outcome","reason","missing"}}, "servers": [{"id","root","status","reason","basis"}], "timed_out": [..]}; files sorted; code/source null when absent.
+/// The stable JSON shape: {"files": {"<path>": [{"line","column","end_line","end_column","severity","message","code","source","also"?}]}, "outcomes": {"<path>": {"outcome","reason","missing"}}, "servers": [{"id","root","status","reason","basis"}], "timed_out": [..]}; files sorted; code/source null when absent.
 ///
-/// `outcomes` has every file of the report: `outcome` is `diagnostics`, `clean` or
+/// `also` (`[{"code","source"}]`) is there only for a diagnostic that several servers
+/// reported: the others' codes and sources. `outcomes` has every file of the report: `outcome` is `diagnostics`, `clean` or
 /// `not_checked`, `reason` says why a file was not checked (else null), and `missing` names
 /// the servers that gave no answer for a checked file, with why. A server's `basis` says what
 /// its final answer rested on (`pull`, `version`, `end_signal`, or `quiet_time`, a guess).
@@ -52,7 +53,7 @@ fn outcome_json(report: &Report, path: &str) -> Value {
 
 /// One diagnostic's JSON object.
 fn diagnostic_json(diag: &Diagnostic) -> Value {
-    json!({
+    let mut object = json!({
         "line": diag.line,
         "column": diag.column,
         "end_line": diag.end_line,
@@ -61,7 +62,11 @@ fn diagnostic_json(diag: &Diagnostic) -> Value {
         "message": diag.message,
         "code": diag.code,
         "source": diag.source,
-    })
+    });
+    if let (false, Value::Object(map)) = (diag.also.is_empty(), &mut object) {
+        map.insert("also".to_string(), json!(diag.also));
+    }
+    object
 }
 
 /// One server's JSON object.
@@ -95,6 +100,7 @@ mod tests {
                 message: "mismatched <types>".to_string(),
                 code: Some("E0308".to_string()),
                 source: Some("rustc".to_string()),
+                also: Vec::new(),
             }],
         );
         report.files.insert(
@@ -109,6 +115,7 @@ mod tests {
                 message: "unused".to_string(),
                 code: None,
                 source: None,
+                also: Vec::new(),
             }],
         );
         report.files.insert("clean.py".to_string(), vec![]);
@@ -150,6 +157,27 @@ mod tests {
             .map(|files| files.keys().collect())
             .unwrap_or_default();
         assert_eq!(keys, ["a.py", "clean.py", "src/b.rs"]);
+    }
+
+    #[test]
+    fn a_diagnostic_several_servers_reported_names_the_others_in_also() {
+        let mut report = Report::default();
+        let undefined = Diagnostic::at(9, 27, Severity::Error, "\"x\" is not defined")
+            .in_file("a.py")
+            .with_code(Some("reportUndefinedVariable"))
+            .with_source("Pyright")
+            .also(Some("F821"), Some("Ruff"))
+            .also(None, Some("other"));
+        report.files.insert("a.py".to_string(), vec![undefined]);
+        assert_eq!(
+            render_json(&report)["files"]["a.py"],
+            json!([{
+                "line": 9, "column": 27, "end_line": 9, "end_column": 28, "severity": "error",
+                "message": "\"x\" is not defined", "code": "reportUndefinedVariable",
+                "source": "Pyright",
+                "also": [{"code": "F821", "source": "Ruff"}, {"code": null, "source": "other"}]
+            }])
+        );
     }
 
     #[test]

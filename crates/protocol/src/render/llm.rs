@@ -29,7 +29,8 @@ pub fn escape_owned(text: String) -> String {
 
 /// One file's block: `<diagnostics file="<path>">\n` then `ERROR [line:col] message (code)\n` per diagnostic, at most `max_per_file` lines then `... and N more\n`, then `</diagnostics>`.
 ///
-/// Severity is in capitals (ERROR, WARNING, INFO, HINT); ` (code)` only when there is a code;
+/// Severity is in capitals (ERROR, WARNING, INFO, HINT); ` (code)` only when there is a code,
+/// ` (code1, code2)` for one that several servers reported;
 /// ordered by line then column. Message newlines collapse to a space; message and code are
 /// escaped, and the file attribute too (also `"` -> `&quot;`, control characters as `\n`).
 pub fn render_file_block(file: &str, diags: &[Diagnostic], max_per_file: usize) -> String {
@@ -40,11 +41,14 @@ pub fn render_file_block(file: &str, diags: &[Diagnostic], max_per_file: usize) 
         escape(&escape_controls(file)).replace('"', "&quot;")
     );
     for diag in ordered.iter().take(max_per_file) {
-        let code = diag
-            .code
-            .as_ref()
-            .map(|code| format!(" ({})", escape(&one_line(code))))
-            .unwrap_or_default();
+        let codes: Vec<String> = (diag.codes().iter())
+            .map(|code| escape(&one_line(code)))
+            .collect();
+        let code = if codes.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", codes.join(", "))
+        };
         out.push_str(&format!(
             "{} [{}:{}] {}{code}\n",
             diag.severity.as_str().to_ascii_uppercase(),
@@ -147,6 +151,31 @@ mod tests {
             render_file_block("a \"<b>\" & c.rs", &diags, 5),
             "<diagnostics file=\"a &quot;&lt;b&gt;&quot; &amp; c.rs\">\n\
              ERROR [1:2] expected `Vec&lt;T&gt;`, found `&amp;str` (&lt;E&amp;&gt;)\n\
+             </diagnostics>"
+        );
+    }
+
+    #[test]
+    fn one_problem_from_several_servers_lists_every_code() {
+        let diags = [
+            diag(
+                9,
+                27,
+                Severity::Error,
+                "\"x\" is not defined",
+                Some("reportUndefinedVariable"),
+            )
+            .with_source("Pyright")
+            .also(Some("F821"), Some("Ruff")),
+            diag(10, 1, Severity::Error, "y", None)
+                .with_source("a")
+                .also(Some("<B&>"), Some("b")),
+        ];
+        assert_eq!(
+            render_file_block("a.py", &diags, 5),
+            "<diagnostics file=\"a.py\">\n\
+             ERROR [9:27] \"x\" is not defined (reportUndefinedVariable, F821)\n\
+             ERROR [10:1] y (&lt;B&amp;&gt;)\n\
              </diagnostics>"
         );
     }

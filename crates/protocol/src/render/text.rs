@@ -4,7 +4,7 @@ use super::plain::{display_path, one_line};
 use crate::diagnostic::Severity;
 use crate::report::Report;
 
-/// `path:line:col: error[code]: message` per diagnostic (`path:line:col: warning: message` without code), and `path: not checked: reason` per file that was not checked, files in path order, one line each ("\n"-terminated).
+/// `path:line:col: error[code]: message` per diagnostic (`path:line:col: warning: message` without code; `error[code1, code2]: message (Source1, Source2)` for one that several servers reported), and `path: not checked: reason` per file that was not checked, files in path order, one line each ("\n"-terminated).
 ///
 /// Messages and reasons are put on one line ([`one_line`]); a path with control characters
 /// is quoted ([`display_path`]).
@@ -13,13 +13,18 @@ pub fn render_text(report: &Report) -> String {
     for path in report.paths() {
         let shown = display_path(path);
         for diag in report.files.get(path).into_iter().flatten() {
-            let code = diag
-                .code
-                .as_ref()
-                .map(|code| format!("[{}]", one_line(code)))
-                .unwrap_or_default();
+            let codes = diag.codes();
+            let code = if codes.is_empty() {
+                String::new()
+            } else {
+                format!("[{}]", joined(&codes))
+            };
+            let sources = match diag.sources() {
+                sources if diag.also.is_empty() || sources.is_empty() => String::new(),
+                sources => format!(" ({})", joined(&sources)),
+            };
             out.push_str(&format!(
-                "{shown}:{}:{}: {}{code}: {}\n",
+                "{shown}:{}:{}: {}{code}: {}{sources}\n",
                 diag.line,
                 diag.column,
                 diag.severity,
@@ -31,6 +36,15 @@ pub fn render_text(report: &Report) -> String {
         }
     }
     out
+}
+
+/// Names on one line each, joined by ", ".
+fn joined(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|name| one_line(name))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `path: not checked: reason\n`.
@@ -139,6 +153,27 @@ mod tests {
              a.py:2:7: hint[F401]: fading\n\
              a.py:4:2: info: note\n\
              src/b.rs:3:5: error[E0308]: mismatched types\n"
+        );
+    }
+
+    #[test]
+    fn one_problem_from_several_servers_is_one_line_naming_every_code_and_source() {
+        let undefined = Diagnostic::at(9, 27, Severity::Error, "\"x\" is not defined")
+            .with_code(Some("reportUndefinedVariable"))
+            .with_source("Pyright")
+            .also(Some("F821"), Some("Ruff"));
+        let uncoded = Diagnostic::at(12, 1, Severity::Error, "expected `;`")
+            .with_source("a")
+            .also(None, Some("b"));
+        let forged = Diagnostic::at(14, 2, Severity::Warning, "w")
+            .with_code(Some("W1"))
+            .also(Some("W2\nb.py:1:1: error: forged"), None);
+        let report = report(&[("a.py", vec![undefined, uncoded, forged])]);
+        assert_eq!(
+            render_text(&report),
+            "a.py:9:27: error[reportUndefinedVariable, F821]: \"x\" is not defined (Pyright, Ruff)\n\
+             a.py:12:1: error: expected `;` (a, b)\n\
+             a.py:14:2: warning[W1, W2 b.py:1:1: error: forged]: w\n"
         );
     }
 
