@@ -189,3 +189,27 @@ async fn each_answer_belongs_to_its_own_text_or_says_it_was_superseded() {
         squiggle.shutdown().await;
     }
 }
+
+#[tokio::test]
+async fn concurrent_checks_of_one_text_share_one_sync_and_one_wait() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "fine\n");
+    let squiggle = start_patient(&ws, &json!({"publish_delay_ms": 50})).await;
+    let _ = squiggle.check_file(&file, None).await;
+
+    let text = || Some("ERROR one\nERROR two\n".to_string());
+    let (a, b, c) = tokio::time::timeout(GUARD, async {
+        tokio::join!(
+            squiggle.check_file(&file, text()),
+            squiggle.check_file(&file, text()),
+            squiggle.check_file(&file, text())
+        )
+    })
+    .await
+    .unwrap();
+    squiggle.shutdown().await;
+
+    assert_eq!(a.diagnostics.len(), 2, "{a:?}");
+    assert_eq!((&a, &a), (&b, &c), "one answer for all three");
+    assert_eq!(ws.received("textDocument/didChange").len(), 1, "one sync");
+}

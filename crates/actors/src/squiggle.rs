@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::FutureExt;
 use ractor::rpc::CallResult;
 use ractor::{Actor, ActorRef, RpcReplyPort};
 use squiggle_config::{find_root, read_regular_file, Availability, Config, ReadError, ServerSpec};
@@ -63,7 +64,15 @@ struct Inner {
     events: Events,
     /// Each file's errors at the previous `new_errors` call.
     baselines: tokio::sync::Mutex<HashMap<String, HashSet<DeltaKey>>>,
+    /// The checks under way, by file and whether the text is saved, with their text.
+    in_flight: std::sync::Mutex<HashMap<(PathBuf, bool), UnderWay>>,
 }
+
+/// A check under way, with its text, that several callers may await.
+type UnderWay = (
+    Arc<str>,
+    futures::future::Shared<futures::future::BoxFuture<'static, CheckResult>>,
+);
 
 /// One server's part in a check.
 struct ServerOutcome {
@@ -114,6 +123,7 @@ impl Squiggle {
                 watcher,
                 events,
                 baselines: tokio::sync::Mutex::default(),
+                in_flight: std::sync::Mutex::default(),
             }),
         })
     }
@@ -179,6 +189,42 @@ impl Squiggle {
             Saved::Told => true,
             Saved::IfOnDisk => read_from_disk || file_holds(path.clone(), text.clone()).await,
         };
+        // A check of the same file with the same text under way answers this one too: one
+        // sync and one wait, however many callers ask at once.
+        let key = (path.clone(), saved);
+        let joined = (lock(&inner.in_flight).get(&key))
+            .filter(|(under_way, _)| **under_way == *text)
+            .map(|(_, check)| check.clone());
+        if let Some(check) = joined {
+            return check.await;
+        }
+        let check = (self.clone())
+            .sync_and_wait(keys, path, text.clone(), saved, started, file)
+            .boxed()
+            .shared();
+        lock(&inner.in_flight).insert(key.clone(), (text.clone(), check.clone()));
+        let result = check.await;
+        let mut in_flight = lock(&inner.in_flight);
+        if in_flight
+            .get(&key)
+            .is_some_and(|(under_way, _)| Arc::ptr_eq(under_way, &text))
+        {
+            in_flight.remove(&key);
+        }
+        result
+    }
+
+    /// Syncs a text to every server for its file and merges their final answers.
+    async fn sync_and_wait(
+        self,
+        keys: Vec<ServerKey>,
+        path: PathBuf,
+        text: Arc<str>,
+        saved: bool,
+        started: Instant,
+        file: String,
+    ) -> CheckResult {
+        let inner = &self.inner;
         let checks = keys
             .into_iter()
             .map(|key| self.check_with(key, path.clone(), text.clone(), saved, started));
@@ -726,6 +772,13 @@ fn start_watchdog() -> Option<Arc<Watchdog>> {
             None
         }
     }
+}
+
+/// Locks a mutex, carrying on with the data if a panicking thread poisoned it.
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Asks an actor a question and waits at most `limit` for the answer.
