@@ -1,8 +1,9 @@
 //! What the benchmark measures on this machine: the real servers found on PATH (and a working
-//! rust-analyzer), the real-size projects of the false-clean rate, and a note for each one that
-//! is not there.
+//! rust-analyzer, and TypeScript 7's `tsc --lsp` when `cargo xtask install-servers` installed
+//! it), the real-size projects of the false-clean rate, and a note for each one that is not
+//! there.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -17,9 +18,26 @@ pub fn on_path(path: &std::ffi::OsStr, name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// The `node_modules` of the TypeScript 7 that `cargo xtask install-servers` installs apart (a
+/// TypeScript 7 project links its own to it), or why there is none.
+pub fn typescript_7(workspace: &Path) -> Result<PathBuf, String> {
+    let modules = crate::lsp_servers::typescript_7_dir(workspace).join("node_modules");
+    let tsc = modules.join(".bin/tsc");
+    if !tsc.exists() {
+        return Err("TypeScript 7 is not installed (cargo xtask install-servers)".to_string());
+    }
+    match squiggle_config::typescript::why_not_lsp(&tsc) {
+        None => Ok(modules),
+        Some(why) => Err(format!("{}: {why}", tsc.display())),
+    }
+}
+
 /// The real servers measured cold and warm against their definitive floor, and a note for each
-/// one that is not installed (or does not work).
-pub fn real_servers(path: &std::ffi::OsStr) -> (Vec<Server>, Vec<String>) {
+/// one that is not installed (or does not work). `typescript_7` is where TypeScript 7 is.
+pub fn real_servers(
+    path: &std::ffi::OsStr,
+    typescript_7: &Result<PathBuf, String>,
+) -> (Vec<Server>, Vec<String>) {
     let mut servers = Vec::new();
     let mut notes = Vec::new();
     let wanted = [
@@ -67,9 +85,33 @@ pub fn real_servers(path: &std::ffi::OsStr) -> (Vec<Server>, Vec<String>) {
             } else {
                 WarmLimit::Ratio(2.0)
             },
-            // The cold target is pyright's; the others are reported.
+            // The cold target is pyright's (and tsc --lsp's); the others are reported.
             cold_limit: (label == "pyright").then_some(1.1),
+            modules: None,
         });
+    }
+    match typescript_7 {
+        Ok(modules) => servers.push(Server {
+            label: "typescript-native",
+            program: modules.join(".bin/tsc"),
+            args: &["--lsp", "--stdio"],
+            language: "typescript",
+            signal: Signal::Pull,
+            fixture: "typescript",
+            file: "src/user.ts",
+            comment: "//",
+            others: &["eslint", "typescript"],
+            api: false,
+            warm_limit: WarmLimit::Within {
+                ratio: 1.2,
+                plus_ms: 2.0,
+            },
+            cold_limit: Some(1.1),
+            modules: Some(modules.clone()),
+        }),
+        Err(why) => notes.push(format!(
+            "typescript-native (tsc --lsp): not measured: {why}"
+        )),
     }
     // rust-analyzer only when one really runs (a rustup proxy without the component does not).
     let works = on_path(path, "rust-analyzer").is_some_and(|program| {
@@ -97,6 +139,7 @@ pub fn real_servers(path: &std::ffi::OsStr) -> (Vec<Server>, Vec<String>) {
             api: false,
             warm_limit: WarmLimit::Ratio(2.0),
             cold_limit: None,
+            modules: None,
         }),
         _ => notes.push(
             "rust-analyzer: not measured: `rust-analyzer --version` does not succeed on PATH"
@@ -107,15 +150,23 @@ pub fn real_servers(path: &std::ffi::OsStr) -> (Vec<Server>, Vec<String>) {
 }
 
 /// The real-size projects of the false-clean rate, and a note for each one whose servers are
-/// not installed.
-pub fn real_projects(path: &std::ffi::OsStr) -> (Vec<Project>, Vec<String>) {
+/// not installed. fp-ts is measured twice: on typescript-language-server (with the TypeScript 5
+/// found on PATH) and, with its `node_modules` linked to TypeScript 7, on `tsc --lsp`.
+pub fn real_projects(
+    path: &std::ffi::OsStr,
+    typescript_7: &Result<PathBuf, String>,
+) -> (Vec<Project>, Vec<String>) {
+    const FP_TS: &str = "src/TaskEither.ts";
+    const TS2552: &[(u64, u64, &str)] = &[(255, 32, "2552")];
     let projects = [
         (
             Project {
                 label: "typescript, real-ts",
                 fixture: "real-ts",
-                file: "src/TaskEither.ts",
-                expected: &[(255, 32, "2552")],
+                copy: "real-ts",
+                file: FP_TS,
+                expected: TS2552,
+                modules: None,
             },
             &["typescript-language-server"][..],
         ),
@@ -123,8 +174,10 @@ pub fn real_projects(path: &std::ffi::OsStr) -> (Vec<Project>, Vec<String>) {
             Project {
                 label: "pyright+ruff, real-py",
                 fixture: "real-py",
+                copy: "real-py",
                 file: "isort/api.py",
                 expected: &[(98, 5, "reportUndefinedVariable"), (98, 5, "F821")],
+                modules: None,
             },
             &["pyright-langserver", "ruff"][..],
         ),
@@ -139,6 +192,19 @@ pub fn real_projects(path: &std::ffi::OsStr) -> (Vec<Project>, Vec<String>) {
                 project.fixture
             )),
         }
+    }
+    match typescript_7 {
+        Ok(modules) => found.push(Project {
+            label: "typescript-native, real-ts",
+            fixture: "real-ts",
+            copy: "real-ts-typescript-7",
+            file: FP_TS,
+            expected: TS2552,
+            modules: Some(modules.clone()),
+        }),
+        Err(why) => notes.push(format!(
+            "false cleans on real-ts with tsc --lsp (TypeScript 7): not measured: {why}"
+        )),
     }
     (found, notes)
 }
