@@ -149,6 +149,9 @@ pub fn real_servers(
     (servers, notes)
 }
 
+/// The error introduced in fp-ts.
+const TS2552_AT_255_32: &[(u64, u64, &str)] = &[(255, 32, "2552")];
+
 /// The real-size projects of the false-clean rate, and a note for each one whose servers are
 /// not installed. fp-ts is measured twice: on typescript-language-server (with the TypeScript 5
 /// found on PATH) and, with its `node_modules` linked to TypeScript 7, on `tsc --lsp`.
@@ -157,7 +160,6 @@ pub fn real_projects(
     typescript_7: &Result<PathBuf, String>,
 ) -> (Vec<Project>, Vec<String>) {
     const FP_TS: &str = "src/TaskEither.ts";
-    const TS2552: &[(u64, u64, &str)] = &[(255, 32, "2552")];
     let projects = [
         (
             Project {
@@ -165,7 +167,7 @@ pub fn real_projects(
                 fixture: "real-ts",
                 copy: "real-ts",
                 file: FP_TS,
-                expected: TS2552,
+                expected: TS2552_AT_255_32,
                 modules: None,
             },
             &["typescript-language-server"][..],
@@ -199,7 +201,7 @@ pub fn real_projects(
             fixture: "real-ts",
             copy: "real-ts-typescript-7",
             file: FP_TS,
-            expected: TS2552,
+            expected: TS2552_AT_255_32,
             modules: Some(modules.clone()),
         }),
         Err(why) => notes.push(format!(
@@ -216,4 +218,49 @@ pub fn expected_text(expected: &[(u64, u64, &str)]) -> String {
         .map(|(line, column, code)| format!("{code} at {line}:{column}"))
         .collect::<Vec<_>>()
         .join(" and ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_typescript_7_its_rows_are_notes() {
+        let missing = typescript_7(Path::new("/nonexistent-workspace"));
+        assert_eq!(
+            missing,
+            Err("TypeScript 7 is not installed (cargo xtask install-servers)".to_string())
+        );
+        let (servers, notes) = real_servers(std::ffi::OsStr::new(""), &missing);
+        assert!(servers.iter().all(|s| s.label != "typescript-native"));
+        assert!(notes.iter().any(|n| n.starts_with(
+            "typescript-native (tsc --lsp): not measured: TypeScript 7 is not installed"
+        )));
+        let (projects, notes) = real_projects(std::ffi::OsStr::new(""), &missing);
+        assert!(projects.is_empty());
+        assert!(notes
+            .iter()
+            .any(|n| n.starts_with("false cleans on real-ts with tsc --lsp (TypeScript 7)")));
+    }
+
+    #[test]
+    fn with_typescript_7_fp_ts_is_also_checked_through_tsc_lsp() {
+        let modules = Ok(PathBuf::from("/ts7/node_modules"));
+        let (servers, _) = real_servers(std::ffi::OsStr::new(""), &modules);
+        let native = servers
+            .iter()
+            .find(|s| s.label == "typescript-native")
+            .map(|s| (s.program.clone(), s.modules.clone(), s.cold_limit));
+        assert_eq!(
+            native,
+            Some((
+                PathBuf::from("/ts7/node_modules/.bin/tsc"),
+                Some(PathBuf::from("/ts7/node_modules")),
+                Some(1.1)
+            ))
+        );
+        let (projects, _) = real_projects(std::ffi::OsStr::new(""), &modules);
+        let copies: Vec<_> = projects.iter().map(|p| (p.copy, p.expected)).collect();
+        assert_eq!(copies, vec![("real-ts-typescript-7", TS2552_AT_255_32)]);
+    }
 }
