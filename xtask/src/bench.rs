@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use serde_json::{json, Value};
 
-use catalog::{expected_text, on_path, real_projects, real_servers};
+use catalog::{expected_text, on_path, real_projects, real_servers, typescript_7};
 use final_floor::Signal;
 use load::{measure_load, Load};
 use peer::Peer;
@@ -205,16 +205,16 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
         targets: &mut targets,
         measures: &mut measures,
     };
-    let (servers, mut missing) = real_servers(&path);
+    let typescript_7 = typescript_7(workspace);
+    let (servers, mut missing) = real_servers(&path, &typescript_7);
     notes.append(&mut missing);
     for server in &servers {
         let runs = (plan.cold_runs, (plan.runs / 4).max(5));
         answers::measure(server, workspace, &squiggle, &dir, runs, &mut results)?;
     }
-    notes.push("tsc --lsp (TypeScript 7): not measured: no TypeScript 7 built-in yet".to_string());
 
     // False cleans: cold runs on the real-size projects.
-    let (projects, mut missing) = real_projects(&path);
+    let (projects, mut missing) = real_projects(&path, &typescript_7);
     notes.append(&mut missing);
     for project in projects {
         let outcome =

@@ -47,6 +47,8 @@ pub struct Server {
     pub warm_limit: WarmLimit,
     /// The limit on cold `squiggle check` / floor, if any.
     pub cold_limit: Option<f64>,
+    /// The `node_modules` the fixture's copy links to (TypeScript 7 for `tsc --lsp`), if any.
+    pub modules: Option<PathBuf>,
 }
 
 /// Measures `server` cold and warm against its definitive floor; pushes rows and targets.
@@ -65,6 +67,9 @@ pub fn measure(
         &dir.join(format!("answers-{}", server.label)),
         server.others,
     )?;
+    if let Some(modules) = &server.modules {
+        super::fixture::link_modules(&root, modules)?;
+    }
     let file = root.join(server.file);
     let label = server.label;
     let source = format!("tests/fixtures/{}/{}", server.fixture, server.file);

@@ -1,8 +1,9 @@
 //! What the benchmark measures on this machine: the real servers found on PATH (and a working
-//! rust-analyzer), the real-size projects of the false-clean rate, and a note for each one that
-//! is not there.
+//! rust-analyzer, and TypeScript 7's `tsc --lsp` when `cargo xtask install-servers` installed
+//! it), the real-size projects of the false-clean rate, and a note for each one that is not
+//! there.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -17,9 +18,26 @@ pub fn on_path(path: &std::ffi::OsStr, name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// The `node_modules` of the TypeScript 7 that `cargo xtask install-servers` installs apart (a
+/// TypeScript 7 project links its own to it), or why there is none.
+pub fn typescript_7(workspace: &Path) -> Result<PathBuf, String> {
+    let modules = crate::lsp_servers::typescript_7_dir(workspace).join("node_modules");
+    let tsc = modules.join(".bin/tsc");
+    if !tsc.exists() {
+        return Err("TypeScript 7 is not installed (cargo xtask install-servers)".to_string());
+    }
+    match squiggle_config::typescript::why_not_lsp(&tsc) {
+        None => Ok(modules),
+        Some(why) => Err(format!("{}: {why}", tsc.display())),
+    }
+}
+
 /// The real servers measured cold and warm against their definitive floor, and a note for each
-/// one that is not installed (or does not work).
-pub fn real_servers(path: &std::ffi::OsStr) -> (Vec<Server>, Vec<String>) {
+/// one that is not installed (or does not work). `typescript_7` is where TypeScript 7 is.
+pub fn real_servers(
+    path: &std::ffi::OsStr,
+    typescript_7: &Result<PathBuf, String>,
+) -> (Vec<Server>, Vec<String>) {
     let mut servers = Vec::new();
     let mut notes = Vec::new();
     let wanted = [
@@ -67,9 +85,33 @@ pub fn real_servers(path: &std::ffi::OsStr) -> (Vec<Server>, Vec<String>) {
             } else {
                 WarmLimit::Ratio(2.0)
             },
-            // The cold target is pyright's; the others are reported.
+            // The cold target is pyright's (and tsc --lsp's); the others are reported.
             cold_limit: (label == "pyright").then_some(1.1),
+            modules: None,
         });
+    }
+    match typescript_7 {
+        Ok(modules) => servers.push(Server {
+            label: "typescript-native",
+            program: modules.join(".bin/tsc"),
+            args: &["--lsp", "--stdio"],
+            language: "typescript",
+            signal: Signal::Pull,
+            fixture: "typescript",
+            file: "src/user.ts",
+            comment: "//",
+            others: &["eslint", "typescript"],
+            api: false,
+            warm_limit: WarmLimit::Within {
+                ratio: 1.2,
+                plus_ms: 2.0,
+            },
+            cold_limit: Some(1.1),
+            modules: Some(modules.clone()),
+        }),
+        Err(why) => notes.push(format!(
+            "typescript-native (tsc --lsp): not measured: {why}"
+        )),
     }
     // rust-analyzer only when one really runs (a rustup proxy without the component does not).
     let works = on_path(path, "rust-analyzer").is_some_and(|program| {
@@ -97,6 +139,7 @@ pub fn real_servers(path: &std::ffi::OsStr) -> (Vec<Server>, Vec<String>) {
             api: false,
             warm_limit: WarmLimit::Ratio(2.0),
             cold_limit: None,
+            modules: None,
         }),
         _ => notes.push(
             "rust-analyzer: not measured: `rust-analyzer --version` does not succeed on PATH"
@@ -106,16 +149,26 @@ pub fn real_servers(path: &std::ffi::OsStr) -> (Vec<Server>, Vec<String>) {
     (servers, notes)
 }
 
+/// The error introduced in fp-ts.
+const TS2552_AT_255_32: &[(u64, u64, &str)] = &[(255, 32, "2552")];
+
 /// The real-size projects of the false-clean rate, and a note for each one whose servers are
-/// not installed.
-pub fn real_projects(path: &std::ffi::OsStr) -> (Vec<Project>, Vec<String>) {
+/// not installed. fp-ts is measured twice: on typescript-language-server (with the TypeScript 5
+/// found on PATH) and, with its `node_modules` linked to TypeScript 7, on `tsc --lsp`.
+pub fn real_projects(
+    path: &std::ffi::OsStr,
+    typescript_7: &Result<PathBuf, String>,
+) -> (Vec<Project>, Vec<String>) {
+    const FP_TS: &str = "src/TaskEither.ts";
     let projects = [
         (
             Project {
                 label: "typescript, real-ts",
                 fixture: "real-ts",
-                file: "src/TaskEither.ts",
-                expected: &[(255, 32, "2552")],
+                copy: "real-ts",
+                file: FP_TS,
+                expected: TS2552_AT_255_32,
+                modules: None,
             },
             &["typescript-language-server"][..],
         ),
@@ -123,8 +176,10 @@ pub fn real_projects(path: &std::ffi::OsStr) -> (Vec<Project>, Vec<String>) {
             Project {
                 label: "pyright+ruff, real-py",
                 fixture: "real-py",
+                copy: "real-py",
                 file: "isort/api.py",
                 expected: &[(98, 5, "reportUndefinedVariable"), (98, 5, "F821")],
+                modules: None,
             },
             &["pyright-langserver", "ruff"][..],
         ),
@@ -140,6 +195,19 @@ pub fn real_projects(path: &std::ffi::OsStr) -> (Vec<Project>, Vec<String>) {
             )),
         }
     }
+    match typescript_7 {
+        Ok(modules) => found.push(Project {
+            label: "typescript-native, real-ts",
+            fixture: "real-ts",
+            copy: "real-ts-typescript-7",
+            file: FP_TS,
+            expected: TS2552_AT_255_32,
+            modules: Some(modules.clone()),
+        }),
+        Err(why) => notes.push(format!(
+            "false cleans on real-ts with tsc --lsp (TypeScript 7): not measured: {why}"
+        )),
+    }
     (found, notes)
 }
 
@@ -150,4 +218,49 @@ pub fn expected_text(expected: &[(u64, u64, &str)]) -> String {
         .map(|(line, column, code)| format!("{code} at {line}:{column}"))
         .collect::<Vec<_>>()
         .join(" and ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_typescript_7_its_rows_are_notes() {
+        let missing = typescript_7(Path::new("/nonexistent-workspace"));
+        assert_eq!(
+            missing,
+            Err("TypeScript 7 is not installed (cargo xtask install-servers)".to_string())
+        );
+        let (servers, notes) = real_servers(std::ffi::OsStr::new(""), &missing);
+        assert!(servers.iter().all(|s| s.label != "typescript-native"));
+        assert!(notes.iter().any(|n| n.starts_with(
+            "typescript-native (tsc --lsp): not measured: TypeScript 7 is not installed"
+        )));
+        let (projects, notes) = real_projects(std::ffi::OsStr::new(""), &missing);
+        assert!(projects.is_empty());
+        assert!(notes
+            .iter()
+            .any(|n| n.starts_with("false cleans on real-ts with tsc --lsp (TypeScript 7)")));
+    }
+
+    #[test]
+    fn with_typescript_7_fp_ts_is_also_checked_through_tsc_lsp() {
+        let modules = Ok(PathBuf::from("/ts7/node_modules"));
+        let (servers, _) = real_servers(std::ffi::OsStr::new(""), &modules);
+        let native = servers
+            .iter()
+            .find(|s| s.label == "typescript-native")
+            .map(|s| (s.program.clone(), s.modules.clone(), s.cold_limit));
+        assert_eq!(
+            native,
+            Some((
+                PathBuf::from("/ts7/node_modules/.bin/tsc"),
+                Some(PathBuf::from("/ts7/node_modules")),
+                Some(1.1)
+            ))
+        );
+        let (projects, _) = real_projects(std::ffi::OsStr::new(""), &modules);
+        let copies: Vec<_> = projects.iter().map(|p| (p.copy, p.expected)).collect();
+        assert_eq!(copies, vec![("real-ts-typescript-7", TS2552_AT_255_32)]);
+    }
 }

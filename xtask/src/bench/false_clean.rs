@@ -3,7 +3,7 @@
 //! answer that would have told an agent "clean", or less than the truth).
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -20,8 +20,12 @@ pub struct Project {
     /// The fixture folder under `tests/fixtures`, and the file checked (relative to it).
     pub fixture: &'static str,
     pub file: &'static str,
+    /// The name of its copy under `target/bench` (after `false-clean-`).
+    pub copy: &'static str,
     /// The (line, column, code) each run must report.
     pub expected: &'static [(u64, u64, &'static str)],
+    /// The `node_modules` the copy links to (TypeScript 7 for `tsc --lsp`), if any.
+    pub modules: Option<PathBuf>,
 }
 
 /// The outcome of the runs on one project.
@@ -48,9 +52,12 @@ pub fn measure(
     let root = super::fixture::copy(
         workspace,
         project.fixture,
-        &dir.join(format!("false-clean-{}", project.fixture)),
+        &dir.join(format!("false-clean-{}", project.copy)),
         &[],
     )?;
+    if let Some(modules) = &project.modules {
+        super::fixture::link_modules(&root, modules)?;
+    }
     let mut timings = Vec::new();
     let mut misses = 0;
     let mut missed = Vec::new();

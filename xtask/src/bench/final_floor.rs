@@ -54,7 +54,10 @@ pub struct FinalFloor {
 
 impl FinalFloor {
     /// Spawns and initializes the server for `root`, declaring pull diagnostics when it is to
-    /// be pulled and versioned publishes otherwise.
+    /// be pulled and versioned publishes otherwise, and, as squiggle does, configuration and
+    /// dynamically registered file watching (so that the server does the same work for both:
+    /// TypeScript 7 watches the project's files only for a client that can). Optional fields
+    /// are left out, never null.
     pub fn start(
         program: &Path,
         args: &[&str],
@@ -63,16 +66,7 @@ impl FinalFloor {
     ) -> anyhow::Result<Self> {
         let mut peer = Peer::spawn(program, args, root, &[])?;
         let root_uri = format!("file://{}", root.display());
-        let mut text_document = json!({"publishDiagnostics": {"versionSupport": true}});
-        if matches!(signal, Signal::Pull) {
-            text_document["diagnostic"] = json!({"dynamicRegistration": true});
-        }
-        let id = peer.request(
-            "initialize",
-            json!({"processId": std::process::id(), "rootUri": root_uri,
-                   "capabilities": {"textDocument": text_document},
-                   "workspaceFolders": [{"uri": root_uri, "name": "root"}]}),
-        )?;
+        let id = peer.request("initialize", initialize_params(&root_uri, signal))?;
         let (_, answer) = peer.answer(id, LIMIT)?;
         if answer.get("error").is_some_and(|e| !e.is_null()) {
             bail!("initialize failed: {answer}");
@@ -156,9 +150,35 @@ impl FinalFloor {
         }
     }
 
-    /// Stops the server.
-    pub fn stop(self) {
+    /// Stops the server: `exit` (without params, which strict servers refuse as null), then
+    /// its process group is killed all the same.
+    pub fn stop(mut self) {
+        let _ = self.peer.notify_bare("exit");
         self.peer.kill();
+    }
+}
+
+/// The initialize request's params.
+fn initialize_params(root_uri: &str, signal: Signal) -> Value {
+    let mut text_document = json!({"publishDiagnostics": {"versionSupport": true}});
+    if matches!(signal, Signal::Pull) {
+        text_document["diagnostic"] = json!({"dynamicRegistration": true});
+    }
+    let workspace = json!({"configuration": true,
+                           "didChangeWatchedFiles": {"dynamicRegistration": true}});
+    json!({"processId": std::process::id(), "rootUri": root_uri,
+           "capabilities": {"workspace": workspace, "textDocument": text_document},
+           "workspaceFolders": [{"uri": root_uri, "name": "root"}]})
+}
+
+/// Whether `value` holds a null anywhere.
+#[cfg(test)]
+fn holds_null(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Array(items) => items.iter().any(holds_null),
+        Value::Object(fields) => fields.values().any(holds_null),
+        _ => false,
     }
 }
 
@@ -192,6 +212,24 @@ pub fn cold(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn initialize_sends_no_nulls_and_declares_what_squiggle_does() {
+        for signal in [Signal::Pull, Signal::Tsserver] {
+            let params = initialize_params("file:///w", signal);
+            assert!(!holds_null(&params), "{params}");
+            let workspace = &params["capabilities"]["workspace"];
+            assert_eq!(workspace["configuration"], true);
+            assert_eq!(
+                workspace["didChangeWatchedFiles"]["dynamicRegistration"],
+                true
+            );
+        }
+        let pulled = initialize_params("file:///w", Signal::Pull);
+        assert!(pulled["capabilities"]["textDocument"]["diagnostic"].is_object());
+        let asked = initialize_params("file:///w", Signal::Tsserver);
+        assert!(asked["capabilities"]["textDocument"]["diagnostic"].is_null());
+    }
 
     #[test]
     fn a_publish_counts_for_its_own_version_or_with_none() {

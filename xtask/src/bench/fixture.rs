@@ -27,6 +27,13 @@ pub fn copy(
     Ok(std::fs::canonicalize(dest)?)
 }
 
+/// Makes the copy at `root` a project of the TypeScript installed at `node_modules` (its
+/// `node_modules` a link to that folder), as `npm install` would have.
+pub fn link_modules(root: &Path, node_modules: &Path) -> anyhow::Result<()> {
+    std::os::unix::fs::symlink(node_modules, root.join("node_modules"))
+        .with_context(|| format!("cannot link {}/node_modules", root.display()))
+}
+
 fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(to).with_context(|| format!("cannot create {}", to.display()))?;
     for entry in
@@ -65,6 +72,16 @@ mod tests {
         std::fs::write(first.join("stray.py"), "x = 1\n")?;
         let again = copy(workspace, "python", &dest, &[])?;
         assert!(!again.join("stray.py").exists());
+        // A linked node_modules goes with the copy it is in, not with what it links to.
+        let modules =
+            std::env::temp_dir().join(format!("squiggle-bench-modules-{}", std::process::id()));
+        std::fs::create_dir_all(modules.join("typescript"))?;
+        link_modules(&again, &modules)?;
+        assert!(again.join("node_modules/typescript").is_dir());
+        copy(workspace, "python", &dest, &[])?;
+        assert!(!dest.join("node_modules").exists());
+        assert!(modules.join("typescript").is_dir());
+        std::fs::remove_dir_all(&modules)?;
         std::fs::remove_dir_all(&dest)?;
         Ok(())
     }

@@ -1,6 +1,9 @@
-//! A blocking LSP-framed JSON-RPC peer over a child process's stdio, for the benchmarks.
+//! A blocking LSP-framed JSON-RPC peer over a child process's stdio, for the benchmarks. The
+//! child leads a process group of its own, which is killed with it (a server started through a
+//! wrapper, like TypeScript 7's `tsc` node script, leaves no process behind).
 
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -34,6 +37,7 @@ impl Peer {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
+            .process_group(0)
             .spawn()
             .with_context(|| format!("cannot start {}", program.display()))?;
         let stdin = child.stdin.take().context("no stdin")?;
@@ -112,6 +116,11 @@ impl Peer {
         self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
     }
 
+    /// Sends a notification without params (`exit`: strict servers ignore `"params": null`).
+    pub fn notify_bare(&mut self, method: &str) -> anyhow::Result<()> {
+        self.send(&json!({"jsonrpc": "2.0", "method": method}))
+    }
+
     /// The next message, with when it arrived, within `limit`.
     pub fn next(&self, limit: Duration) -> anyhow::Result<(Instant, Value)> {
         match self.frames.recv_timeout(limit) {
@@ -145,8 +154,9 @@ impl Peer {
         }
     }
 
-    /// Answers a request from the peer with null (registerCapability, ...), or with a null
-    /// per item (workspace/configuration: the server's defaults).
+    /// Answers a request from the peer, whatever its id (TypeScript 7 uses strings), with null
+    /// (registerCapability, unregisterCapability, ...), or with a null per item
+    /// (workspace/configuration: the server's defaults). A server waits for these answers.
     pub fn answer_request(&mut self, message: &Value) -> anyhow::Result<()> {
         if message.get("method").is_some() && message.get("id").is_some() {
             let result = match message["method"].as_str() {
@@ -161,9 +171,90 @@ impl Peer {
         Ok(())
     }
 
-    /// Kills the child and reaps it.
+    /// Kills the child's process group and reaps the child.
     pub fn kill(mut self) {
+        if let Ok(pgid) = libc::pid_t::try_from(self.child.id()) {
+            // SAFETY: killpg has no memory-safety preconditions. The child is not reaped yet,
+            // so its group id cannot have been reused; a group already gone yields ESRCH.
+            unsafe {
+                libc::killpg(pgid, libc::SIGKILL);
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// A peer that echoes what it is sent: `cat`, in `sh` so that a second process shares its
+    /// group.
+    fn echo() -> Peer {
+        let sh = Path::new("/bin/sh");
+        Peer::spawn(sh, &["-c", "sleep 60 & cat"], Path::new("/"), &[]).unwrap()
+    }
+
+    #[test]
+    fn requests_are_answered_under_their_own_ids_with_null_or_a_null_per_item() {
+        let mut peer = echo();
+        let register = json!({"jsonrpc": "2.0", "id": "ts1", "method": "client/registerCapability",
+                              "params": {"registrations": []}});
+        peer.answer_request(&register).unwrap();
+        let (_, answer) = peer.next(Duration::from_secs(5)).unwrap();
+        assert_eq!(
+            answer,
+            json!({"jsonrpc": "2.0", "id": "ts1", "result": null})
+        );
+        let configuration = json!({"jsonrpc": "2.0", "id": 7, "method": "workspace/configuration",
+                                   "params": {"items": [{"section": "a"}, {"section": "b"}]}});
+        peer.answer_request(&configuration).unwrap();
+        let (_, answer) = peer.next(Duration::from_secs(5)).unwrap();
+        assert_eq!(
+            answer,
+            json!({"jsonrpc": "2.0", "id": 7, "result": [null, null]})
+        );
+        peer.kill();
+    }
+
+    #[test]
+    fn exit_goes_without_params() {
+        let mut peer = echo();
+        peer.notify_bare("exit").unwrap();
+        let (_, sent) = peer.next(Duration::from_secs(5)).unwrap();
+        assert_eq!(sent, json!({"jsonrpc": "2.0", "method": "exit"}));
+        peer.kill();
+    }
+
+    #[test]
+    fn killing_the_peer_kills_its_process_group() {
+        let peer = echo();
+        let group = peer.pid().to_string();
+        let in_group = || {
+            std::fs::read_dir("/proc")
+                .unwrap()
+                .filter_map(|entry| std::fs::read_to_string(entry.ok()?.path().join("stat")).ok())
+                .filter(|stat| {
+                    // The fields after the command's closing parenthesis: state, ppid, pgrp. A
+                    // zombie (not reaped yet by whoever inherited it) is not running.
+                    let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+                    let fields: Vec<&str> = rest.split_whitespace().take(3).collect();
+                    fields.first() != Some(&"Z") && fields.get(2) == Some(&group.as_str())
+                })
+                .count()
+        };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while in_group() < 2 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(in_group() >= 2, "cat and its sleep");
+        peer.kill();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while in_group() > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(in_group(), 0, "the sleep outlived the peer");
     }
 }
