@@ -37,6 +37,8 @@ async def full(session, project):
     text, data = await call("lsp_goto_definition", file="app.py", symbol="make_circle")
     assert [where(l) for l in data["locations"]] == [("shapes.py", 17, 5)], data
     assert "shapes.py\n  17:5  def make_circle(radius: float) -> Circle:" in text, text
+    assert text.startswith("definition of make_circle (app.py:3:28): 1 location in 1 file\n"), text
+    assert data["position"] == {"line": 3, "character": 28} and data["symbol"] == "make_circle", data
     print("ok definition by symbol")
 
     # Models are bad at exact columns: a space before the word and the bracket after it.
@@ -50,20 +52,23 @@ async def full(session, project):
     text, data = await call("lsp_find_references", file="shapes.py", symbol="make_circle")
     found = [where(l) for l in data["locations"]]
     assert found == [("app.py", 3, 28), ("app.py", 7, 13), ("app.py", 9, 19), ("app.py", 10, 24), ("shapes.py", 17, 5)], found
-    assert text.startswith("references: 5 locations in 2 files\n"), text
+    assert text.startswith("references to make_circle (shapes.py:17:5): 5 locations in 2 files\n"), text
     _, data = await call("lsp_find_references", file="shapes.py", symbol="make_circle", include_declaration=False)
     assert ("shapes.py", 17, 5) not in [where(l) for l in data["locations"]], data
     print("ok references")
 
     text, data = await call("lsp_hover", file="app.py", line=7, character=19)
-    assert text.startswith("(function) def make_circle(radius: float) -> Circle"), text
+    assert text.startswith("hover for make_circle (app.py:7:19):\n(function) def make_circle(radius: float) -> Circle"), text
     assert "Makes a circle of the given radius." in text, text
     print("ok hover")
 
     text, data = await call("lsp_document_symbols", file="shapes.py")
     outline = [(s["kind"], s["name"], s["line"], [c["name"] for c in s.get("children", [])]) for s in data["symbols"]]
-    assert outline == [("class", "Circle", 7, ["radius", "area"]), ("function", "make_circle", 17, ["radius"])], outline
+    assert outline == [("class", "Circle", 7, ["radius", "area"]), ("function", "make_circle", 17, [])], outline
     assert "class Circle  (lines 7-14)\n  variable radius  (line 10)\n  method area  (lines 12-14)\n" in text, text
+    assert "note: 1 local symbol (declared inside a function or method) is left out" in text, text
+    _, data = await call("lsp_document_symbols", file="shapes.py", include_locals=True)
+    assert [c["name"] for c in data["symbols"][1].get("children", [])] == ["radius"], data
     print("ok document symbols")
 
     text, data = await call("lsp_workspace_symbols", query="make_circle")

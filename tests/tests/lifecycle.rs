@@ -123,7 +123,7 @@ async fn a_file_opened_to_answer_a_question_is_not_saved() {
     let server = ws.scripted("fake", &json!({"symbols": true}));
     let squiggle = ws.start(vec![server]).await;
 
-    let outline = squiggle.document_symbols(&file).await;
+    let outline = squiggle.document_symbols(&file, false).await;
 
     assert!(outline.is_ok_and(|a| a.items.is_empty()));
     let methods: Vec<String> = ws

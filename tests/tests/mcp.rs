@@ -272,7 +272,7 @@ async fn questions_about_files_outside_the_workspace_are_refused_before_any_serv
     let at = Target::At { line: 1, column: 1 };
     let sibling = squiggle.goto_definition(&outside, at.clone()).await;
     let dotted = squiggle.hover(ws.root.join("../ws2/a.fake"), at).await;
-    let outline = squiggle.document_symbols(&outside).await;
+    let outline = squiggle.document_symbols(&outside, false).await;
 
     assert!(
         matches!(sibling, Err(NavError::OutsideWorkspace { .. })),
@@ -337,7 +337,7 @@ fn serve_answers_navigation_with_the_same_shapes() {
     assert!(definition["text"]
         .as_str()
         .unwrap()
-        .starts_with("definition: 1 location in 1 file\n"));
+        .starts_with("definition of make_circle (app.py:3:28): 1 location in 1 file\n"));
     let outline = serve.answer(2, limit)["result"].clone();
     assert_eq!(outline["symbols"][0]["name"], "Circle");
     let bad = serve.answer(3, limit);
@@ -603,4 +603,260 @@ fn lsp_diagnostics_with_restart_brings_back_a_server_held_broken_after_a_crash_l
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// A workspace whose `.fake` files are served by a fake server that answers document symbols,
+/// definitions and workspace symbols from their `<kind> <name>` lines (see the fake server).
+fn navigable_workspace() -> FakeWorkspace {
+    let ws = FakeWorkspace::new();
+    let script =
+        ws.script(&json!({"symbols": true, "definition": true, "workspace_symbols": true}));
+    ws.write(
+        "squiggle.toml",
+        &format!(
+            "settle_ms = 20\n[servers.fake]\ncommand = {:?}\nargs = [\"fake-server\", \"--script\", {:?}]\nextensions = [\"fake\"]\n",
+            squiggle_tests::xtask_bin().display().to_string(),
+            script.display().to_string(),
+        ),
+    );
+    ws.write(
+        "shapes.fake",
+        "function area\nclass Circle\n  method area\n    variable r\nclass Square\n  method area\nvariable total\ntotal = area() + 1\n",
+    );
+    ws
+}
+
+#[test]
+fn symbol_addressing_says_where_it_asked_and_which_of_several_it_used() {
+    let ws = navigable_workspace();
+    let limit = Duration::from_secs(20);
+    let mut mcp = Mcp::start(&ws.root, limit);
+    let mut definition = |arguments: Value| {
+        let mut arguments = arguments;
+        arguments["file"] = json!("shapes.fake");
+        let result = mcp.call("lsp_goto_definition", arguments, limit);
+        assert_eq!(result["isError"], false, "{result}");
+        let text = result["content"][0]["text"].as_str().unwrap().to_string();
+        (text, result["structuredContent"].clone())
+    };
+
+    let (ambiguous, _) = definition(json!({"symbol": "area"}));
+    let (qualified, by_class) = definition(json!({"symbol": "Square.area"}));
+    let (by_module, _) = definition(json!({"symbol": "shapes.Circle.area"}));
+    let (hinted, at_use) = definition(json!({"symbol": "area", "line": 8}));
+    let (by_position, _) = definition(json!({"line": 4, "character": 14}));
+
+    assert!(
+        ambiguous.starts_with("definition of area (shapes.fake:1:10): 3 locations in 1 file\n"),
+        "{ambiguous}"
+    );
+    assert!(
+        ambiguous.ends_with(
+            "note: `area` matches 3 symbols: function area (line 1), method area in Circle (line 3), \
+             method area in Square (line 6); used the one at line 1; give `line` to pick another\n"
+        ),
+        "{ambiguous}"
+    );
+    assert!(
+        qualified.starts_with("definition of area (shapes.fake:6:10): "),
+        "{qualified}"
+    );
+    assert_eq!(by_class["position"], json!({"line": 6, "character": 10}));
+    assert_eq!(by_class["notes"], json!([]), "Square.area is not ambiguous");
+    assert!(
+        by_module.starts_with("definition of area (shapes.fake:3:10): "),
+        "{by_module}"
+    );
+    // The hint is on a use of `area`: it beats the definitions on lines 1, 3 and 6.
+    assert_eq!(
+        at_use["position"],
+        json!({"line": 8, "character": 9}),
+        "{hinted}"
+    );
+    assert!(
+        by_position.starts_with("definition of r (shapes.fake:4:14): 1 location in 1 file\n"),
+        "{by_position}"
+    );
+    mcp.close(limit);
+    squiggle_tests::assert_no_process_in(&ws.root);
+}
+
+#[test]
+fn an_outline_leaves_out_locals_unless_asked() {
+    let ws = navigable_workspace();
+    let limit = Duration::from_secs(20);
+    let mut mcp = Mcp::start(&ws.root, limit);
+
+    let outline = mcp.call(
+        "lsp_document_symbols",
+        json!({"file": "shapes.fake"}),
+        limit,
+    );
+    let whole = mcp.call(
+        "lsp_document_symbols",
+        json!({"file": "shapes.fake", "include_locals": true}),
+        limit,
+    );
+
+    let text = outline["content"][0]["text"].as_str().unwrap();
+    assert_eq!(
+        text,
+        "shapes.fake: 6 symbols\n\
+         function area  (line 1)\n\
+         class Circle  (lines 2-4)\n\
+         \x20 method area  (lines 3-4)\n\
+         class Square  (lines 5-6)\n\
+         \x20 method area  (line 6)\n\
+         variable total  (line 7)\n\
+         note: 1 local symbol (declared inside a function or method) is left out; ask with include_locals to list it\n"
+    );
+    let whole_text = whole["content"][0]["text"].as_str().unwrap();
+    assert!(
+        whole_text.contains("  method area  (lines 3-4)\n    variable r  (line 4)\n"),
+        "{whole_text}"
+    );
+    assert_eq!(whole["structuredContent"]["notes"], json!([]));
+    mcp.close(limit);
+}
+
+#[tokio::test]
+async fn a_line_or_column_of_zero_is_refused_naming_the_1_based_rule() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "function area\narea()\n");
+    let server = ws.scripted("fake", &json!({"symbols": true, "definition": true}));
+    let squiggle = ws.start(vec![server]).await;
+
+    let line_zero = squiggle
+        .goto_definition(&file, Target::At { line: 0, column: 1 })
+        .await;
+    let column_zero = squiggle
+        .hover(&file, Target::At { line: 1, column: 0 })
+        .await;
+    let hint_zero = squiggle
+        .find_references(
+            &file,
+            Target::Symbol {
+                name: "area".to_string(),
+                line: Some(0),
+            },
+            true,
+        )
+        .await;
+    let fine = squiggle
+        .goto_definition(&file, Target::At { line: 2, column: 1 })
+        .await
+        .unwrap();
+
+    assert_eq!(
+        line_zero.unwrap_err().to_string(),
+        "line 0 is not a position: lines and columns are 1-based (the first is 1)"
+    );
+    assert!(
+        matches!(
+            column_zero,
+            Err(NavError::NotOneBased {
+                what: "column",
+                value: 0
+            })
+        ),
+        "{column_zero:?}"
+    );
+    assert!(
+        matches!(hint_zero, Err(NavError::NotOneBased { what: "line", .. })),
+        "{hint_zero:?}"
+    );
+    assert_eq!(fine.position, Some((2, 1)));
+    assert_eq!(fine.subject.as_deref(), Some("area"));
+    assert_eq!(
+        fine.items.iter().map(|l| l.line).collect::<Vec<_>>(),
+        vec![1]
+    );
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_cold_workspace_search_starts_only_the_roots_server_and_answers() {
+    let ws = FakeWorkspace::new();
+    ws.write("fake.toml", "");
+    ws.write("shapes.fake", "class Shape\n  method area\n");
+    for sub in ["sub1", "sub2", "deep/sub3"] {
+        ws.write(&format!("{sub}/fake.toml"), "");
+        ws.write(&format!("{sub}/lib.fake"), "function area\n");
+    }
+    let script = json!({"symbols": true, "workspace_symbols": true});
+    let squiggle = ws.start(vec![ws.scripted("fake", &script)]).await;
+
+    let first = squiggle.workspace_symbols("area").await.unwrap();
+    let again = squiggle.workspace_symbols("area").await.unwrap();
+
+    let found: Vec<(String, String, u32, Option<String>)> = (first.items.iter())
+        .map(|s| (s.file.clone(), s.name.clone(), s.line, s.container.clone()))
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            (
+                "deep/sub3/lib.fake".to_string(),
+                "area".to_string(),
+                1,
+                None
+            ),
+            (
+                "shapes.fake".to_string(),
+                "area".to_string(),
+                2,
+                Some("Shape".to_string())
+            ),
+            ("sub1/lib.fake".to_string(), "area".to_string(), 1, None),
+            ("sub2/lib.fake".to_string(), "area".to_string(), 1, None),
+        ],
+        "{:?}",
+        first.notes
+    );
+    assert_eq!(first.notes, Vec::<String>::new());
+    assert_eq!(again.items, first.items);
+    let roots: Vec<_> = (squiggle.status().await.into_iter())
+        .map(|status| status.root)
+        .collect();
+    assert_eq!(roots.len(), 1, "one server, for the root: {roots:?}");
+    assert_eq!(ws.received("initialize").len(), 1);
+    let opened = ws.received("textDocument/didOpen");
+    assert_eq!(opened.len(), 1, "one file opened for the search");
+    assert!(opened[0]["params"]["textDocument"]["uri"]
+        .as_str()
+        .unwrap()
+        .ends_with("/ws/shapes.fake"));
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_root_without_files_of_its_own_borrows_one_and_closes_it_after() {
+    let ws = FakeWorkspace::new();
+    for sub in ["sub1", "sub2"] {
+        ws.write(&format!("{sub}/fake.toml"), "");
+        ws.write(&format!("{sub}/lib.fake"), "function area\n");
+    }
+    let script = json!({"symbols": true, "workspace_symbols": true});
+    let squiggle = ws.start(vec![ws.scripted("fake", &script)]).await;
+
+    let answer = squiggle.workspace_symbols("area").await.unwrap();
+
+    let files: Vec<&str> = answer.items.iter().map(|s| s.file.as_str()).collect();
+    assert_eq!(
+        files,
+        vec!["sub1/lib.fake", "sub2/lib.fake"],
+        "{:?}",
+        answer.notes
+    );
+    assert_eq!(ws.received("initialize").len(), 1);
+    let closed = squiggle_tests::eventually(Duration::from_secs(10), || {
+        ws.received("textDocument/didClose").len() == 1
+    })
+    .await;
+    assert!(
+        closed,
+        "the borrowed file is closed again: {:?}",
+        ws.messages()
+    );
+    squiggle.shutdown().await;
 }

@@ -521,3 +521,106 @@ async fn the_first_navigation_answer_of_a_fresh_session_is_the_warm_one() {
     }
     assert_no_process_in(&project);
 }
+
+/// The (file, name, line) of each symbol of a workspace search, in order.
+fn symbol_places(
+    answer: &squiggle_actors::Answer<Vec<squiggle_actors::Symbol>>,
+) -> Vec<(String, String, u32)> {
+    (answer.items.iter())
+        .map(|s| (s.file.clone(), s.name.clone(), s.line))
+        .collect()
+}
+
+/// Runs a cold workspace search in 5 fresh sessions of `id` on `project`: each answer is the
+/// same, holds `expected` (file, name, line), and only servers for the workspace root started.
+async fn cold_workspace_searches(
+    project: &std::path::Path,
+    (id, command, hint): (&str, &str, &str),
+    query: &str,
+    expected: (&str, &str, u32),
+) {
+    let mut answers = Vec::new();
+    for session in 0..5 {
+        let squiggle = runtime_with(project, id, command, hint).await;
+        let answer = squiggle.workspace_symbols(query).await.unwrap();
+        let roots: Vec<String> = (squiggle.status().await.into_iter())
+            .map(|status| format!("{} {}", status.id, status.root))
+            .collect();
+        squiggle.shutdown().await;
+
+        assert_eq!(
+            roots,
+            vec![format!("{id} .")],
+            "session {session}: only the root's server"
+        );
+        assert!(
+            answer.notes.is_empty(),
+            "session {session}: {:?}",
+            answer.notes
+        );
+        let places = symbol_places(&answer);
+        let (file, name, line) = expected;
+        assert!(
+            places.contains(&(file.to_string(), name.to_string(), line)),
+            "session {session}: {places:?}"
+        );
+        answers.push(places);
+    }
+    assert!(answers.iter().all(|a| *a == answers[0]), "{answers:?}");
+    assert_no_process_in(project);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cold_python_workspace_search_answers_from_the_roots_server_only() {
+    let _turn = real_servers_turn_async().await;
+    let (_dir, project) = fixture("real-py");
+    // Nested projects, as in a repository with examples and test data that have their own.
+    for (sub, marker) in [
+        ("examples/a", "setup.py"),
+        ("examples/b", "pyproject.toml"),
+        ("tests/data/c", "setup.cfg"),
+    ] {
+        std::fs::create_dir_all(project.join(sub)).unwrap();
+        std::fs::write(project.join(sub).join(marker), "").unwrap();
+        std::fs::write(
+            project.join(sub).join("example.py"),
+            "def sort_file_example() -> None:\n    pass\n",
+        )
+        .unwrap();
+    }
+    cold_workspace_searches(
+        &project,
+        ("pyright", "pyright-langserver", "npm install pyright"),
+        "sort_file",
+        ("isort/api.py", "sort_file", 393),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cold_typescript_workspace_search_answers_from_the_roots_server_only() {
+    let _turn = real_servers_turn_async().await;
+    let (_dir, project) = fixture("real-ts");
+    std::fs::create_dir_all(project.join("examples/app/src")).unwrap();
+    std::fs::write(
+        project.join("examples/app/package.json"),
+        "{\"name\": \"app\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project.join("examples/app/src/main.ts"),
+        "export const appName = 'app'\n",
+    )
+    .unwrap();
+    cold_workspace_searches(
+        &project,
+        (
+            "typescript",
+            "typescript-language-server",
+            "npm install typescript typescript-language-server",
+        ),
+        "getOrElse",
+        ("src/Either.ts", "getOrElse", 1080),
+    )
+    .await;
+}

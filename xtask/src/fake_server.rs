@@ -7,6 +7,7 @@ mod observe;
 mod publisher;
 mod pull;
 mod script;
+mod symbols;
 mod wire;
 
 use std::collections::HashMap;
@@ -54,6 +55,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         root_dir: None,
         status: false,
         docs: HashMap::new(),
+        loaded: false,
         next_request: 1,
         progress_tokens: 0,
         watch_events: 0,
@@ -109,6 +111,8 @@ struct Server {
     /// Whether to send `experimental/serverStatus` (scripted and declared by the client).
     status: bool,
     docs: HashMap<String, Doc>,
+    /// Whether a document was ever opened (the project is loaded from then on).
+    loaded: bool,
     next_request: u64,
     progress_tokens: u64,
     watch_events: u32,
@@ -187,7 +191,27 @@ impl Server {
                 Ok(())
             }
             "shutdown" => self.respond(id, Value::Null),
-            "textDocument/documentSymbol" if self.script.symbols => self.respond(id, json!([])),
+            "textDocument/documentSymbol" if self.script.symbols => {
+                let uri = params["textDocument"]["uri"].as_str().unwrap_or_default();
+                let text = self.text_of(uri);
+                self.respond(id, symbols::document_symbols(&text, self.encoding))
+            }
+            "textDocument/definition" if self.script.definition => {
+                let uri = params["textDocument"]["uri"].as_str().unwrap_or_default();
+                let at = |key: &str| params["position"][key].as_u64().unwrap_or_default() as usize;
+                let text = self.text_of(uri);
+                let found =
+                    symbols::definitions(uri, &text, at("line"), at("character"), self.encoding);
+                self.respond(id, found)
+            }
+            "workspace/symbol" if self.script.workspace_symbols => {
+                let query = params["query"].as_str().unwrap_or_default();
+                let found = match (&self.root_dir, self.loaded) {
+                    (Some(root), true) => symbols::workspace_symbols(root, query, self.encoding),
+                    _ => json!([]),
+                };
+                self.respond(id, found)
+            }
             "textDocument/diagnostic" if self.script.pull && self.script.pull_error.is_some() => {
                 let message = self.script.pull_error.clone().unwrap_or_default();
                 self.respond_error(id, json!({"code": -32603, "message": message}))
@@ -241,6 +265,7 @@ impl Server {
                     version,
                 };
                 self.docs.insert(uri.to_owned(), doc);
+                self.loaded = true;
                 self.touch(uri, Trigger::Open);
             }
             "textDocument/didChange" => {
@@ -301,6 +326,12 @@ impl Server {
         }
         if self.script.symbols {
             capabilities["documentSymbolProvider"] = true.into();
+        }
+        if self.script.workspace_symbols {
+            capabilities["workspaceSymbolProvider"] = true.into();
+        }
+        if self.script.definition {
+            capabilities["definitionProvider"] = true.into();
         }
         if self.script.pull && !self.script.pull_register {
             capabilities["diagnosticProvider"] =

@@ -294,19 +294,29 @@ impl Squiggle {
     /// Starts (without waiting for them) the servers for the languages found in the workspace,
     /// one per project root; a broken one is restarted if the restart policy allows it.
     pub async fn start_workspace_servers(&self) {
-        let inner = &self.inner;
-        let root = inner.workspace_root.clone();
+        let keys: HashSet<ServerKey> = (self.workspace_samples().await.into_iter())
+            .map(|(key, _)| key)
+            .collect();
+        for key in keys {
+            let _ = self.inner.registry.cast(RegistryMsg::Warm { key });
+        }
+    }
+
+    /// One file for each (folder, extension) pair of the workspace, with each server (and
+    /// project root) that would serve it.
+    async fn workspace_samples(&self) -> Vec<(ServerKey, PathBuf)> {
+        let root = self.inner.workspace_root.clone();
         let samples =
             tokio::task::spawn_blocking(move || squiggle_config::sample_files(&root, SCAN_LIMIT))
                 .await
                 .unwrap_or_default();
-        let mut keys = HashSet::new();
+        let mut found = Vec::new();
         for file in samples {
-            keys.extend(self.keys_for(&file).await);
+            for key in self.keys_for(&file).await {
+                found.push((key, file.clone()));
+            }
         }
-        for key in keys {
-            let _ = inner.registry.cast(RegistryMsg::Warm { key });
-        }
+        found
     }
 
     /// Sends `didSave` for a file to its running servers.

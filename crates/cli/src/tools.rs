@@ -73,7 +73,7 @@ impl Toolbox {
             specs.extend([
                 Spec {
                     name: "lsp_goto_definition",
-                    description: "Where a symbol is defined. Give `file` and `line` + `character`, or `symbol` (its name in that file). Returns each location with its line of source.",
+                    description: "Where a symbol is defined. Give `file` and `line` + `character`, or `symbol` (its name in that file, or `Class.method`, `module.function`; `line` picks among several of that name). The answer names the position it asked about and, for an ambiguous name, the candidates. Returns each location with its line of source.",
                     schema: position_schema(None),
                 },
                 Spec {
@@ -91,8 +91,11 @@ impl Toolbox {
                 },
                 Spec {
                     name: "lsp_document_symbols",
-                    description: "The outline of a file: its classes, functions, methods and so on, nested, with line ranges.",
-                    schema: json!({"type": "object", "properties": {"file": {"type": "string", "description": "The file, relative to the workspace root."}}, "required": ["file"]}),
+                    description: "The outline of a file: its classes, functions, methods and so on, nested, with line ranges; what is declared inside functions and methods only with `include_locals`.",
+                    schema: json!({"type": "object", "properties": {
+                        "file": {"type": "string", "description": "The file, relative to the workspace root."},
+                        "include_locals": {"type": "boolean", "default": false, "description": "Also list the symbols declared inside functions and methods (local variables and the like)."}
+                    }, "required": ["file"]}),
                 },
                 Spec {
                     name: "lsp_workspace_symbols",
@@ -127,7 +130,8 @@ impl Toolbox {
                     .goto_definition(file, target)
                     .await
                     .map_err(|e| e.to_string())?;
-                Ok(located(answer, "definition", MAX_DEFINITIONS))
+                let title = asked_title("definition of", &squiggle.relative_path(file), &answer);
+                Ok(located(answer, &title, MAX_DEFINITIONS))
             }
             "lsp_find_references" => {
                 let (file, target) = (file.ok_or_else(|| required("file"))?, target_of(args)?);
@@ -136,21 +140,23 @@ impl Toolbox {
                     .find_references(file, target, include)
                     .await
                     .map_err(|e| e.to_string())?;
-                Ok(located(answer, "references", MAX_REFERENCES))
+                let title = asked_title("references to", &squiggle.relative_path(file), &answer);
+                Ok(located(answer, &title, MAX_REFERENCES))
             }
             "lsp_hover" => {
                 let (file, target) = (file.ok_or_else(|| required("file"))?, target_of(args)?);
-                Ok(hovered(
-                    squiggle
-                        .hover(file, target)
-                        .await
-                        .map_err(|e| e.to_string())?,
-                ))
+                let answer = squiggle
+                    .hover(file, target)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let title = asked_title("hover for", &squiggle.relative_path(file), &answer);
+                Ok(hovered(answer, &title))
             }
             "lsp_document_symbols" => {
                 let file = file.ok_or_else(|| required("file"))?;
+                let locals = bool_arg(args, "include_locals")?.unwrap_or(false);
                 let answer = squiggle
-                    .document_symbols(file)
+                    .document_symbols(file, locals)
                     .await
                     .map_err(|e| e.to_string())?;
                 let relative = squiggle.relative_path(file);
@@ -339,6 +345,16 @@ fn wrong_type(key: &str, expected: &str, got: &Value) -> String {
     format!("`{key}` must be {expected}, not {got}")
 }
 
+/// The first words of a position answer: what was asked, about which identifier, where
+/// (`definition of make_circle (app.py:3:20)`).
+fn asked_title<T>(what: &str, file: &str, answer: &Answer<T>) -> String {
+    let subject = answer.subject.as_deref().unwrap_or("the symbol");
+    match answer.position {
+        Some((line, column)) => format!("{what} {subject} ({file}:{line}:{column})"),
+        None => format!("{what} {subject} ({file})"),
+    }
+}
+
 fn position_json(position: Option<(u32, u32)>) -> Value {
     position.map_or(
         Value::Null,
@@ -351,6 +367,7 @@ fn located(answer: Answer<Vec<Location>>, title: &str, max: usize) -> Output {
     let shown: Vec<_> = answer.items.iter().take(max).collect();
     let structured = json!({
         "position": position_json(answer.position),
+        "symbol": answer.subject,
         "locations": shown,
         "total": answer.items.len(),
         "notes": answer.notes,
@@ -358,7 +375,7 @@ fn located(answer: Answer<Vec<Location>>, title: &str, max: usize) -> Output {
     output(text, &answer.notes, structured)
 }
 
-fn hovered(answer: Answer<Option<String>>) -> Output {
+fn hovered(answer: Answer<Option<String>>, title: &str) -> Output {
     let mut text = answer
         .items
         .clone()
@@ -366,7 +383,8 @@ fn hovered(answer: Answer<Option<String>>) -> Output {
     if text.chars().count() > MAX_HOVER_CHARS {
         text = text.chars().take(MAX_HOVER_CHARS).collect::<String>() + "\n... (cut)";
     }
-    let structured = json!({"position": position_json(answer.position), "hover": answer.items, "notes": answer.notes});
+    let text = format!("{title}:\n{text}");
+    let structured = json!({"position": position_json(answer.position), "symbol": answer.subject, "hover": answer.items, "notes": answer.notes});
     output(text + "\n", &answer.notes, structured)
 }
 

@@ -7,6 +7,12 @@ use lsp_types::{
 };
 use serde::{Deserialize, Serialize};
 
+mod locals;
+mod lookup;
+
+pub use locals::without_locals;
+pub use lookup::{resolve_symbol, Candidate, Resolved};
+
 /// A place in the workspace: 1-based, columns in characters, with its line of source.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Location {
@@ -585,62 +591,6 @@ fn is_identifier_char(ch: char) -> bool {
     ch.is_alphanumeric() || ch == '_' || ch == '$'
 }
 
-/// The positions of every symbol named `name`, recursively.
-fn named_positions(symbols: &[Symbol], name: &str, found: &mut Vec<(u32, u32)>) {
-    for symbol in symbols {
-        if symbol.name == name {
-            found.push((symbol.line, symbol.column));
-        }
-        named_positions(&symbol.children, name, found);
-    }
-}
-
-/// The 1-based columns where `name` occurs in `line` as a whole word.
-fn word_columns(line: &str, name: &str) -> Vec<u32> {
-    let mut columns = Vec::new();
-    let mut before: Option<char> = None;
-    for (column, (byte, ch)) in (1u32..).zip(line.char_indices()) {
-        if line[byte..].starts_with(name)
-            && !before.is_some_and(is_identifier_char)
-            && !line[byte + name.len()..]
-                .chars()
-                .next()
-                .is_some_and(is_identifier_char)
-        {
-            columns.push(column);
-        }
-        before = Some(ch);
-    }
-    columns
-}
-
-/// Where a symbol named `name` is: first among `symbols` (recursively, by name, exact match), else whole-word occurrences in `text`; when several, the one nearest `line_hint` (1-based; ties: the earlier); None if nowhere. Returns (line, column), 1-based chars, pointing at the name's first character.
-pub fn find_symbol(
-    symbols: &[Symbol],
-    text: &str,
-    name: &str,
-    line_hint: Option<u32>,
-) -> Option<(u32, u32)> {
-    if name.is_empty() {
-        return None;
-    }
-    let mut found = Vec::new();
-    named_positions(symbols, name, &mut found);
-    if found.is_empty() {
-        for (line, line_text) in (1u32..).zip(split_lines(text)) {
-            found.extend(
-                word_columns(line_text, name)
-                    .into_iter()
-                    .map(|column| (line, column)),
-            );
-        }
-    }
-    found.sort_unstable();
-    found
-        .into_iter()
-        .min_by_key(|&(line, _)| line_hint.map_or(0, |hint| line.abs_diff(hint)))
-}
-
 /// A column on `line_text` moved onto an identifier: unchanged when it is on one; else the nearest identifier character on that line (prefer the one to the right on a tie, e.g. a column just after a word moves back onto the word's last char only if no identifier starts right there... keep it simple: nearest by distance, ties go left); None if the line has no identifier. Identifier characters: Unicode alphanumerics, `_` and `$`. Columns 1-based chars.
 pub fn snap_to_identifier(line_text: &str, column: u32) -> Option<u32> {
     let target = column.saturating_sub(1) as usize;
@@ -650,6 +600,25 @@ pub fn snap_to_identifier(line_text: &str, column: u32) -> Option<u32> {
         .map(|(index, _)| index)
         .min_by_key(|&index| (index as usize).abs_diff(target))
         .map(|index| index + 1)
+}
+
+/// The identifier that the 1-based character `column` of `line_text` is on, if any.
+pub fn word_at(line_text: &str, column: u32) -> Option<String> {
+    let chars: Vec<char> = line_text.chars().collect();
+    let at = (column as usize).checked_sub(1)?;
+    if !chars.get(at).copied().is_some_and(is_identifier_char) {
+        return None;
+    }
+    let start = (0..at)
+        .rev()
+        .take_while(|&i| is_identifier_char(chars[i]))
+        .last()
+        .unwrap_or(at);
+    let end = (at..chars.len())
+        .take_while(|&i| is_identifier_char(chars[i]))
+        .last()
+        .unwrap_or(at);
+    Some(chars[start..=end].iter().collect())
 }
 
 /// `1 location`, `2 locations`.
@@ -1254,34 +1223,13 @@ mod tests {
     }
 
     #[test]
-    fn find_symbol_prefers_symbols_nearest_the_hint() {
-        let symbols = vec![
-            symbol("run", "function", 3, 5, Vec::new()),
-            symbol(
-                "Outer",
-                "class",
-                10,
-                30,
-                vec![symbol("run", "method", 20, 22, Vec::new())],
-            ),
-        ];
-        let text = "run\n";
-        assert_eq!(find_symbol(&symbols, text, "run", None), Some((3, 5)));
-        assert_eq!(find_symbol(&symbols, text, "run", Some(18)), Some((20, 5)));
-        // Equally far from 3 and 20: the earlier one.
-        assert_eq!(find_symbol(&symbols, text, "run", Some(11)), Some((3, 5)));
-        assert_eq!(find_symbol(&symbols, text, "Run", None), None);
-    }
-
-    #[test]
-    fn find_symbol_falls_back_to_whole_words_in_text() {
-        let text = "foobar = 1\n_foo = foo_ + $foo\nx = foo(foo)\r\n\n😀 foo\n";
-        assert_eq!(find_symbol(&[], text, "foo", None), Some((3, 5)));
-        assert_eq!(find_symbol(&[], text, "foo", Some(5)), Some((5, 3)));
-        assert_eq!(find_symbol(&[], text, "foo", Some(4)), Some((3, 5)));
-        assert_eq!(find_symbol(&[], text, "foobar", Some(5)), Some((1, 1)));
-        assert_eq!(find_symbol(&[], text, "oba", None), None);
-        assert_eq!(find_symbol(&[], text, "", None), None);
+    fn the_word_at_a_column() {
+        assert_eq!(word_at("x = 中foo_1(y)", 5).as_deref(), Some("中foo_1"));
+        assert_eq!(word_at("x = 中foo_1(y)", 10).as_deref(), Some("中foo_1"));
+        assert_eq!(word_at("x = 中foo_1(y)", 1).as_deref(), Some("x"));
+        assert_eq!(word_at("x = 中foo_1(y)", 2), None);
+        assert_eq!(word_at("x", 0), None);
+        assert_eq!(word_at("x", 9), None);
     }
 
     #[test]

@@ -95,9 +95,16 @@ pub struct Script {
     /// With `pull`: this many ms after the first successful pull, add `found REFRESH` (R1) to
     /// every pull result and send `workspace/diagnostic/refresh`.
     pub refresh_after_ms: Option<u64>,
-    /// Declare `documentSymbolProvider` and answer `textDocument/documentSymbol` with no
-    /// symbols.
+    /// Declare `documentSymbolProvider` and answer `textDocument/documentSymbol` with the
+    /// document's declarations (lines `<kind> <name>`, nested by indentation; see `symbols.rs`).
     pub symbols: bool,
+    /// Declare `workspaceSymbolProvider` and answer `workspace/symbol` with the declarations in
+    /// the `.fake` files under the root, but only once a document was opened (as pyright and
+    /// tsserver load the project on the first open file); before that, with none.
+    pub workspace_symbols: bool,
+    /// Declare `definitionProvider` and answer `textDocument/definition` with the declarations
+    /// in the document named like the word at the position.
+    pub definition: bool,
     /// Refuse `null` anywhere in a message's params, as strict servers do (TypeScript 7's
     /// `tsc --lsp`): a request gets -32602 naming the field, a notification is ignored.
     pub strict: bool,
@@ -135,6 +142,8 @@ impl Default for Script {
             pull_progress: false,
             refresh_after_ms: None,
             symbols: false,
+            workspace_symbols: false,
+            definition: false,
             strict: false,
             unversioned: false,
             pull_error: None,

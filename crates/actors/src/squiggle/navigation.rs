@@ -9,15 +9,16 @@ use std::time::Duration;
 use async_lsp::lsp_types::{Position, TextDocumentIdentifier, TextDocumentPositionParams, Url};
 use ractor::ActorRef;
 use squiggle_protocol::navigation::{
-    definition_targets, document_symbols, find_symbol, hover_text, location_from_lsp,
-    snap_to_identifier, workspace_symbol_entries,
+    definition_targets, document_symbols, hover_text, location_from_lsp, resolve_symbol,
+    snap_to_identifier, without_locals, word_at,
 };
 use squiggle_protocol::{lsp_character, paths, Location, PositionEncoding, Symbol};
 use tokio::time::Instant;
 
+mod workspace;
+
 use super::{ask, read_text, Squiggle, ASK_LIMIT};
 use crate::diagnostics::Freshness;
-use crate::events::LspEvent;
 use crate::key::ServerKey;
 use crate::registry::{Acquired, RegistryMsg};
 use crate::server::navigate::{NavAnswer, NavRequest};
@@ -39,6 +40,8 @@ pub struct Answer<T> {
     pub items: T,
     /// Where the question pointed in the end (1-based line, column), for position questions.
     pub position: Option<(u32, u32)>,
+    /// The identifier at that position, for position questions.
+    pub subject: Option<String>,
     /// Notes: a moved position, a server still starting or indexing.
     pub notes: Vec<String>,
 }
@@ -66,6 +69,33 @@ pub enum NavError {
     /// The line has no identifier to ask about.
     #[error("{file}:{line} has no identifier to ask about")]
     NoIdentifier { file: String, line: u32 },
+    /// A line or column below 1.
+    #[error("{what} {value} is not a position: lines and columns are 1-based (the first is 1)")]
+    NotOneBased { what: &'static str, value: u32 },
+}
+
+impl Target {
+    /// The target if its line and column are 1-based, else why not.
+    fn validated(&self) -> Result<&Self, NavError> {
+        let (line, column) = match self {
+            Target::At { line, column } => (Some(*line), Some(*column)),
+            Target::Symbol { line, .. } => (*line, None),
+        };
+        for (what, value) in [("line", line), ("column", column)] {
+            if value == Some(0) {
+                return Err(NavError::NotOneBased { what, value: 0 });
+            }
+        }
+        Ok(self)
+    }
+}
+
+/// What the servers answered to a position question, and where it pointed.
+struct Asked {
+    answers: Vec<(PositionEncoding, NavAnswer)>,
+    position: Option<(u32, u32)>,
+    subject: Option<String>,
+    notes: Vec<String>,
 }
 
 /// A server ready to answer, with what it can do.
@@ -82,11 +112,11 @@ impl Squiggle {
         file: impl AsRef<Path>,
         target: Target,
     ) -> Result<Answer<Vec<Location>>, NavError> {
-        let (answers, position, notes) = self
+        let asked = self
             .ask_at(file.as_ref(), &target, Kind::Definition)
             .await?;
         let mut locations = Vec::new();
-        for (encoding, answer) in answers {
+        for (encoding, answer) in asked.answers {
             if let NavAnswer::Definition(Some(response)) = answer {
                 locations.extend(
                     self.locations(definition_targets(&response), encoding)
@@ -96,8 +126,9 @@ impl Squiggle {
         }
         Ok(Answer {
             items: dedup(locations),
-            position,
-            notes,
+            position: asked.position,
+            subject: asked.subject,
+            notes: asked.notes,
         })
     }
 
@@ -111,9 +142,9 @@ impl Squiggle {
         let kind = Kind::References {
             include_declaration,
         };
-        let (answers, position, notes) = self.ask_at(file.as_ref(), &target, kind).await?;
+        let asked = self.ask_at(file.as_ref(), &target, kind).await?;
         let mut locations = Vec::new();
-        for (encoding, answer) in answers {
+        for (encoding, answer) in asked.answers {
             if let NavAnswer::References(Some(found)) = answer {
                 let targets = found.into_iter().map(|l| (l.uri, l.range)).collect();
                 locations.extend(self.locations(targets, encoding).await);
@@ -121,8 +152,9 @@ impl Squiggle {
         }
         Ok(Answer {
             items: dedup(locations),
-            position,
-            notes,
+            position: asked.position,
+            subject: asked.subject,
+            notes: asked.notes,
         })
     }
 
@@ -132,22 +164,28 @@ impl Squiggle {
         file: impl AsRef<Path>,
         target: Target,
     ) -> Result<Answer<Option<String>>, NavError> {
-        let (answers, position, notes) = self.ask_at(file.as_ref(), &target, Kind::Hover).await?;
-        let text = answers.into_iter().find_map(|(_, answer)| match answer {
-            NavAnswer::Hover(Some(hover)) => Some(hover_text(&hover)).filter(|t| !t.is_empty()),
-            _ => None,
-        });
+        let asked = self.ask_at(file.as_ref(), &target, Kind::Hover).await?;
+        let text = asked
+            .answers
+            .into_iter()
+            .find_map(|(_, answer)| match answer {
+                NavAnswer::Hover(Some(hover)) => Some(hover_text(&hover)).filter(|t| !t.is_empty()),
+                _ => None,
+            });
         Ok(Answer {
             items: text,
-            position,
-            notes,
+            position: asked.position,
+            subject: asked.subject,
+            notes: asked.notes,
         })
     }
 
-    /// The outline of `file`: its symbols, nested.
+    /// The outline of `file`: its symbols, nested; what is declared inside functions and
+    /// methods only when `include_locals` (a note counts what was left out).
     pub async fn document_symbols(
         &self,
         file: impl AsRef<Path>,
+        include_locals: bool,
     ) -> Result<Answer<Vec<Symbol>>, NavError> {
         let (path, relative, text) = self.open_target(file.as_ref()).await?;
         let (ready, mut notes) = self
@@ -157,11 +195,21 @@ impl Squiggle {
             let Some(server_text) = self.open_on(&server, &path, &text, &mut notes).await else {
                 continue;
             };
-            if let Some(symbols) = self.outline(&server, &path, &relative, &server_text).await {
+            if let Some(mut symbols) = self.outline(&server, &path, &relative, &server_text).await {
+                if !include_locals {
+                    let (kept, left_out) = without_locals(&symbols);
+                    symbols = kept;
+                    match left_out {
+                        0 => {}
+                        1 => notes.push("1 local symbol (declared inside a function or method) is left out; ask with include_locals to list it".to_string()),
+                        n => notes.push(format!("{n} local symbols (declared inside functions and methods) are left out; ask with include_locals to list them")),
+                    }
+                }
                 self.note_busy(&server, &mut notes).await;
                 return Ok(Answer {
                     items: symbols,
                     position: None,
+                    subject: None,
                     notes,
                 });
             }
@@ -169,108 +217,21 @@ impl Squiggle {
         Ok(Answer {
             items: Vec::new(),
             position: None,
-            notes,
-        })
-    }
-
-    /// Symbols whose names match `query` across the workspace, from every running server that
-    /// searches (starting the workspace's servers first if none runs).
-    pub async fn workspace_symbols(&self, query: &str) -> Result<Answer<Vec<Symbol>>, NavError> {
-        if !self.inner.config.enabled {
-            return Err(NavError::Disabled);
-        }
-        let mut notes = Vec::new();
-        let mut active = self.active_servers();
-        if active.is_empty() {
-            active = self.start_and_wait_for_a_server().await;
-            if active.is_empty() {
-                notes.push(
-                    "no language server is running yet; results may be incomplete".to_string(),
-                );
-            }
-        }
-        // Each server's entries, with the encoding their positions are in; the files they name
-        // are read afterwards, all at once, off the runtime's workers.
-        let mut found = Vec::new();
-        for (key, server) in active {
-            let Some(info) = ask(&server, ServerMsg::Info, ASK_LIMIT).await else {
-                continue;
-            };
-            if !info.provides.workspace_symbols {
-                continue;
-            }
-            let ready = Ready { key, server, info };
-            self.note_busy(&ready, &mut notes).await;
-            let Some(NavAnswer::WorkspaceSymbols(Some(response))) = self
-                .navigate(&ready, NavRequest::WorkspaceSymbols(query.to_string()))
-                .await
-            else {
-                continue;
-            };
-            for (uri, name, kind, container, range) in workspace_symbol_entries(&response) {
-                let Some(path) = paths::uri_to_path(uri.as_str()).map(PathBuf::from) else {
-                    continue;
-                };
-                found.push((path, name, kind, container, range, ready.info.encoding));
-            }
-        }
-        let texts = self
-            .read_texts(found.iter().map(|(path, ..)| path.clone()))
-            .await;
-        let mut symbols = Vec::new();
-        for (path, name, kind, container, range, encoding) in found {
-            let relative = paths::relative_to(&self.inner.workspace_root, &path);
-            let text = texts.get(&path).cloned().flatten();
-            let (line, column) = match range {
-                Some(range) => {
-                    let at = location_from_lsp(&relative, &range, text.as_deref(), encoding);
-                    (at.line, at.column)
-                }
-                None => (1, 1),
-            };
-            symbols.push(Symbol {
-                name,
-                kind: kind.to_string(),
-                detail: None,
-                file: relative,
-                line,
-                column,
-                end_line: line,
-                container,
-                children: Vec::new(),
-            });
-        }
-        symbols.sort_by(|a, b| {
-            (&a.file, a.line, a.column, &a.name).cmp(&(&b.file, b.line, b.column, &b.name))
-        });
-        symbols.dedup();
-        Ok(Answer {
-            items: symbols,
-            position: None,
+            subject: None,
             notes,
         })
     }
 
     /// Asks every server for `file` that answers `kind` at `target`; returns their answers,
     /// the position asked about, and notes.
-    async fn ask_at(
-        &self,
-        file: &Path,
-        target: &Target,
-        kind: Kind,
-    ) -> Result<
-        (
-            Vec<(PositionEncoding, NavAnswer)>,
-            Option<(u32, u32)>,
-            Vec<String>,
-        ),
-        NavError,
-    > {
+    async fn ask_at(&self, file: &Path, target: &Target, kind: Kind) -> Result<Asked, NavError> {
+        let target = target.validated()?;
         let (path, relative, text) = self.open_target(file).await?;
         let (ready, mut notes) = self
             .ready_servers(&path, &relative, |p| kind.provided(p))
             .await?;
         let mut position = None;
+        let mut subject = None;
         let mut answers = Vec::new();
         for server in &ready {
             let Some(server_text) = self.open_on(server, &path, &text, &mut notes).await else {
@@ -288,12 +249,13 @@ impl Squiggle {
             };
             let line_text = server_text
                 .lines()
-                .nth(line as usize - 1)
+                .nth(line.saturating_sub(1) as usize)
                 .unwrap_or_default();
+            subject = subject.or_else(|| word_at(line_text, column));
             let params = TextDocumentPositionParams {
                 text_document: TextDocumentIdentifier { uri: uri_of(&path) },
                 position: Position::new(
-                    line - 1,
+                    line.saturating_sub(1),
                     lsp_character(line_text, column, server.info.encoding),
                 ),
             };
@@ -309,10 +271,16 @@ impl Squiggle {
                 why,
             });
         }
-        Ok((answers, position, notes))
+        Ok(Asked {
+            answers,
+            position,
+            subject,
+            notes,
+        })
     }
 
-    /// Turns a target into a 1-based position on the server's copy of the file.
+    /// Turns a (validated, 1-based) target into a 1-based position on the server's copy of the
+    /// file; a symbol's name that is ambiguous or found only in the text gets a note.
     async fn resolve_target(
         &self,
         server: &Ready,
@@ -324,18 +292,14 @@ impl Squiggle {
     ) -> Result<(u32, u32), NavError> {
         match target {
             Target::At { line, column } => {
-                let Some(line_text) = text.lines().nth((*line).max(1) as usize - 1) else {
-                    return Err(NavError::NoIdentifier {
-                        file: relative.to_string(),
-                        line: *line,
-                    });
+                let no_identifier = || NavError::NoIdentifier {
+                    file: relative.to_string(),
+                    line: *line,
                 };
-                let Some(snapped) = snap_to_identifier(line_text, *column) else {
-                    return Err(NavError::NoIdentifier {
-                        file: relative.to_string(),
-                        line: *line,
-                    });
-                };
+                let line_text = (text.lines())
+                    .nth(line.saturating_sub(1) as usize)
+                    .ok_or_else(no_identifier)?;
+                let snapped = snap_to_identifier(line_text, *column).ok_or_else(no_identifier)?;
                 if snapped != *column {
                     notes.push(format!("{line}:{column} is not on an identifier; asked about {line}:{snapped} instead"));
                 }
@@ -349,10 +313,15 @@ impl Squiggle {
                 } else {
                     Vec::new()
                 };
-                find_symbol(&symbols, text, name, *line).ok_or_else(|| NavError::SymbolNotFound {
-                    name: name.clone(),
-                    file: relative.to_string(),
-                })
+                let resolved =
+                    resolve_symbol(&symbols, relative, text, name, *line).ok_or_else(|| {
+                        NavError::SymbolNotFound {
+                            name: name.clone(),
+                            file: relative.to_string(),
+                        }
+                    })?;
+                notes.extend(resolved.note(name));
+                Ok((resolved.line, resolved.column))
             }
         }
     }
@@ -564,37 +533,6 @@ impl Squiggle {
         })
         .await
         .unwrap_or_default()
-    }
-
-    fn active_servers(&self) -> Vec<(ServerKey, ActorRef<ServerMsg>)> {
-        let mut active: Vec<_> = (self.inner.active.iter())
-            .map(|entry| (entry.key().clone(), entry.value().clone()))
-            .collect();
-        active.sort_by(|a, b| a.0.cmp(&b.0));
-        active
-    }
-
-    /// Starts the workspace's servers and waits (within the first-touch timeout) for one.
-    async fn start_and_wait_for_a_server(&self) -> Vec<(ServerKey, ActorRef<ServerMsg>)> {
-        let mut events = self.subscribe();
-        self.start_workspace_servers().await;
-        let deadline =
-            Instant::now() + Duration::from_millis(self.inner.config.first_touch_timeout_ms);
-        loop {
-            let active = self.active_servers();
-            if !active.is_empty() {
-                return active;
-            }
-            let remaining = deadline.saturating_duration_since(Instant::now());
-            match tokio::time::timeout(remaining, events.recv()).await {
-                Ok(
-                    Ok(LspEvent::Status { .. })
-                    | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)),
-                ) => {}
-                Ok(Ok(LspEvent::Diagnostics { .. })) => {}
-                _ => return Vec::new(),
-            }
-        }
     }
 }
 
