@@ -180,7 +180,7 @@ impl Said {
             push: self.push.as_ref().and_then(|p| p.since(after)),
             pull: self.pull.as_ref().and_then(|p| p.since(after)),
             pull_failed: (self.pull_failed.as_ref())
-                .filter(|(v, _, epoch)| *epoch > after && *v >= version)
+                .filter(|(v, _, epoch)| *epoch > after && *v == version)
                 .map(|(_, reason, _)| reason.clone()),
             end: (self.end)
                 .filter(|(_, _, epoch)| *epoch > after)
@@ -664,7 +664,7 @@ impl Store {
                             seen.pull.is_some()
                                 || seen
                                     .push
-                                    .is_some_and(|p| p.version.is_none_or(|v| v >= version))
+                                    .is_some_and(|p| p.version.is_none_or(|v| v == version))
                         });
                         if delivered {
                             Freshness::Unsettled(lists())
