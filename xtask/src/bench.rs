@@ -41,6 +41,10 @@ const LIMIT: Duration = Duration::from_secs(60);
 /// start each change from the same idle state.
 const GENEROUS: Duration = Duration::from_millis(100);
 
+/// The size of each text in the load run past the backlog bound: 1,000 of them are about 250
+/// MiB for each server, past the 64 MiB squiggle lets wait for one server.
+const BEYOND_PAD: usize = 256 * 1024;
+
 /// Sizes and repetitions.
 struct Plan {
     quick: bool,
@@ -256,7 +260,7 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
     let idle_ticks = measure_load(&fake, &plan, &squiggle, &dir, &mut results)?;
     // The load run (1,000 concurrent checks) and the soak (changed-text checks) on 4 fake
     // servers; the load run on ruff too.
-    load_run::measure(&fake, &squiggle, &dir, &mut results)?;
+    load_run::measure(&fake, &squiggle, &dir, 0, &mut results)?;
     soak::measure(&fake, &squiggle, &dir, plan.soak_checks, &mut results)?;
     if let Some(ruff) = &ruff {
         let ruff = Load {
@@ -267,7 +271,7 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
             args: &["server"],
         };
         measure_load(&ruff, &plan, &squiggle, &dir, &mut results)?;
-        load_run::measure(&ruff, &squiggle, &dir, &mut results)?;
+        load_run::measure(&ruff, &squiggle, &dir, 0, &mut results)?;
     } else {
         notes.push("burst, growth, memory and the load run on ruff: not measured: ruff is not installed (cargo xtask install-servers)".to_string());
     }
@@ -316,7 +320,8 @@ fn load_only(
         program: xtask.to_path_buf(),
         args: &["fake-server"],
     };
-    load_run::measure(&fake, squiggle, dir, &mut results)?;
+    load_run::measure(&fake, squiggle, dir, 0, &mut results)?;
+    load_run::measure(&fake, squiggle, dir, BEYOND_PAD, &mut results)?;
     soak::measure(&fake, squiggle, dir, plan.soak_checks, &mut results)?;
     if let Some(program) = ruff {
         let ruff = Load {
@@ -326,7 +331,7 @@ fn load_only(
             program,
             args: &["server"],
         };
-        load_run::measure(&ruff, squiggle, dir, &mut results)?;
+        load_run::measure(&ruff, squiggle, dir, 0, &mut results)?;
     }
     print_table(&rows, &targets, &measures, &[]);
     let report = json!({

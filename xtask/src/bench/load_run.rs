@@ -12,7 +12,7 @@ use anyhow::bail;
 use serde_json::{json, Value};
 
 use super::load::{proc_status, Load};
-use super::own_text::{judge, text, Tally, Verdict};
+use super::own_text::{judge, padded, text, Tally, Verdict};
 use super::peer::Peer;
 use super::stats::Stats;
 use super::{check, row, serve, shutdown, target, Results, LIMIT};
@@ -28,14 +28,25 @@ const BURST_LIMIT: Duration = Duration::from_secs(180);
 const SINGLE_TEXTS: usize = 1_000_000;
 
 /// Runs the load run on 4 servers of one kind and adds its rows, targets and measures.
+/// With `pad` > 0 every burst text is padded to about that many bytes (see [`padded`]), to
+/// go past the per-server backlog bound.
 pub fn measure(
     load: &Load,
     squiggle: &Path,
     dir: &Path,
+    pad: usize,
     results: &mut Results<'_>,
 ) -> anyhow::Result<()> {
-    let label = format!("{} x4", load.label);
-    let root = load.workspace(&dir.join(format!("{}-load-run", load.label)), 4, FILES)?;
+    let label = if pad == 0 {
+        format!("{} x4", load.label)
+    } else {
+        format!("{} x4, {} KiB texts", load.label, pad >> 10)
+    };
+    let root = load.workspace(
+        &dir.join(format!("{}-load-run-{}", load.label, pad >> 10)),
+        4,
+        FILES,
+    )?;
     let files: Vec<_> = (0..FILES).map(|n| load.file(&root, n)).collect();
     let probe = load.probe(&root);
     let mut peer = serve(squiggle, &root)?;
@@ -51,7 +62,7 @@ pub fn measure(
     // The burst: every request built first, then all sent, then every answer awaited.
     let requests: Vec<(i64, Value)> = (0..CHECKS)
         .map(|n| {
-            let params = json!({"filePath": files[n % FILES], "text": text(load.ext, n)});
+            let params = json!({"filePath": files[n % FILES], "text": padded(load.ext, n, pad)});
             peer.prepare("squiggle/checkFile", params)
         })
         .collect();

@@ -29,6 +29,15 @@ pub fn text(ext: &str, n: usize) -> String {
         .collect()
 }
 
+/// Text `n` followed by about `pad` bytes of lines no server reports anything on (comment
+/// lines, 64 bytes each), so that the same judgement holds for a large text.
+pub fn padded(ext: &str, n: usize, pad: usize) -> String {
+    let mut out = text(ext, n);
+    let line = format!("# {}\n", "p".repeat(61));
+    out.push_str(&line.repeat(pad / line.len()));
+    out
+}
+
 /// What one `squiggle/checkFile` answer was.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
