@@ -258,9 +258,10 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
 
     // Burst, growth and memory: on the fake server, then on ruff.
     let idle_ticks = measure_load(&fake, &plan, &squiggle, &dir, &mut results)?;
-    // The load run (1,000 concurrent checks) and the soak (changed-text checks) on 4 fake
-    // servers; the load run on ruff too.
+    // The load run (1,000 concurrent checks; again past the backlog bound) and the soak
+    // (changed-text checks) on 4 fake servers; the load run on ruff too.
     load_run::measure(&fake, &squiggle, &dir, 0, &mut results)?;
+    load_run::measure(&fake, &squiggle, &dir, BEYOND_PAD, &mut results)?;
     soak::measure(&fake, &squiggle, &dir, plan.soak_checks, &mut results)?;
     if let Some(ruff) = &ruff {
         let ruff = Load {
