@@ -13,7 +13,10 @@ mod final_floor;
 mod fixture;
 mod floor;
 mod load;
+mod load_run;
+mod own_text;
 mod peer;
+mod soak;
 mod stats;
 
 use std::path::Path;
@@ -38,6 +41,10 @@ const LIMIT: Duration = Duration::from_secs(60);
 /// start each change from the same idle state.
 const GENEROUS: Duration = Duration::from_millis(100);
 
+/// The size of each text in the load run past the backlog bound: 1,000 of them are about 250
+/// MiB for each server, past the 64 MiB squiggle lets wait for one server.
+const BEYOND_PAD: usize = 256 * 1024;
+
 /// Sizes and repetitions.
 struct Plan {
     quick: bool,
@@ -49,6 +56,8 @@ struct Plan {
     bursts: usize,
     growth: Vec<usize>,
     memory_docs: usize,
+    /// Changed-text checks in the soak run.
+    soak_checks: usize,
 }
 
 /// Builds release binaries and runs the measurements with them.
@@ -112,6 +121,7 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
         bursts: if quick { 9 } else { 101 },
         growth: vec![1, 10, 100, 1000],
         memory_docs: if quick { 100 } else { 1000 },
+        soak_checks: if quick { 1000 } else { 10_000 },
     };
     let bin = workspace.join("target/release");
     let squiggle = bin.join("squiggle");
@@ -122,6 +132,9 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
     let path = crate::lsp_servers::path_with_servers(workspace)?;
     std::env::set_var("PATH", &path);
     let ruff = on_path(&path, "ruff");
+    if args.iter().any(|a| a == "--load-only") {
+        return load_only(&plan, &squiggle, &xtask, &dir, ruff);
+    }
 
     let mut rows: Vec<Value> = Vec::new();
     let mut targets: Vec<Value> = Vec::new();
@@ -245,6 +258,11 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
 
     // Burst, growth and memory: on the fake server, then on ruff.
     let idle_ticks = measure_load(&fake, &plan, &squiggle, &dir, &mut results)?;
+    // The load run (1,000 concurrent checks; again past the backlog bound) and the soak
+    // (changed-text checks) on 4 fake servers; the load run on ruff too.
+    load_run::measure(&fake, &squiggle, &dir, 0, &mut results)?;
+    load_run::measure(&fake, &squiggle, &dir, BEYOND_PAD, &mut results)?;
+    soak::measure(&fake, &squiggle, &dir, plan.soak_checks, &mut results)?;
     if let Some(ruff) = &ruff {
         let ruff = Load {
             label: "ruff",
@@ -254,8 +272,9 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
             args: &["server"],
         };
         measure_load(&ruff, &plan, &squiggle, &dir, &mut results)?;
+        load_run::measure(&ruff, &squiggle, &dir, 0, &mut results)?;
     } else {
-        notes.push("burst, growth and memory on ruff: not measured: ruff is not installed (cargo xtask install-servers)".to_string());
+        notes.push("burst, growth, memory and the load run on ruff: not measured: ruff is not installed (cargo xtask install-servers)".to_string());
     }
     targets.push(target(
         "CPU ticks of an idle squiggle serve over 2 s",
@@ -275,6 +294,55 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
         "notes": notes,
     });
     let out = dir.join("report.json");
+    std::fs::write(&out, serde_json::to_string_pretty(&report)?)?;
+    println!("\nreport: {}", out.display());
+    Ok(())
+}
+
+/// `bench-run --load-only`: the load run and the soak alone (on 4 fake servers; the load run on
+/// 4 ruff too when installed), with the table, and `target/bench/load-report.json`.
+fn load_only(
+    plan: &Plan,
+    squiggle: &Path,
+    xtask: &Path,
+    dir: &Path,
+    ruff: Option<std::path::PathBuf>,
+) -> anyhow::Result<()> {
+    let (mut rows, mut targets, mut measures) = (Vec::new(), Vec::new(), Vec::new());
+    let mut results = Results {
+        rows: &mut rows,
+        targets: &mut targets,
+        measures: &mut measures,
+    };
+    let fake = Load {
+        label: "fake",
+        ext: "fake",
+        language: "fake",
+        program: xtask.to_path_buf(),
+        args: &["fake-server"],
+    };
+    load_run::measure(&fake, squiggle, dir, 0, &mut results)?;
+    load_run::measure(&fake, squiggle, dir, BEYOND_PAD, &mut results)?;
+    soak::measure(&fake, squiggle, dir, plan.soak_checks, &mut results)?;
+    if let Some(program) = ruff {
+        let ruff = Load {
+            label: "ruff",
+            ext: "py",
+            language: "python",
+            program,
+            args: &["server"],
+        };
+        load_run::measure(&ruff, squiggle, dir, 0, &mut results)?;
+    }
+    print_table(&rows, &targets, &measures, &[]);
+    let report = json!({
+        "machine": machine(),
+        "quick": plan.quick,
+        "rows": rows,
+        "targets": targets,
+        "measures": measures,
+    });
+    let out = dir.join("load-report.json");
     std::fs::write(&out, serde_json::to_string_pretty(&report)?)?;
     println!("\nreport: {}", out.display());
     Ok(())
@@ -494,10 +562,15 @@ fn print_table(rows: &[Value], targets: &[Value], measures: &[Value], notes: &[S
     }
     println!("\nalso measured:");
     for m in measures {
+        let value = m["value"].as_f64().unwrap_or(0.0);
         println!(
-            "  {}: {:.3} {}",
+            "  {}: {} {}",
             m["measure"].as_str().unwrap_or_default(),
-            m["value"].as_f64().unwrap_or(0.0),
+            if value.fract() == 0.0 {
+                format!("{value}")
+            } else {
+                format!("{value:.3}")
+            },
             m["unit"].as_str().unwrap_or_default()
         );
     }

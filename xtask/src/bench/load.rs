@@ -69,7 +69,7 @@ impl Load {
             .collect()
     }
 
-    fn file(&self, root: &Path, n: usize) -> PathBuf {
+    pub fn file(&self, root: &Path, n: usize) -> PathBuf {
         root.join(format!("f{n:04}.{}", self.ext))
     }
 
@@ -351,7 +351,7 @@ fn memory_and_idle(
     Ok((rss, idle))
 }
 
-fn proc_status(pid: u32, field: &str) -> Option<u64> {
+pub fn proc_status(pid: u32, field: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|l| l.starts_with(field))?;
     line.split_whitespace().nth(1)?.parse().ok()
