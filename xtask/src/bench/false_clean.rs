@@ -114,22 +114,21 @@ fn cold_json(squiggle: &Path, root: &Path, file: &str) -> anyhow::Result<(Durati
     Ok((took, String::from_utf8_lossy(&all).into_owned()))
 }
 
-/// The (line, column, code) of each diagnostic reported for `file`.
+/// The (line, column, code) of each diagnostic reported for `file`, with the codes of the
+/// other servers that reported the same problem (its `also`) at the same place.
 fn found(report: &Value, file: &str) -> Vec<(u64, u64, String)> {
-    report["files"][file]
-        .as_array()
-        .map(|list| {
-            list.iter()
-                .map(|d| {
-                    (
-                        d["line"].as_u64().unwrap_or(0),
-                        d["column"].as_u64().unwrap_or(0),
-                        d["code"].as_str().unwrap_or_default().to_string(),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+    let mut found = Vec::new();
+    for d in report["files"][file].as_array().into_iter().flatten() {
+        let at = (
+            d["line"].as_u64().unwrap_or(0),
+            d["column"].as_u64().unwrap_or(0),
+        );
+        let also = d["also"].as_array().into_iter().flatten();
+        for code in std::iter::once(&d["code"]).chain(also.map(|other| &other["code"])) {
+            found.push((at.0, at.1, code.as_str().unwrap_or_default().to_string()));
+        }
+    }
+    found
 }
 
 /// Each active server's `id:basis` in a report.
@@ -178,5 +177,20 @@ mod tests {
         assert_eq!(found(&report, "other.py"), vec![]);
         assert_eq!(server_bases(&report), vec!["pyright:pull".to_string()]);
         assert_eq!(found(&Value::Null, "isort/api.py"), vec![]);
+    }
+
+    #[test]
+    fn a_code_carried_by_a_collapsed_diagnostic_counts() {
+        let report = json!({"files": {"isort/api.py": [
+            {"line": 98, "column": 5, "code": "reportUndefinedVariable",
+             "also": [{"code": "F821", "source": "Ruff"}]}
+        ]}});
+        assert_eq!(
+            found(&report, "isort/api.py"),
+            vec![
+                (98, 5, "reportUndefinedVariable".to_string()),
+                (98, 5, "F821".to_string())
+            ]
+        );
     }
 }
