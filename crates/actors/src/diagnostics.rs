@@ -149,15 +149,13 @@ impl Published {
     }
 }
 
-/// What one server said of one file: its lists, a failed pull, an end of its stages.
+/// What one server said of one file: its lists and a failed pull.
 #[derive(Debug, Default)]
 struct Said {
     push: Option<Published>,
     pull: Option<Published>,
     /// The version whose pull failed, the error, and the epoch it came at.
     pull_failed: Option<(i32, String, u64)>,
-    /// The version an end signal named, when it came, and its epoch.
-    end: Option<(Option<i32>, Instant, u64)>,
 }
 
 impl Said {
@@ -182,9 +180,6 @@ impl Said {
             pull_failed: (self.pull_failed.as_ref())
                 .filter(|(v, _, epoch)| *epoch > after && *v == version)
                 .map(|(_, reason, _)| reason.clone()),
-            end: (self.end)
-                .filter(|(_, _, epoch)| *epoch > after)
-                .map(|(version, at, _)| Delivery { version, at }),
             busy: false,
             idle_since: None,
         }

@@ -119,8 +119,6 @@ pub enum Stages {
     /// Once per version: a versioned publish while the server is idle is final.
     #[default]
     Once,
-    /// In stages, then an end signal squiggle knows how to read: only that signal is final.
-    EndSignal,
     /// In stages with nothing to say they are done: a quiet time after the last one decides.
     Unsignalled,
 }

@@ -29,19 +29,16 @@ pub enum Basis {
     Pull,
     /// A publish naming the version, sent while the server was idle.
     Version,
-    /// The server's own signal that its staged publishes for the version are complete.
-    EndSignal,
     /// A quiet time after the last publish: a guess, for servers that signal nothing.
     QuietTime,
 }
 
 impl Basis {
-    /// The name results use (`pull`, `version`, `end_signal`, `quiet_time`).
+    /// The name results use (`pull`, `version`, `quiet_time`).
     pub fn as_str(self) -> &'static str {
         match self {
             Basis::Pull => "pull",
             Basis::Version => "version",
-            Basis::EndSignal => "end_signal",
             Basis::QuietTime => "quiet_time",
         }
     }

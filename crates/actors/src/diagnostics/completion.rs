@@ -6,8 +6,7 @@
 //! | ---------------------------------------------------- | --------------------------------- | ------------ |
 //! | a pull answer (`textDocument/diagnostic`)            | the answer for the version comes  | `pull`       |
 //! | versioned publishes, once per version                | that publish comes while idle     | `version`    |
-//! | publishes in stages, then an end signal              | the end signal for the version    | `end_signal` |
-//! | nothing (unversioned, or staged with no end signal)  | a quiet time after the last one   | `quiet_time` |
+//! | nothing (unversioned, or in stages with no end)      | a quiet time after the last one   | `quiet_time` |
 //!
 //! A delivery naming a later version ends the wait as superseded: an answer always belongs to
 //! the text it was asked for.
@@ -70,8 +69,6 @@ pub struct Seen {
     pub pull: Option<Delivery>,
     /// The error of the last pull for the version, when it failed.
     pub pull_failed: Option<String>,
-    /// The last end signal of a staged server.
-    pub end: Option<Delivery>,
     /// Whether the server is working now.
     pub busy: bool,
     /// When the server last stopped working.
@@ -99,7 +96,7 @@ pub fn decide(version: i32, traits: Traits, seen: &Seen, now: Instant) -> Decisi
     if seen.pull.is_some_and(|pull| pull.names(version)) {
         return Decision::Final(Basis::Pull);
     }
-    if [seen.pull, seen.push, seen.end]
+    if [seen.pull, seen.push]
         .iter()
         .flatten()
         .any(|delivery| delivery.is_later_than(version))
@@ -107,22 +104,11 @@ pub fn decide(version: i32, traits: Traits, seen: &Seen, now: Instant) -> Decisi
         return Decision::Superseded;
     }
     let idle_since = |at: Instant| seen.idle_since.is_none_or(|idle| idle <= at);
-    if !seen.busy {
-        match traits.stages {
-            Stages::EndSignal if seen.end.is_some_and(|end| end.may_be_for(version)) => {
-                return Decision::Final(Basis::EndSignal);
-            }
-            // Published while idle: a publish during work may be followed by another once the
-            // work ends, and that case falls to the quiet time below.
-            Stages::Once
-                if !traits.pull
-                    && (seen.push)
-                        .is_some_and(|push| push.names(version) && idle_since(push.at)) =>
-            {
-                return Decision::Final(Basis::Version);
-            }
-            _ => {}
-        }
+    // Published while idle: a publish during work may be followed by another once the work
+    // ends, and that case falls to the quiet time below.
+    let published_idle = (seen.push).is_some_and(|push| push.names(version) && idle_since(push.at));
+    if !seen.busy && !traits.pull && traits.stages == Stages::Once && published_idle {
+        return Decision::Final(Basis::Version);
     }
     let push = seen.push.filter(|push| push.may_be_for(version));
     if let Some(error) = &seen.pull_failed {
@@ -133,9 +119,8 @@ pub fn decide(version: i32, traits: Traits, seen: &Seen, now: Instant) -> Decisi
     if seen.busy {
         return Decision::Waiting;
     }
-    // A pull that is due, or an end signal, is the answer to wait for; a quiet time must not
-    // pre-empt it.
-    if (traits.pull && seen.pull_failed.is_none()) || traits.stages == Stages::EndSignal {
+    // A pull that is due is the answer to wait for; a quiet time must not pre-empt it.
+    if traits.pull && seen.pull_failed.is_none() {
         return Decision::Waiting;
     }
     match push {
@@ -360,16 +345,6 @@ mod tests {
                 expect: |_| Decision::Final(Basis::QuietTime),
             },
             Row {
-                name: "a staged server's versioned publish is not final: its end signal is due",
-                traits: traits(false, Stages::EndSignal),
-                seen: |t| Seen {
-                    push: delivery(Some(2), at(t, 5)),
-                    ..Seen::default()
-                },
-                now_ms: 900,
-                expect: |_| Decision::Waiting,
-            },
-            Row {
                 name: "a server that stages without an end signal rests on the quiet time",
                 traits: traits(false, Stages::Unsignalled),
                 seen: |t| Seen {
@@ -378,38 +353,6 @@ mod tests {
                 },
                 now_ms: 6,
                 expect: |t| Decision::LookAt(at(t, 105)),
-            },
-            Row {
-                name: "a staged server's end signal is final",
-                traits: traits(false, Stages::EndSignal),
-                seen: |t| Seen {
-                    push: delivery(Some(2), at(t, 5)),
-                    end: delivery(Some(2), at(t, 9)),
-                    ..Seen::default()
-                },
-                now_ms: 9,
-                expect: |_| Decision::Final(Basis::EndSignal),
-            },
-            Row {
-                name: "an end signal for an older version is not",
-                traits: traits(false, Stages::EndSignal),
-                seen: |t| Seen {
-                    end: delivery(Some(1), at(t, 9)),
-                    ..Seen::default()
-                },
-                now_ms: 900,
-                expect: |_| Decision::Waiting,
-            },
-            Row {
-                name: "an end signal while the server works waits for the work",
-                traits: traits(false, Stages::EndSignal),
-                seen: |t| Seen {
-                    end: delivery(Some(2), at(t, 9)),
-                    busy: true,
-                    ..Seen::default()
-                },
-                now_ms: 900,
-                expect: |_| Decision::Waiting,
             },
             Row {
                 name: "nothing seen is waiting",
@@ -429,15 +372,10 @@ mod tests {
 
     #[test]
     fn only_the_quiet_time_is_a_guess() {
-        let guesses: Vec<Basis> = [
-            Basis::Pull,
-            Basis::Version,
-            Basis::EndSignal,
-            Basis::QuietTime,
-        ]
-        .into_iter()
-        .filter(|basis| basis.is_guess())
-        .collect();
+        let guesses: Vec<Basis> = [Basis::Pull, Basis::Version, Basis::QuietTime]
+            .into_iter()
+            .filter(|basis| basis.is_guess())
+            .collect();
         assert_eq!(guesses, vec![Basis::QuietTime]);
     }
 }

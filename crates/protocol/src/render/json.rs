@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 /// reported: the others' codes and sources. `outcomes` has every file of the report: `outcome` is `diagnostics`, `clean` or
 /// `not_checked`, `reason` says why a file was not checked (else null), and `missing` names
 /// the servers that gave no answer for a checked file, with why. A server's `basis` says what
-/// its final answer rested on (`pull`, `version`, `end_signal`, or `quiet_time`, a guess).
+/// its final answer rested on (`pull`, `version`, or `quiet_time`, a guess).
 pub fn render_json(report: &Report) -> Value {
     let files: Map<String, Value> = report
         .files
