@@ -67,9 +67,11 @@ impl Output {
         let bytes = frame(&serde_json::to_vec(message)?);
         let stdout = self.stdout.lock().unwrap_or_else(PoisonError::into_inner);
         let mut stdout = stdout.lock();
+        // Logged before it is written: whatever the client does in answer to it is logged
+        // after it, so the log's order is the order of cause and effect.
+        self.log.record("out", message);
         stdout.write_all(&bytes)?;
         stdout.flush()?;
-        self.log.record("out", message);
         Ok(())
     }
 
