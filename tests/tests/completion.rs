@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use squiggle_actors::{Basis, Squiggle};
+use squiggle_protocol::strict::first_null;
 use squiggle_tests::FakeWorkspace;
 
 /// Far longer than any answer here should take: a check that sits out a quiet time or a
@@ -22,18 +23,6 @@ async fn start_patient(ws: &FakeWorkspace, script: &Value) -> Squiggle {
     config.diagnostic_timeout_ms = LONG_MS;
     config.first_touch_timeout_ms = LONG_MS;
     Squiggle::start(&ws.root, config).await.unwrap()
-}
-
-/// The path of the first `null` in a value, if any.
-fn first_null(value: &Value) -> Option<String> {
-    match value {
-        Value::Null => Some(String::new()),
-        Value::Array(items) => items.iter().find_map(first_null),
-        Value::Object(fields) => fields
-            .iter()
-            .find_map(|(name, field)| first_null(field).map(|rest| format!(".{name}{rest}"))),
-        _ => None,
-    }
 }
 
 #[tokio::test]
@@ -119,7 +108,7 @@ async fn a_strict_server_gets_no_null_and_answers_its_pulls() {
     assert_eq!(second.servers[0].basis, Some(Basis::Pull));
     for message in ws.messages().iter().filter(|m| m["dir"] == "in") {
         let params = message.get("params").cloned().unwrap_or(json!({}));
-        assert_eq!(first_null(&params), None, "a null in {message}");
+        assert_eq!(first_null(&params, "params"), None, "a null in {message}");
     }
 }
 

@@ -706,15 +706,11 @@ async fn a_stopped_server_is_found_by_its_probe_reported_broken_and_killed() {
         .await;
     assert_eq!(stalled.timed_out, vec!["fake".to_string()]);
 
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let reason = loop {
-        let status = squiggle.status().await;
-        if status[0].state == ServerState::Broken {
-            break status[0].reason.clone().unwrap_or_default();
-        }
-        assert!(Instant::now() < deadline, "never found broken: {status:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let broken = status_until(&squiggle, Duration::from_secs(15), |s| {
+        s.state == ServerState::Broken
+    })
+    .await;
+    let reason = broken.reason.unwrap_or_default();
     assert!(reason.contains("not responding"), "{reason}");
     assert!(
         wait_until(Duration::from_secs(10), || !is_alive(pids[0])),

@@ -157,7 +157,7 @@ impl Server {
         };
         let params = message.get("params").unwrap_or(&Value::Null);
         if self.script.strict && message.get("params").is_some() {
-            if let Some(field) = first_null(params, "params") {
+            if let Some(field) = squiggle_protocol::strict::first_null(params, "params") {
                 let error = format!("null value is not allowed for field {field}");
                 eprintln!("fake-server: refusing {method}: {error}");
                 if let Some(id) = message.get("id") {
@@ -548,19 +548,6 @@ fn replace_root(value: &Value, root: &str) -> Value {
 }
 
 /// A `textDocument/publishDiagnostics` notification.
-/// The path (`params.textDocument.identifier`) of the first `null` in a value, if any.
-fn first_null(value: &Value, path: &str) -> Option<String> {
-    match value {
-        Value::Null => Some(path.to_string()),
-        Value::Array(items) => (items.iter().enumerate())
-            .find_map(|(i, item)| first_null(item, &format!("{path}[{i}]"))),
-        Value::Object(fields) => {
-            (fields.iter()).find_map(|(name, field)| first_null(field, &format!("{path}.{name}")))
-        }
-        _ => None,
-    }
-}
-
 fn publish_params(uri: &str, version: Option<i64>, diagnostics: Vec<Value>) -> Value {
     let mut params = json!({"uri": uri, "diagnostics": diagnostics});
     if let Some(version) = version {
@@ -606,21 +593,6 @@ fn percent_decode(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_first_null_is_named_by_its_path() {
-        let params =
-            json!({"textDocument": {"uri": "u"}, "list": [1, {"x": null}], "identifier": null});
-        let found = first_null(&params, "params");
-        assert!(
-            matches!(
-                found.as_deref(),
-                Some("params.identifier" | "params.list[1].x")
-            ),
-            "{found:?}"
-        );
-        assert_eq!(first_null(&json!({"a": [1, "b"]}), "params"), None);
-    }
 
     #[test]
     fn decodes_percent_escapes() {

@@ -655,13 +655,7 @@ impl Store {
                     Ending::Superseded => Freshness::Superseded,
                     Ending::Deadline => {
                         let seen = said.map(|said| said.seen_since(waiter.after, version));
-                        let delivered = seen.is_some_and(|seen| {
-                            seen.pull.is_some()
-                                || seen
-                                    .push
-                                    .is_some_and(|p| p.version.is_none_or(|v| v == version))
-                        });
-                        if delivered {
+                        if seen.is_some_and(|seen| seen.has_any_for(version)) {
                             Freshness::Unsettled(lists())
                         } else {
                             Freshness::TimedOut

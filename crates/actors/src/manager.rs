@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use squiggle_config::Config;
@@ -11,7 +11,7 @@ use squiggle_protocol::{Diagnostic, Severity};
 use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::events::{LspEvent, EVENT_CAPACITY};
-use crate::squiggle::Saved;
+use crate::squiggle::{lock, Saved};
 use crate::Squiggle;
 
 /// How long changes to one file are coalesced before anything is sent.
@@ -351,11 +351,4 @@ async fn pump(
             }
         }
     }
-}
-
-/// Locks a mutex, carrying on with the data if a panicking thread poisoned it.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

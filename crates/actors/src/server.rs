@@ -450,25 +450,11 @@ impl Actor for ServerActor {
                     let _ = reply.send(Freshness::Failed(reason));
                     return Ok(());
                 }
-                // The wait is registered before the change is sent: no publish for it is missed.
-                // The document stays open until the check has its answer.
-                let version = conn.next_version(&path);
-                let key = conn.key.clone();
-                let wait = DiagnosticsMsg::WaitFresh {
-                    key,
-                    path: path.clone(),
-                    version,
-                    traits: conn.traits(),
-                    deadline,
-                    reply: conn.hold_until_answered(&myself, &path, reply),
-                };
-                let _ = conn.diagnostics.cast(wait);
-                match conn.sync(path.clone(), text, saved) {
-                    Ok(_) => conn.pull(&myself, path, 0),
+                let synced = conn.sync_and_wait(&myself, path, text, saved, deadline, reply);
+                if let Err(reason) = synced {
                     // The connection is gone; the store ends the wait when the server is.
-                    Err(reason) => tracing::debug!(server = %conn.key.id, %reason, "sync failed"),
+                    tracing::debug!(server = %conn.key.id, %reason, "sync failed");
                 }
-                conn.trim();
             }
             ServerMsg::WatchedFiles(changes) => {
                 let _ = conn
@@ -521,26 +507,13 @@ impl Actor for ServerActor {
                     let _ = reply.send(Ok(Opened::Already(text)));
                     return Ok(());
                 }
-                // Like a check's sync, with the wait registered first; but no didSave, which
-                // would set off a save's work (rust-analyzer's cargo check).
+                // Like a check's sync, but with no didSave, which would set off a save's work
+                // (rust-analyzer's cargo check).
                 let (done, answer) = ractor::concurrency::oneshot();
-                let wait = DiagnosticsMsg::WaitFresh {
-                    key: conn.key.clone(),
-                    path: path.clone(),
-                    version: conn.next_version(&path),
-                    traits: conn.traits(),
-                    deadline,
-                    reply: conn.hold_until_answered(&myself, &path, done.into()),
-                };
-                let _ = conn.diagnostics.cast(wait);
                 let opened = conn
-                    .sync(path.clone(), text, false)
-                    .map(|_| Opened::Now(answer));
-                if opened.is_ok() {
-                    conn.pull(&myself, path, 0);
-                }
+                    .sync_and_wait(&myself, path, text, false, deadline, done.into())
+                    .map(|()| Opened::Now(answer));
                 let _ = reply.send(opened);
-                conn.trim();
             }
             ServerMsg::Info(reply) => {
                 let _ = reply.send(ServerInfo {
@@ -663,10 +636,15 @@ impl Connection {
     /// How this server says that its diagnostics for a version are final.
     fn traits(&self) -> Traits {
         Traits {
-            pull: self.pull || self.spec.tsserver_pull,
+            pull: self.pulls_diagnostics(),
             stages: self.spec.stages,
             settle: self.settle,
         }
+    }
+
+    /// Whether documents' diagnostics are pulled (LSP pull, or through tsserver).
+    fn pulls_diagnostics(&self) -> bool {
+        self.pull || self.spec.tsserver_pull
     }
 
     /// The version the next sync of a document sends: 1 to open it, then one more each time
@@ -676,6 +654,35 @@ impl Connection {
             Some(doc) => doc.version + 1,
             None => self.closed.get(path).map_or(1, |last| last + 1),
         }
+    }
+
+    /// Syncs a text and has the store answer `reply` once the server's diagnostics for it are
+    /// final (or at `deadline`). The wait is registered before the change is sent, so no answer
+    /// for it is missed, and the document stays open until the answer.
+    fn sync_and_wait(
+        &mut self,
+        myself: &ActorRef<ServerMsg>,
+        path: PathBuf,
+        text: Arc<str>,
+        saved: bool,
+        deadline: Instant,
+        reply: RpcReplyPort<Freshness>,
+    ) -> Result<(), String> {
+        let wait = DiagnosticsMsg::WaitFresh {
+            key: self.key.clone(),
+            path: path.clone(),
+            version: self.next_version(&path),
+            traits: self.traits(),
+            deadline,
+            reply: self.hold_until_answered(myself, &path, reply),
+        };
+        let _ = self.diagnostics.cast(wait);
+        let synced = self.sync(path.clone(), text, saved);
+        if synced.is_ok() {
+            self.pull(myself, path, 0);
+        }
+        self.trim();
+        synced.map(|_| ())
     }
 
     /// Keeps a document open until the store answers `reply` (the answer goes on to it), then
@@ -773,7 +780,7 @@ impl Connection {
     /// Pulls a document's diagnostics (when the server offers that); the answer comes back as
     /// a message. Until it does, the server counts as busy, so waits do not settle without it.
     fn pull(&mut self, myself: &ActorRef<ServerMsg>, path: PathBuf, attempt: u8) {
-        if !self.pull && !self.spec.tsserver_pull {
+        if !self.pulls_diagnostics() {
             return;
         }
         let Some((version, uri)) = (self.documents.get(&path)).map(|d| (d.version, d.uri.clone()))

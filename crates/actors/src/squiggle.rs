@@ -785,7 +785,7 @@ fn start_watchdog() -> Option<Arc<Watchdog>> {
 }
 
 /// Locks a mutex, carrying on with the data if a panicking thread poisoned it.
-fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)

@@ -19,6 +19,7 @@ pub mod publish;
 pub mod render;
 pub mod report;
 pub mod service;
+pub mod strict;
 pub mod watch;
 
 pub use convert::{convert_diagnostics, severity_from_lsp};

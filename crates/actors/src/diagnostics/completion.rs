@@ -75,6 +75,14 @@ pub struct Seen {
     pub idle_since: Option<Instant>,
 }
 
+impl Seen {
+    /// Whether anything came that may be for `version`: what a wait cut short by its deadline
+    /// holds is then the server's answer so far, not nothing.
+    pub fn has_any_for(&self, version: i32) -> bool {
+        self.pull.is_some() || self.push.is_some_and(|push| push.may_be_for(version))
+    }
+}
+
 /// What a wait is to do now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {

@@ -91,18 +91,6 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    /// The path of the first `null` in a value, if any.
-    fn first_null(value: &serde_json::Value, path: &str) -> Option<String> {
-        match value {
-            serde_json::Value::Null => Some(path.to_string()),
-            serde_json::Value::Array(items) => (items.iter().enumerate())
-                .find_map(|(i, item)| first_null(item, &format!("{path}[{i}]"))),
-            serde_json::Value::Object(fields) => (fields.iter())
-                .find_map(|(name, field)| first_null(field, &format!("{path}.{name}"))),
-            _ => None,
-        }
-    }
-
     #[test]
     fn initialize_names_no_absent_field() {
         let key = ServerKey {
@@ -111,6 +99,10 @@ mod tests {
         };
         let spec = squiggle_config::builtin_servers()["pyright"].clone();
         let params = serde_json::to_value(initialize_params(&key, &spec)).unwrap();
-        assert_eq!(first_null(&params, "params"), None, "{params:#}");
+        assert_eq!(
+            squiggle_protocol::strict::first_null(&params, "params"),
+            None,
+            "{params:#}"
+        );
     }
 }
