@@ -43,8 +43,9 @@ pub struct CheckArgs {
 }
 
 /// How `check` prints its result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Format {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
     Text,
     Json,
     Llm,
@@ -52,8 +53,9 @@ enum Format {
 }
 
 /// Which tool's feedback `--scope` prints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ScopeArg {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScopeArg {
     Edit,
     Write,
 }
@@ -72,32 +74,115 @@ const EXIT_FOUND: u8 = 1;
 /// Exit code: nothing was found, but some named file was not checked.
 const EXIT_NOT_CHECKED: u8 = 3;
 
+/// One check as asked for: the files (absolute, inside the root, without repeats) and how to
+/// answer. It is what a check needs beyond the workspace, so it can be answered in this process
+/// or by another that holds the same workspace warm.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CheckRequest {
+    /// The files to check; with a scope, the first is the edited one.
+    pub files: Vec<PathBuf>,
+    /// How the answer is printed.
+    pub format: Format,
+    /// Which tool's feedback to print, if any.
+    pub scope: Option<ScopeArg>,
+    /// The severities to report; `None` keeps the configuration's.
+    pub severity: Option<Vec<Severity>>,
+    /// Whether some named folder held more files than were checked.
+    pub left_out: bool,
+}
+
+/// The answer to a [`CheckRequest`]: what goes to stdout and stderr, and the exit code.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CheckAnswer {
+    /// The rendered result.
+    pub stdout: String,
+    /// Notes for the person at the terminal (summary, servers that did not answer).
+    pub stderr: String,
+    /// The exit code (see [`EXIT_CODES`]).
+    pub code: u8,
+}
+
+impl CheckArgs {
+    /// The request these arguments make, for a workspace at `root`.
+    fn request(&self, root: &Path, config: &Config) -> anyhow::Result<CheckRequest> {
+        let format = match (self.format, self.scope) {
+            (Some(format), Some(_)) if format != Format::Llm => {
+                anyhow::bail!("--scope goes with --format llm")
+            }
+            (Some(format), _) => format,
+            (None, Some(_)) => Format::Llm,
+            (None, None) => Format::Text,
+        };
+        let (files, left_out) = files_to_check(&self.files, root, config)?;
+        anyhow::ensure!(!files.is_empty(), "no files of a known type to check");
+        Ok(CheckRequest {
+            files,
+            format,
+            scope: self.scope,
+            severity: self.severity.clone(),
+            left_out,
+        })
+    }
+}
+
 /// Runs `squiggle check`; returns the exit code.
 pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
-    let (root, mut config) = args.workspace.load()?;
-    let format = match (args.format, args.scope) {
-        (Some(format), Some(_)) if format != Format::Llm => {
-            anyhow::bail!("--scope goes with --format llm")
-        }
-        (Some(format), _) => format,
-        (None, Some(_)) => Format::Llm,
-        (None, None) => Format::Text,
-    };
-    let (files, left_out) = files_to_check(&args.files, &root, &config)?;
-    if let Some(severities) = &args.severity {
+    let (root, config) = args.workspace.load()?;
+    let request = args.request(&root, &config)?;
+    perform(&root, config, &request, print_answer).await
+}
+
+/// Prints an answer: its notes to stderr, its result to stdout. A reader that stopped early
+/// (`| head -1`) is no error.
+fn print_answer(answer: &CheckAnswer) -> anyhow::Result<()> {
+    eprint!("{}", answer.stderr);
+    match write_stdout(answer.stdout.as_bytes()) {
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => Err(err.into()),
+        _ => Ok(()),
+    }
+}
+
+/// Answers a check request and hands the answer to `deliver` as soon as it is known, before
+/// the servers shut down; returns the exit code.
+pub async fn perform(
+    root: &Path,
+    config: Config,
+    request: &CheckRequest,
+    deliver: impl FnOnce(&CheckAnswer) -> anyhow::Result<()>,
+) -> anyhow::Result<u8> {
+    let mut config = config;
+    if let Some(severities) = &request.severity {
         config.include_severities = severities.clone();
     }
-    let severities = config.include_severities.clone();
-    let max_per_file = config.max_diagnostics_per_file;
-    let squiggle = Squiggle::start(&root, config).await?;
+    let squiggle = Squiggle::start(root, config).await?;
     let progress = Progress::start(squiggle.clone());
+    let answer = answer(&squiggle, request).await;
+    progress.finish().await;
+    // The answer first; the servers' shutdown does not hold it up.
+    let delivered = match &answer {
+        Ok(answer) => deliver(answer),
+        Err(_) => Ok(()),
+    };
+    squiggle.shutdown().await;
+    let code = answer?.code;
+    delivered?;
+    Ok(code)
+}
+
+/// Answers a check request with a running squiggle. (Its `--scope` and `delta` texts follow
+/// the squiggle's own configured severities.)
+pub async fn answer(squiggle: &Squiggle, request: &CheckRequest) -> anyhow::Result<CheckAnswer> {
+    let files = &request.files;
+    let severities =
+        (request.severity.clone()).unwrap_or_else(|| squiggle.config().include_severities.clone());
+    let max_per_file = squiggle.config().max_diagnostics_per_file;
     let (first, rest) = files
         .split_first()
         .context("no files of a known type to check")?;
     let mut results =
         futures::future::join_all(rest.iter().map(|file| squiggle.check_file(file, None))).await;
     // With a scope, the first file is the edited one, checked after the others are known.
-    let (mut output, first_result) = match args.scope {
+    let (mut output, first_result) = match request.scope {
         Some(scope) => {
             let scope = match scope {
                 ScopeArg::Edit => Scope::Edit,
@@ -109,11 +194,10 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
         None => (None, squiggle.check_file(first, None).await),
     };
     results.insert(0, first_result);
-    progress.finish().await;
     let report = report_of(&results, &severities);
-    if format == Format::Delta {
+    if request.format == Format::Delta {
         // New errors, then a line for each file that was not checked (its errors are unknown).
-        let mut delta = squiggle.new_errors(&files).await.text;
+        let mut delta = squiggle.new_errors(files).await.text;
         for path in report.paths() {
             if let Some(reason) = report.not_checked(path) {
                 delta.push_str(&text::not_checked_line(path, reason));
@@ -121,7 +205,8 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
         }
         output = Some(delta);
     }
-    let output = match (output, format) {
+    let mut stderr = String::new();
+    let stdout = match (output, request.format) {
         (Some(text), _) => text,
         (None, Format::Json) => format!(
             "{}\n",
@@ -129,21 +214,16 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
         ),
         (None, Format::Llm) => llm::render_llm(&report, max_per_file),
         (None, _) => {
-            eprintln!("{}", text::summary(&report));
+            stderr.push_str(&format!("{}\n", text::summary(&report)));
             text::render_text(&report)
         }
     };
-    note_problems(&results, format);
-    // The answer first; the servers' shutdown does not hold it up. A reader that stopped
-    // early (`| head -1`) changes nothing: the servers still shut down, the code still stands.
-    let written = write_stdout(output.as_bytes());
-    squiggle.shutdown().await;
-    if let Err(err) = written {
-        if err.kind() != std::io::ErrorKind::BrokenPipe {
-            return Err(err.into());
-        }
-    }
-    Ok(exit_code(&report, left_out))
+    stderr.push_str(&problems(&results, request.format));
+    Ok(CheckAnswer {
+        stdout,
+        stderr,
+        code: exit_code(&report, request.left_out),
+    })
 }
 
 /// 1 when diagnostics were found, else 3 when some file was not checked (or left out of a
@@ -246,18 +326,19 @@ fn report_of(results: &[CheckResult], severities: &[Severity]) -> Report {
     report
 }
 
-/// Tells the person at the terminal (on stderr) what kept files or servers from being checked
-/// (in text format, stdout already says which files were not checked).
-fn note_problems(results: &[CheckResult], format: Format) {
+/// What kept files or servers from being checked, for the person at the terminal (in text
+/// format, stdout already says which files were not checked), one line each.
+fn problems(results: &[CheckResult], format: Format) -> String {
+    let mut lines = String::new();
     let mut noted = std::collections::BTreeSet::new();
     for result in results {
         if let Some(skip) = &result.skipped {
             if format != Format::Text {
                 let reason = one_line(&skip.to_string());
-                eprintln!(
-                    "squiggle: not checked {}: {reason}",
+                lines.push_str(&format!(
+                    "squiggle: not checked {}: {reason}\n",
                     display_path(&result.file)
-                );
+                ));
             }
         }
         for server in &result.servers {
@@ -272,11 +353,15 @@ fn note_problems(results: &[CheckResult], format: Format) {
             if noted.insert((server.id.clone(), reason.clone())) {
                 let reason = one_line(reason);
                 if result.timed_out.contains(&server.id) {
-                    eprintln!("squiggle: {} timed out: {reason}", server.id);
+                    lines.push_str(&format!("squiggle: {} timed out: {reason}\n", server.id));
                 } else {
-                    eprintln!("squiggle: {} {}: {reason}", server.id, server.status);
+                    lines.push_str(&format!(
+                        "squiggle: {} {}: {reason}\n",
+                        server.id, server.status
+                    ));
                 }
             }
         }
     }
+    lines
 }
