@@ -84,6 +84,90 @@ fn check_file_answers_the_contract_shape_after_ready() {
     assert_eq!(serve.wait(LIMIT), Some(0));
 }
 
+/// The text each didOpen or didChange the fake server received for a file carried, in order.
+fn texts_received(ws: &FakeWorkspace, file: &str) -> Vec<String> {
+    fn text_of(m: &Value) -> Option<&str> {
+        match m["method"].as_str() {
+            Some("textDocument/didOpen") => m["params"]["textDocument"]["text"].as_str(),
+            Some("textDocument/didChange") => m["params"]["contentChanges"][0]["text"].as_str(),
+            _ => None,
+        }
+    }
+    (ws.messages().iter())
+        .filter(|m| m["dir"] == "in")
+        .filter(|m| {
+            (m["params"]["textDocument"]["uri"].as_str()).is_some_and(|u| u.ends_with(file))
+        })
+        .filter_map(|m| text_of(m).map(String::from))
+        .collect()
+}
+
+#[test]
+fn concurrent_checks_of_one_file_reach_the_server_in_request_order() {
+    let ws = workspace(&[]);
+    // Texts as long as the file on disk are compared with it (a read) before they are sent;
+    // the others are not: without turns, the short ones overtook the long ones.
+    // Answers are not held to the usual deadline: long texts take the fake server a while.
+    let config = std::fs::read_to_string(ws.root.join("squiggle.toml")).unwrap();
+    ws.write(
+        "squiggle.toml",
+        &format!("diagnostic_timeout_ms = 30000\n{config}"),
+    );
+    let padding = "\n".repeat(300_000);
+    ws.write("a.fake", &format!("ERROR t00\n{padding}"));
+    let mut serve = serve(&ws, &[]);
+    let texts: Vec<String> = (0..12)
+        .map(|i| match i % 2 {
+            0 => format!("ERROR t{i:02}\n{padding}"),
+            _ => format!("ERROR t{i}\n"),
+        })
+        .collect();
+    // One write, so the service reads them all at once.
+    let mut frames = Vec::new();
+    for (i, text) in texts.iter().enumerate() {
+        let request = json!({"jsonrpc": "2.0", "id": i, "method": "squiggle/checkFile",
+                             "params": {"filePath": "a.fake", "text": text}});
+        frames.extend(encode_frame(request.to_string().as_bytes()));
+    }
+    serve.write(&frames);
+    for (i, text) in texts.iter().enumerate() {
+        let answer = serve.answer(i as i64, LIMIT);
+        let result = &answer["result"];
+        // Each answer belongs to its own text: its error, or not checked because a later text
+        // reached the server first; never another text's error.
+        match result["outcome"].as_str() {
+            Some("diagnostics") => assert_eq!(
+                result["diagnostics"][0]["message"],
+                format!(
+                    "found ERROR: {}",
+                    text.trim_start_matches("ERROR ").trim_end()
+                ),
+                "answer {i}: {answer}"
+            ),
+            _ => assert!(
+                result["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.contains("later change")),
+                "answer {i}: {answer}"
+            ),
+        }
+    }
+    // Each text by its first line (the rest is padding).
+    let first_lines = |texts: &[String]| -> Vec<String> {
+        (texts.iter())
+            .map(|t| t.lines().next().unwrap_or("").to_string())
+            .collect()
+    };
+    let received = first_lines(&texts_received(&ws, "a.fake"));
+    assert_eq!(
+        received,
+        first_lines(&texts),
+        "the server got the texts in request order"
+    );
+    serve.request(99, "lsp/shutdown", json!({}));
+    assert_eq!(serve.answer(99, LIMIT)["result"], Value::Null);
+}
+
 #[test]
 fn a_fifo_named_like_a_source_file_is_refused_and_the_service_goes_on() {
     let ws = workspace(&[]);

@@ -2,6 +2,7 @@
 //! statuses, shut down.
 
 mod navigation;
+mod turns;
 
 pub use navigation::{Answer, NavError, Target};
 
@@ -35,6 +36,7 @@ use crate::server::watchdog::Watchdog;
 use crate::server::ServerMsg;
 use crate::watcher::{WatcherActor, WatcherMsg};
 use crate::Error;
+use turns::{Ticket, Turns};
 
 /// How much of a file is looked at to decide that it is binary.
 const BINARY_SNIFF_BYTES: usize = 8 * 1024;
@@ -66,13 +68,29 @@ struct Inner {
     baselines: tokio::sync::Mutex<HashMap<String, HashSet<DeltaKey>>>,
     /// The checks under way, by file and whether the text is saved, with their text.
     in_flight: std::sync::Mutex<HashMap<(PathBuf, bool), UnderWay>>,
+    /// Each file's checks in the order they were asked for.
+    turns: Turns,
 }
 
-/// A check under way, with its text, that several callers may await.
+/// A check under way, with its text, that several callers may await; held weakly, so a check
+/// every caller gave up on is dropped (and gives its turn on) rather than kept here.
 type UnderWay = (
     Arc<str>,
-    futures::future::Shared<futures::future::BoxFuture<'static, CheckResult>>,
+    futures::future::WeakShared<futures::future::BoxFuture<'static, CheckResult>>,
 );
+
+/// A server found (or started) for a check, and when its answer is due.
+struct Ready {
+    key: ServerKey,
+    server: ActorRef<ServerMsg>,
+    deadline: Instant,
+}
+
+/// A text handed to a server, and the port its final answer comes to.
+struct Sent {
+    ready: Ready,
+    answer: ractor::concurrency::OneshotReceiver<Freshness>,
+}
 
 /// One server's part in a check.
 struct ServerOutcome {
@@ -124,6 +142,7 @@ impl Squiggle {
                 events,
                 baselines: tokio::sync::Mutex::default(),
                 in_flight: std::sync::Mutex::default(),
+                turns: Turns::default(),
             }),
         })
     }
@@ -141,7 +160,9 @@ impl Squiggle {
     /// Syncs a file to every server for its type and returns their fresh diagnostics (all
     /// severities). `text`, when given, is the authoritative content; otherwise the file is read.
     /// didSave follows the change only when the file on disk holds the text. Never fails:
-    /// problems become an empty result that says why.
+    /// problems become an empty result that says why. Checks of one file hand their texts to
+    /// the servers in the order they were asked for (their futures first polled), and each
+    /// answer belongs to its own text.
     pub async fn check_file(&self, path: impl AsRef<Path>, text: Option<String>) -> CheckResult {
         self.check(path.as_ref(), text, Saved::IfOnDisk).await
     }
@@ -149,6 +170,24 @@ impl Squiggle {
     /// [`Squiggle::check_file`], with who says whether the text is saved.
     pub(crate) async fn check(
         &self,
+        path: &Path,
+        text: Option<String>,
+        saved: Saved,
+    ) -> CheckResult {
+        let ticket = self.ticket(path);
+        self.check_in_turn(ticket, path, text, saved).await
+    }
+
+    /// A place in the queue of `path`'s checks, taken when a check is asked for (before its
+    /// first await), so its text reaches the servers after those of earlier checks.
+    fn ticket(&self, path: &Path) -> Ticket {
+        self.inner.turns.take(&self.locate(path).0)
+    }
+
+    /// [`Squiggle::check`], in the turn `ticket` holds.
+    async fn check_in_turn(
+        &self,
+        ticket: Ticket,
         path: &Path,
         text: Option<String>,
         saved: Saved,
@@ -194,15 +233,18 @@ impl Squiggle {
         let key = (path.clone(), saved);
         let joined = (lock(&inner.in_flight).get(&key))
             .filter(|(under_way, _)| **under_way == *text)
-            .map(|(_, check)| check.clone());
+            .and_then(|(_, check)| check.upgrade());
         if let Some(check) = joined {
+            drop(ticket);
             return check.await;
         }
         let check = (self.clone())
-            .sync_and_wait(keys, path, text.clone(), saved, started, file)
+            .sync_and_wait(ticket, keys, path, text.clone(), saved, started, file)
             .boxed()
             .shared();
-        lock(&inner.in_flight).insert(key.clone(), (text.clone(), check.clone()));
+        if let Some(weak) = check.downgrade() {
+            lock(&inner.in_flight).insert(key.clone(), (text.clone(), weak));
+        }
         let result = check.await;
         let mut in_flight = lock(&inner.in_flight);
         if in_flight
@@ -214,9 +256,12 @@ impl Squiggle {
         result
     }
 
-    /// Syncs a text to every server for its file and merges their final answers.
+    /// Syncs a text to every server for its file, in the file's turn, and merges their final
+    /// answers.
+    #[allow(clippy::too_many_arguments)]
     async fn sync_and_wait(
         self,
+        mut ticket: Ticket,
         keys: Vec<ServerKey>,
         path: PathBuf,
         text: Arc<str>,
@@ -225,10 +270,24 @@ impl Squiggle {
         file: String,
     ) -> CheckResult {
         let inner = &self.inner;
-        let checks = keys
-            .into_iter()
-            .map(|key| self.check_with(key, path.clone(), text.clone(), saved, started));
-        let outcomes = futures::future::join_all(checks).await;
+        // Servers are found (or started) first, outside the turn; the texts are handed over
+        // in it, so the servers see the file's texts in the order they were asked for.
+        let acquired = keys.into_iter().map(|key| self.acquire(key, started));
+        let acquired = futures::future::join_all(acquired).await;
+        ticket.turn().await;
+        let sent: Vec<_> = (acquired.into_iter())
+            .map(|acquired| acquired.and_then(|ready| self.send(ready, &path, &text, saved)))
+            .collect();
+        drop(ticket);
+        let this = &self;
+        let answers = sent.into_iter().map(|sent| async move {
+            let outcome = match sent {
+                Ok(sent) => this.answer_of(sent).await,
+                Err(outcome) => *outcome,
+            };
+            this.with_reason(outcome).await
+        });
+        let outcomes = futures::future::join_all(answers).await;
         // Servers that watch the file hear of the change too: once, however many synced it,
         // and after the syncs (so also servers that registered their watchers while starting).
         let _ = inner
@@ -414,8 +473,10 @@ impl Squiggle {
         text: Option<String>,
         scope: Scope,
     ) -> Feedback {
+        // The check's turn is taken before the epoch is asked for, as it is asked for.
+        let ticket = self.ticket(path.as_ref());
         let before = self.epoch().await;
-        let check = self.check_file(path, text).await;
+        let check = (self.check_in_turn(ticket, path.as_ref(), text, Saved::IfOnDisk)).await;
         let outcome = check.outcome();
         let mut text = match outcome.reason() {
             Some(reason) => not_checked_section(&check.file, reason),
@@ -558,32 +619,12 @@ impl Squiggle {
         }
     }
 
-    /// Syncs the file to one server and waits for its fresh diagnostics, within the deadline.
-    async fn check_with(
-        &self,
-        key: ServerKey,
-        path: PathBuf,
-        text: Arc<str>,
-        saved: bool,
-        started: Instant,
-    ) -> ServerOutcome {
+    /// A check's server for `key`, found or started within the first-touch deadline, and when
+    /// its answer is due; or the outcome that says why there is none.
+    async fn acquire(&self, key: ServerKey, started: Instant) -> Result<Ready, Box<ServerOutcome>> {
         let inner = &self.inner;
         let config = &inner.config;
         let first_touch_limit = Duration::from_millis(config.first_touch_timeout_ms);
-        let root = paths::relative_to(&inner.workspace_root, &key.root);
-        let report = |status: ServerState, reason: Option<String>| ServerReport {
-            id: key.id.clone(),
-            root: root.clone(),
-            status,
-            reason,
-            basis: None,
-        };
-        let timed_out = |status: ServerState, reason: &str| ServerOutcome {
-            report: report(status, Some(reason.to_string())),
-            diagnostics: None,
-            timed_out: true,
-        };
-
         let active = inner.active.get(&key).map(|server| server.clone());
         let acquired = match active {
             Some(server) => Some(Acquired::Ready {
@@ -599,126 +640,154 @@ impl Squiggle {
                 ask(&inner.registry, acquire, first_touch_limit).await
             }
         };
-        let (server, first_touch) = match acquired {
+        match acquired {
             Some(Acquired::Ready {
                 server,
                 first_touch,
-            }) => (server, first_touch),
-            Some(Acquired::Unusable { state, reason }) => {
-                return ServerOutcome {
-                    report: report(state, Some(reason)),
-                    diagnostics: None,
-                    timed_out: false,
+            }) => {
+                let limit = if first_touch {
+                    first_touch_limit
+                } else {
+                    Duration::from_millis(config.diagnostic_timeout_ms)
                 };
+                Ok(Ready {
+                    key,
+                    server,
+                    deadline: started + limit,
+                })
             }
-            None => {
-                return timed_out(
-                    ServerState::Starting,
-                    "still starting when the deadline passed",
-                )
+            Some(Acquired::Unusable { state, reason }) => {
+                Err(Box::new(self.outcome(&key, state, Some(reason), false)))
             }
-        };
-        let limit = if first_touch {
-            first_touch_limit
-        } else {
-            Duration::from_millis(config.diagnostic_timeout_ms)
-        };
-        let deadline = started + limit;
+            None => Err(Box::new(self.outcome(
+                &key,
+                ServerState::Starting,
+                Some("still starting when the deadline passed".to_string()),
+                true,
+            ))),
+        }
+    }
 
-        // One message: the server registers the wait with the store before it sends the change,
-        // and the store answers here directly.
+    /// Hands the text to a ready server. One message: the server registers the wait with the
+    /// store before it sends the change, and the store answers the returned port directly.
+    fn send(
+        &self,
+        ready: Ready,
+        path: &Path,
+        text: &Arc<str>,
+        saved: bool,
+    ) -> Result<Sent, Box<ServerOutcome>> {
         let (reply, answer) = ractor::concurrency::oneshot();
         let sync = ServerMsg::Sync {
-            path: path.clone(),
-            text,
+            path: path.to_path_buf(),
+            text: text.clone(),
             saved,
-            deadline,
+            deadline: ready.deadline,
             reply: reply.into(),
         };
-        if server.cast(sync).is_err() {
-            let reason = self
-                .reason_of(&key)
-                .await
-                .unwrap_or_else(|| "the server went away".to_string());
-            return ServerOutcome {
-                report: report(ServerState::Broken, Some(reason)),
-                diagnostics: None,
-                timed_out: false,
-            };
+        match ready.server.cast(sync) {
+            Ok(()) => Ok(Sent { ready, answer }),
+            // The reason comes with the answer (it takes asking the registry).
+            Err(_) => Err(Box::new(self.outcome(
+                &ready.key,
+                ServerState::Broken,
+                None,
+                false,
+            ))),
         }
+    }
+
+    /// Waits for a server's final answer to a text it was sent, within the deadline.
+    async fn answer_of(&self, sent: Sent) -> ServerOutcome {
+        let Sent { ready, answer } = sent;
+        let Ready {
+            key,
+            server,
+            deadline,
+        } = ready;
         // The store answers by the deadline itself; the extra second only guards against a lost reply.
         let limit = deadline.saturating_duration_since(Instant::now()) + Duration::from_secs(1);
-        match tokio::time::timeout(limit, answer)
+        let answer = tokio::time::timeout(limit, answer)
             .await
             .ok()
-            .and_then(Result::ok)
-        {
-            Some(Freshness::Final { lists, basis }) => ServerOutcome {
-                report: ServerReport {
-                    basis: Some(basis),
-                    ..report(ServerState::Active, None)
-                },
-                diagnostics: Some(lists),
-                timed_out: false,
-            },
-            Some(Freshness::Superseded) => ServerOutcome {
-                report: report(
-                    ServerState::Active,
-                    Some(
-                        "a later change to the file reached the server before its answer for this text"
-                            .to_string(),
-                    ),
+            .and_then(Result::ok);
+        let active = |reason: &str| Some(reason.to_string());
+        match answer {
+            Some(Freshness::Final { lists, basis }) => {
+                let mut outcome = self.outcome(&key, ServerState::Active, None, false);
+                outcome.report.basis = Some(basis);
+                outcome.diagnostics = Some(lists);
+                outcome
+            }
+            Some(Freshness::Superseded) => self.outcome(
+                &key,
+                ServerState::Active,
+                active(
+                    "a later change to the file reached the server before its answer for this text",
                 ),
-                diagnostics: None,
-                timed_out: false,
-            },
-            Some(Freshness::Failed(reason)) => ServerOutcome {
-                report: report(ServerState::Active, Some(reason)),
-                diagnostics: None,
-                timed_out: false,
-            },
+                false,
+            ),
+            Some(Freshness::Failed(reason)) => {
+                self.outcome(&key, ServerState::Active, Some(reason), false)
+            }
             Some(Freshness::Unsettled(diagnostics)) => {
                 // Still at work, or stopped mid-work: a live server answers the probe at once.
                 let _ = server.cast(ServerMsg::Probe);
-                ServerOutcome {
-                    report: report(
-                        ServerState::Active,
-                        Some(
-                            "still working when the deadline passed; results may be incomplete"
-                                .to_string(),
-                        ),
-                    ),
-                    diagnostics: Some(diagnostics),
-                    timed_out: true,
-                }
+                let mut outcome = self.outcome(
+                    &key,
+                    ServerState::Active,
+                    active("still working when the deadline passed; results may be incomplete"),
+                    true,
+                );
+                outcome.diagnostics = Some(diagnostics);
+                outcome
             }
-            Some(Freshness::ServerGone) => {
-                let reason = self
-                    .reason_of(&key)
-                    .await
-                    .unwrap_or_else(|| "the server went away".to_string());
-                ServerOutcome {
-                    report: report(ServerState::Broken, Some(reason)),
-                    diagnostics: None,
-                    timed_out: false,
-                }
-            }
+            Some(Freshness::ServerGone) => self.outcome(&key, ServerState::Broken, None, false),
             Some(Freshness::TimedOut) | None => {
                 // Nothing at all: a hung server would make every later check wait as long.
                 let _ = server.cast(ServerMsg::Probe);
-                timed_out(ServerState::Active, "no diagnostics before the deadline")
+                self.outcome(
+                    &key,
+                    ServerState::Active,
+                    active("no diagnostics before the deadline"),
+                    true,
+                )
             }
         }
     }
 
-    /// Why a server is broken, from the registry.
-    async fn reason_of(&self, key: &ServerKey) -> Option<String> {
-        let root = paths::relative_to(&self.inner.workspace_root, &key.root);
-        self.status()
-            .await
-            .into_iter()
-            .find(|s| s.id == key.id && s.root == root)
-            .and_then(|s| s.reason)
+    /// The outcome, with the registry's reason when its server broke and it has none.
+    async fn with_reason(&self, mut outcome: ServerOutcome) -> ServerOutcome {
+        let report = &outcome.report;
+        if report.status == ServerState::Broken && report.reason.is_none() {
+            let reason = (self.status().await.into_iter())
+                .find(|s| s.id == report.id && s.root == report.root)
+                .and_then(|s| s.reason);
+            outcome.report.reason =
+                Some(reason.unwrap_or_else(|| "the server went away".to_string()));
+        }
+        outcome
+    }
+
+    /// A server's part in a check that brought no diagnostics (yet): its state and why.
+    fn outcome(
+        &self,
+        key: &ServerKey,
+        status: ServerState,
+        reason: Option<String>,
+        timed_out: bool,
+    ) -> ServerOutcome {
+        ServerOutcome {
+            report: ServerReport {
+                id: key.id.clone(),
+                root: paths::relative_to(&self.inner.workspace_root, &key.root),
+                status,
+                reason,
+                basis: None,
+            },
+            diagnostics: None,
+            timed_out,
+        }
     }
 }
 

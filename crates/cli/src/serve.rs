@@ -221,7 +221,7 @@ impl Service {
         let key = id.key();
         let (cancel, cancelled) = oneshot::channel();
         self.lock_in_flight().insert(key.clone(), cancel);
-        tokio::spawn(async move {
+        let answer = async move {
             let work = async {
                 tokio::select! {
                     result = self.handle(&name, params.clone(), false) => result,
@@ -238,7 +238,13 @@ impl Service {
                 });
             self.lock_in_flight().remove(&key);
             self.reply(&id, result);
-        });
+        };
+        // Polled once here, before the next frame is read, so a check takes its place in its
+        // file's queue in the order requests arrived; then it goes on in a task of its own.
+        let mut answer = Box::pin(answer);
+        if futures::poll!(answer.as_mut()).is_pending() {
+            tokio::spawn(answer);
+        }
         Dispatched::Going
     }
 
