@@ -4,6 +4,7 @@
 mod capabilities;
 mod client;
 mod documents;
+mod lifecycle;
 pub mod navigate;
 mod open_set;
 mod probe;
@@ -27,8 +28,7 @@ use async_lsp::lsp_types::{
     DidChangeConfigurationParams, DidChangeTextDocumentParams, DidChangeWatchedFilesParams,
     DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams, FileEvent,
     InitializeResult, InitializedParams, TextDocumentContentChangeEvent, TextDocumentIdentifier,
-    TextDocumentItem, TextDocumentSyncCapability, TextDocumentSyncSaveOptions, Url,
-    VersionedTextDocumentIdentifier,
+    TextDocumentItem, Url, VersionedTextDocumentIdentifier,
 };
 use async_lsp::{LanguageServer, MainLoop, ServerSocket};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
@@ -46,6 +46,7 @@ use crate::registry::RegistryMsg;
 use crate::watcher::WatcherMsg;
 use client::ClientContext;
 use documents::{Document, Documents};
+use lifecycle::{Lifecycle, Save};
 use navigate::{NavAnswer, NavRequest, Provides};
 use open_set::OpenSet;
 use process::ProcessGroup;
@@ -209,14 +210,12 @@ pub struct Connection {
     pid: Option<u32>,
     exited: watch::Receiver<bool>,
     stderr: StderrTail,
-    save: Save,
-    provides: Provides,
+    /// Starting, ready (with what it offers) or stopping.
+    life: Lifecycle,
     workspace_root: PathBuf,
     diagnostics: ActorRef<DiagnosticsMsg>,
     /// The quiet time for this server's diagnostics.
     settle: Duration,
-    /// Whether the server offers pull diagnostics.
-    pull: bool,
     /// Per pulled document: the last result id (what it said is in the store).
     pulled: HashMap<PathBuf, Option<String>>,
     /// Pull answers the stdout pump read on the fast path.
@@ -230,19 +229,10 @@ pub struct Connection {
     /// it, so that a late answer for its old text is never taken for the new one's.
     closed: HashMap<PathBuf, i32>,
     busy: Busy,
-    initialized: bool,
-    stopping: bool,
     /// Whether a liveness probe is in flight.
     probing: bool,
     /// The bytes waiting to be written to the server.
     backlog: stdin_queue::Backlog,
-}
-
-/// Whether and how the server wants `didSave`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Save {
-    Skip,
-    Send { include_text: bool },
 }
 
 impl Actor for ServerActor {
@@ -408,11 +398,9 @@ impl Actor for ServerActor {
             pid,
             exited,
             stderr,
-            save: Save::Skip,
-            provides: Provides::default(),
+            life: Lifecycle::starting(),
             workspace_root,
             diagnostics: diagnostics_store,
-            pull: false,
             settle,
             pulled: HashMap::new(),
             pulls,
@@ -420,8 +408,6 @@ impl Actor for ServerActor {
             open: OpenSet::new(max_open_documents),
             closed: HashMap::new(),
             busy,
-            initialized: false,
-            stopping: false,
             probing: false,
             backlog,
         })
@@ -463,11 +449,11 @@ impl Actor for ServerActor {
             }
             ServerMsg::PullRegistered => {
                 // Documents opened before the registration are pulled now.
-                conn.pull = true;
+                conn.life.pull_registered();
                 let _ = myself.cast(ServerMsg::Repull);
             }
             ServerMsg::SidecarFailed(reason) => {
-                if !conn.stopping {
+                if !conn.life.is_stopping() {
                     let _ = conn.registry.cast(RegistryMsg::Note {
                         key: conn.key.clone(),
                         note: reason,
@@ -517,7 +503,7 @@ impl Actor for ServerActor {
             }
             ServerMsg::Info(reply) => {
                 let _ = reply.send(ServerInfo {
-                    provides: conn.provides,
+                    provides: conn.life.offers().provides,
                     encoding: conn.encoding.get().copied().unwrap_or_default(),
                     busy: conn.busy.doing(),
                 });
@@ -551,10 +537,7 @@ impl Actor for ServerActor {
                 conn.trim();
             }
             ServerMsg::Initialized(Ok(result)) => {
-                conn.save = save_of(result.capabilities.text_document_sync.as_ref());
-                conn.provides = Provides::of(&result.capabilities);
-                conn.pull |= result.capabilities.diagnostic_provider.is_some();
-                conn.initialized = true;
+                conn.life.initialized(&result.capabilities);
                 tracing::debug!(server = %conn.key.id, root = %conn.key.root.display(), encoding = ?conn.encoding.get(), "server initialized");
                 let _ = conn.registry.cast(RegistryMsg::ServerUp {
                     key: conn.key.clone(),
@@ -569,12 +552,12 @@ impl Actor for ServerActor {
                 myself.stop(Some(reason));
             }
             ServerMsg::Exited(reason) => {
-                if !conn.stopping {
+                if !conn.life.is_stopping() {
                     myself.stop(Some(reason));
                 }
             }
             ServerMsg::Probe => {
-                if conn.probing || conn.stopping || !conn.initialized {
+                if conn.probing || !conn.life.is_ready() {
                     return Ok(());
                 }
                 conn.probing = true;
@@ -594,18 +577,17 @@ impl Actor for ServerActor {
             ServerMsg::Probed(silent) => {
                 conn.probing = false;
                 if let Some(reason) = silent {
-                    if !conn.stopping {
+                    if !conn.life.is_stopping() {
                         tracing::warn!(server = %conn.key.id, %reason);
                         myself.stop(Some(reason));
                     }
                 }
             }
             ServerMsg::Shutdown(reply) => {
-                conn.stopping = true;
+                let graceful = conn.life.stop();
                 let mut socket = conn.socket.clone();
                 let group = conn.group.clone();
                 let mut exited = conn.exited.clone();
-                let graceful = conn.initialized;
                 tokio::spawn(async move {
                     // A server still in its handshake gets no say: it is killed at once.
                     if graceful {
@@ -644,7 +626,7 @@ impl Connection {
 
     /// Whether documents' diagnostics are pulled (LSP pull, or through tsserver).
     fn pulls_diagnostics(&self) -> bool {
-        self.pull || self.spec.tsserver_pull
+        self.life.offers().pull || self.spec.tsserver_pull
     }
 
     /// The version the next sync of a document sends: 1 to open it, then one more each time
@@ -764,7 +746,7 @@ impl Connection {
             })
         };
         sent.map_err(|err| format!("{} is not connected: {err}", self.key.id))?;
-        if let (true, Save::Send { include_text }) = (saved, self.save) {
+        if let (true, Save::Send { include_text }) = (saved, self.life.offers().save) {
             self.socket
                 .did_save(DidSaveTextDocumentParams {
                     text_document: TextDocumentIdentifier { uri },
@@ -895,7 +877,7 @@ impl Connection {
         let Some(doc) = self.documents.get(path).map(|d| d.clone()) else {
             return;
         };
-        let Save::Send { include_text } = self.save else {
+        let Save::Send { include_text } = self.life.offers().save else {
             return;
         };
         let _ = self.socket.did_save(DidSaveTextDocumentParams {
@@ -932,20 +914,4 @@ impl Connection {
 async fn exits_soon(mut exited: watch::Receiver<bool>) -> bool {
     let waited = tokio::time::timeout(Duration::from_millis(500), exited.wait_for(|e| *e)).await;
     matches!(waited, Ok(Ok(_)))
-}
-
-/// Whether the server asked for didSave, from its text document sync capability.
-fn save_of(sync: Option<&TextDocumentSyncCapability>) -> Save {
-    match sync {
-        Some(TextDocumentSyncCapability::Options(options)) => match &options.save {
-            Some(TextDocumentSyncSaveOptions::Supported(true)) => Save::Send {
-                include_text: false,
-            },
-            Some(TextDocumentSyncSaveOptions::SaveOptions(save)) => Save::Send {
-                include_text: save.include_text.unwrap_or(false),
-            },
-            _ => Save::Skip,
-        },
-        _ => Save::Skip,
-    }
 }
