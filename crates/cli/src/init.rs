@@ -70,7 +70,8 @@ pub fn run(args: InitArgs) -> anyhow::Result<u8> {
     }
     if changed {
         println!(
-            "New sessions of the host in {} pick these up.",
+            "New {} sessions in {} pick these up.",
+            host.title(),
             root.display()
         );
     } else {

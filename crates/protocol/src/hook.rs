@@ -31,6 +31,14 @@ impl Host {
         }
     }
 
+    /// The host's own name, for people (`Claude Code`).
+    pub fn title(self) -> &'static str {
+        match self {
+            Host::ClaudeCode => "Claude Code",
+            Host::GeminiCli => "Gemini CLI",
+        }
+    }
+
     /// What a hook input (the bytes on stdin) asks to check; `Ok(None)` when it names no file
     /// an edit tool changed (another tool, another event, a failed edit).
     pub fn parse(self, input: &[u8]) -> Result<Option<HookRequest>, MalformedInput> {
