@@ -233,7 +233,7 @@ fn add_mcp_server(
         let first_arg = (server.get("args").and_then(JsonValue::as_array))
             .and_then(|list| list.first())
             .and_then(JsonValue::as_str);
-        program.is_some_and(|program| is_squiggle(program)) && first_arg == args.first().copied()
+        program.is_some_and(is_squiggle) && first_arg == args.first().copied()
     };
     if let Some((name, _)) = servers
         .iter()
