@@ -237,6 +237,28 @@ fn claude_code_relative_path_is_taken_against_the_hook_cwd() {
 }
 
 #[test]
+fn claude_code_cwd_through_a_symlink_finds_the_same_workspace() {
+    let ws = workspace();
+    let links = tempfile::tempdir().unwrap();
+    let link = links.path().join("project");
+    std::os::unix::fs::symlink(&ws.root, &link).unwrap();
+    let input = claude_input(
+        &link,
+        "Edit",
+        json!({"file_path": link.join("a.fake"), "old_string": "x", "new_string": "y"}),
+    );
+
+    let run = hook(&ws.root, "claude-code", &input);
+
+    assert_eq!(
+        run.stdout,
+        format!("{}\n", json!({"decision": "block", "reason": ERRORS})),
+        "stderr: {}",
+        run.stderr
+    );
+}
+
+#[test]
 fn gemini_cli_errors_are_additional_context_for_the_tool_result() {
     let ws = workspace();
     let input = gemini_input(

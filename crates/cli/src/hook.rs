@@ -120,7 +120,12 @@ fn workspace_of(request: &HookRequest) -> anyhow::Result<Option<(PathBuf, Config
     let root = squiggle_config::find_workspace_root(&cwd);
     let user_file = squiggle_config::user_config_path();
     let config = Config::load(&root, user_file.as_deref())?;
-    let file = &request.file;
+    // Its folder resolved like the root (the hook's cwd may run through a symlink), its own name
+    // kept as the model knows it.
+    let file = &match (request.file.parent(), request.file.file_name()) {
+        (Some(folder), Some(name)) => paths::resolve(folder).join(name),
+        _ => paths::resolve(&request.file),
+    };
     if !config.enabled || !paths::is_within(&root, file) || !handled(&config, file) {
         return Ok(None);
     }
