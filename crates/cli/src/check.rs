@@ -70,7 +70,7 @@ pub const EXIT_CODES: &str = "Exit codes:
 /// Exit code: every named file was checked and nothing was found.
 const EXIT_CLEAN: u8 = 0;
 /// Exit code: diagnostics were found.
-const EXIT_FOUND: u8 = 1;
+pub const EXIT_FOUND: u8 = 1;
 /// Exit code: nothing was found, but some named file was not checked.
 const EXIT_NOT_CHECKED: u8 = 3;
 

@@ -3,6 +3,8 @@
 mod answers;
 mod check;
 mod folders;
+mod hook;
+mod init;
 mod mcp;
 mod mcp_stdio;
 mod progress;
@@ -68,11 +70,26 @@ enum Command {
     /// `navigation_tools = false` in the configuration hides the navigation tools. Stdout
     /// carries protocol bytes only; logs go to stderr.
     Mcp(mcp::McpArgs),
+    /// Answer an agent host's edit hook: read its hook input on stdin, check the edited file,
+    /// and answer so the model sees the errors (nothing when the file is clean).
+    ///
+    /// Always exits 0: malformed input, another tool, a file outside the workspace or any
+    /// failure end without a block (with one line on stderr at most). `squiggle init HOST`
+    /// sets it up.
+    Hook(hook::HookArgs),
+    /// Set squiggle up for an agent host in this project: its edit hook and the `squiggle mcp`
+    /// server, merged into the host's project settings files.
+    Init(init::InitArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging();
+    // A hook's stderr can reach the host's user (Gemini CLI shows it when stdout is empty), so
+    // a hook logs nothing unless SQUIGGLE_LOG asks.
+    init_logging(match cli.command {
+        Command::Hook(_) => tracing::level_filters::LevelFilter::OFF,
+        _ => tracing::level_filters::LevelFilter::WARN,
+    });
     // Two workers: squiggle's work is short message handling, but when servers answer a burst
     // faster than one thread can take their answers in, a second worker drains the backlog
     // (measured: the slowest of 64 concurrent checks came about 1 ms sooner than on one thread,
@@ -94,6 +111,8 @@ fn main() -> ExitCode {
         Command::Check(args) => runtime.block_on(check::run(args)),
         Command::Serve(args) => runtime.block_on(serve::run(args)),
         Command::Mcp(args) => runtime.block_on(mcp::run(args)),
+        Command::Hook(args) => runtime.block_on(hook::run(args)),
+        Command::Init(args) => init::run(args),
         Command::Status(args) => servers::status(args),
         Command::Servers(args) => servers::servers(args),
     };
@@ -125,14 +144,12 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
     })
 }
 
-/// Logs go to stderr, filtered by `SQUIGGLE_LOG` (default: warnings).
-fn init_logging() {
+/// Logs go to stderr, filtered by `SQUIGGLE_LOG` (default: `default`, warnings for most commands).
+fn init_logging(default: tracing::level_filters::LevelFilter) {
     let filter = std::env::var("SQUIGGLE_LOG")
         .ok()
         .and_then(|spec| spec.parse::<tracing_subscriber::filter::Targets>().ok())
-        .unwrap_or_else(|| {
-            tracing_subscriber::filter::Targets::new().with_default(tracing::Level::WARN)
-        });
+        .unwrap_or_else(|| tracing_subscriber::filter::Targets::new().with_default(default));
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     let _ = tracing_subscriber::registry()

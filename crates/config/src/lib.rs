@@ -6,9 +6,11 @@
 pub mod availability;
 pub mod builtin;
 pub mod error;
+pub mod host_settings;
 pub mod load;
 pub mod locate;
 pub mod model;
+pub mod ordered_json;
 pub mod probe;
 pub mod regular_file;
 pub mod root;

@@ -10,6 +10,7 @@ pub mod diagnostic;
 pub mod encoding;
 pub mod feedback;
 pub mod frame_guard;
+pub mod hook;
 pub mod line_limit;
 pub mod merge;
 pub mod navigation;

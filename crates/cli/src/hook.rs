@@ -1,0 +1,147 @@
+//! `squiggle hook HOST`: an agent host's edit hook. Reads the host's hook input on stdin,
+//! checks the edited file, and answers in the host's hook format so the model sees the errors;
+//! says nothing when the file is clean. It never breaks the host: whatever goes wrong, it
+//! exits 0 without a block (with one line on stderr at most).
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::ValueEnum;
+use squiggle_actors::Config;
+use squiggle_protocol::hook::{Finding, HookRequest, Host};
+use squiggle_protocol::{paths, Scope};
+
+use crate::check::{perform, CheckRequest, Format, ScopeArg, EXIT_FOUND};
+
+/// Hook input larger than this is not read (a `Write` of a file at squiggle's 2 MiB size limit
+/// takes a few MiB of JSON).
+const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Arguments of `squiggle hook`.
+#[derive(Debug, clap::Args)]
+pub struct HookArgs {
+    /// The host that runs the hook: `claude-code` (a PostToolUse hook on Write|Edit|MultiEdit)
+    /// or `gemini-cli` (an AfterTool hook on write_file|replace).
+    #[arg(value_enum)]
+    host: HostArg,
+}
+
+/// The hosts `squiggle hook` and `squiggle init` know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HostArg {
+    /// Claude Code.
+    ClaudeCode,
+    /// Gemini CLI.
+    GeminiCli,
+}
+
+impl HostArg {
+    /// The host as the pure hook and settings code names it.
+    pub fn host(self) -> Host {
+        match self {
+            HostArg::ClaudeCode => Host::ClaudeCode,
+            HostArg::GeminiCli => Host::GeminiCli,
+        }
+    }
+}
+
+/// Runs the hook; always exit code 0.
+pub async fn run(args: HookArgs) -> anyhow::Result<u8> {
+    let host = args.host.host();
+    // In a task of its own, so that even a panic ends in exit code 0.
+    let outcome = match tokio::spawn(answer(host)).await {
+        Ok(outcome) => outcome,
+        Err(err) => Err(anyhow::anyhow!("internal error: {err}")),
+    };
+    match outcome {
+        Ok(output) => {
+            if !output.is_empty() {
+                let mut stdout = std::io::stdout().lock();
+                if let Err(err) = stdout
+                    .write_all(output.as_bytes())
+                    .and_then(|()| stdout.flush())
+                {
+                    eprintln!(
+                        "squiggle hook {}: cannot write the answer: {err}",
+                        host.name()
+                    );
+                }
+            }
+        }
+        Err(err) => eprintln!("squiggle hook {}: {err:#}", host.name()),
+    }
+    Ok(0)
+}
+
+/// The hook's answer to its input on stdin: empty when there is nothing to say.
+async fn answer(host: Host) -> anyhow::Result<String> {
+    let mut input = Vec::new();
+    std::io::stdin()
+        .take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut input)
+        .context("cannot read the hook input")?;
+    anyhow::ensure!(
+        input.len() as u64 <= MAX_INPUT_BYTES,
+        "the hook input is over {} MiB; ignored",
+        MAX_INPUT_BYTES / 1024 / 1024
+    );
+    let Some(request) = host.parse(&input).context("ignored")? else {
+        return Ok(String::new());
+    };
+    let Some((root, config, file)) = workspace_of(&request)? else {
+        return Ok(String::new());
+    };
+    let check = CheckRequest {
+        files: vec![file],
+        format: Format::Llm,
+        scope: Some(match request.scope {
+            Scope::Edit => ScopeArg::Edit,
+            Scope::Write => ScopeArg::Write,
+        }),
+        severity: None,
+        left_out: false,
+    };
+    let mut finding = Finding::Clean;
+    perform(&root, config, &check, |answer| {
+        finding = Finding::of(&answer.stdout, answer.code == EXIT_FOUND);
+        Ok(())
+    })
+    .await?;
+    Ok(host.render(&finding))
+}
+
+/// The workspace (root and configuration) of the hook's folder and the edited file in it;
+/// `None` when there is nothing to check: squiggle is turned off, the file is outside the
+/// workspace, or no enabled server handles its type.
+fn workspace_of(request: &HookRequest) -> anyhow::Result<Option<(PathBuf, Config, PathBuf)>> {
+    let cwd = std::fs::canonicalize(&request.cwd)
+        .with_context(|| format!("the hook's cwd {} is not a folder", request.cwd.display()))?;
+    let root = squiggle_config::find_workspace_root(&cwd);
+    let user_file = squiggle_config::user_config_path();
+    let config = Config::load(&root, user_file.as_deref())?;
+    // Its folder resolved like the root (the hook's cwd may run through a symlink), its own name
+    // kept as the model knows it.
+    let file = &match (request.file.parent(), request.file.file_name()) {
+        (Some(folder), Some(name)) => paths::resolve(folder).join(name),
+        _ => paths::resolve(&request.file),
+    };
+    if !config.enabled || !paths::is_within(&root, file) || !handled(&config, file) {
+        return Ok(None);
+    }
+    anyhow::ensure!(
+        file.is_file(),
+        "{} ({}): no such file",
+        file.display(),
+        request.tool
+    );
+    Ok(Some((root, config, file.clone())))
+}
+
+/// Whether some enabled server of the configuration handles the file's type.
+fn handled(config: &Config, file: &Path) -> bool {
+    config
+        .servers_matching(file)
+        .iter()
+        .any(|spec| spec.enabled)
+}
