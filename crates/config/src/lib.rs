@@ -3,6 +3,9 @@
 
 #![deny(clippy::print_stdout)]
 
+#[macro_use]
+mod keys;
+
 pub mod availability;
 pub mod builtin;
 pub mod error;
@@ -17,8 +20,8 @@ pub mod select;
 pub mod settings;
 pub mod typescript;
 
-mod layer;
 mod opencode;
+mod patch;
 mod toml_layer;
 
 pub use availability::Availability;
