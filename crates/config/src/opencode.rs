@@ -297,6 +297,60 @@ mod tests {
     }
 
     #[test]
+    fn a_value_equal_to_a_key_does_not_move_the_error() {
+        // A search for the text `"command"` would land on languageId's value.
+        let text = "{\"lsp\": {\"foo\": {\"languageId\": \"command\",\n  \"command\": 3}}}";
+        let err = parse_opencode(text).expect_err("invalid");
+        assert_eq!(err.key.as_deref(), Some("lsp.foo.command"));
+        assert_eq!((err.line, err.column), (2, 14), "at the 3");
+        // Nor the place of a server: `"bar"` appears first as a value.
+        let text = "{\"lsp\": {\"foo\": {\"fallbackFor\": \"bar\"},\n  \"bar\": {\"extensions\": [\"b\"]}}}";
+        let layer = parse_opencode(text).expect("valid");
+        let bar = &layer.servers[0];
+        assert_eq!(bar.id, "bar");
+        assert_eq!(
+            (bar.place.line, bar.place.column),
+            (2, 10),
+            "at bar's object"
+        );
+    }
+
+    #[test]
+    fn settings_errors_name_the_key_as_written() {
+        let text = "{\"lsp\": {\"maxOpenDocuments\": -1}}";
+        let err = parse_opencode(text).expect_err("invalid");
+        assert_eq!(err.key.as_deref(), Some("lsp.maxOpenDocuments"));
+        assert_eq!((err.line, err.column), (1, 31));
+        assert_eq!(
+            err.message,
+            "invalid value for key `lsp.maxOpenDocuments`: expected a non-negative integer, found an integer `-1`"
+        );
+        let err = parse_opencode(r#"{"lsp": {"includeSeverities": ["error", "fatal"]}}"#)
+            .expect_err("invalid");
+        assert_eq!(
+            err.message,
+            "invalid value for key `lsp.includeSeverities`: unknown severity `fatal` (expected error, warning, info or hint)"
+        );
+    }
+
+    #[test]
+    fn empty_command_array_is_refused() {
+        let err = parse_opencode(r#"{"lsp": {"x": {"command": []}}}"#).expect_err("invalid");
+        assert_eq!(err.key.as_deref(), Some("lsp.x.command"));
+        assert_eq!(
+            err.message,
+            "invalid value for key `lsp.x.command`: expected a non-empty array (the program, then its arguments), found an empty array"
+        );
+    }
+
+    #[test]
+    fn unknown_server_keys_are_ignored_and_enabled_beats_disabled() {
+        let text = r#"{"lsp": {"ruff": {"disabled": true, "enabled": true, "color": "red"}}}"#;
+        let layer = parse_opencode(text).expect("valid");
+        assert_eq!(layer.servers[0].patch.enabled, Some(true));
+    }
+
+    #[test]
     fn wrong_lsp_type_names_lsp() {
         let err = parse_opencode(r#"{"lsp": 1}"#).expect_err("invalid");
         assert_eq!(

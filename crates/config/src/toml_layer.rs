@@ -252,6 +252,25 @@ sidecar = ["generator", "--watch"]
     }
 
     #[test]
+    fn a_value_that_looks_like_a_key_or_table_does_not_mislead() {
+        let text =
+            "[servers.x]\ninstall_hint = \"\"\"\n[servers.y]\ncommand = 1\n\"\"\"\ncommand = 3\n";
+        let err = error(text);
+        assert_eq!((err.line, err.column), (6, 11));
+        assert_eq!(err.key.as_deref(), Some("servers.x.command"));
+        let err = error("lsp = true\nsettle_ms = \"settle_ms\"\n");
+        assert_eq!((err.line, err.column), (2, 13));
+        assert_eq!(err.key.as_deref(), Some("settle_ms"));
+    }
+
+    #[test]
+    fn camel_case_names_are_not_offered_for_toml() {
+        let err = error("[servers.pyright]\nbogus = 1\n");
+        assert!(!err.message.contains("rootMarkers"), "{}", err.message);
+        assert!(err.message.contains("`root_markers`"), "{}", err.message);
+    }
+
+    #[test]
     fn syntax_error_has_position() {
         let err = error("settle_ms = = 1\n");
         assert_eq!((err.line, err.column), (1, 13));
