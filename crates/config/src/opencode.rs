@@ -296,13 +296,27 @@ mod tests {
         );
     }
 
+    /// The key, line, column and message of the error reading `text`.
+    fn placed(text: &str) -> (String, usize, usize, String) {
+        let err = parse_opencode(text).expect_err("invalid");
+        (
+            err.key.unwrap_or_default(),
+            err.line,
+            err.column,
+            err.message,
+        )
+    }
+
     #[test]
     fn a_value_equal_to_a_key_does_not_move_the_error() {
         // A search for the text `"command"` would land on languageId's value.
         let text = "{\"lsp\": {\"foo\": {\"languageId\": \"command\",\n  \"command\": 3}}}";
-        let err = parse_opencode(text).expect_err("invalid");
-        assert_eq!(err.key.as_deref(), Some("lsp.foo.command"));
-        assert_eq!((err.line, err.column), (2, 14), "at the 3");
+        let (key, line, column, _) = placed(text);
+        assert_eq!(
+            (key.as_str(), line, column),
+            ("lsp.foo.command", 2, 14),
+            "at the 3"
+        );
         // Nor the place of a server: `"bar"` appears first as a value.
         let text = "{\"lsp\": {\"foo\": {\"fallbackFor\": \"bar\"},\n  \"bar\": {\"extensions\": [\"b\"]}}}";
         let layer = parse_opencode(text).expect("valid");
@@ -317,13 +331,16 @@ mod tests {
 
     #[test]
     fn settings_errors_name_the_key_as_written() {
-        let text = "{\"lsp\": {\"maxOpenDocuments\": -1}}";
-        let err = parse_opencode(text).expect_err("invalid");
-        assert_eq!(err.key.as_deref(), Some("lsp.maxOpenDocuments"));
-        assert_eq!((err.line, err.column), (1, 31));
         assert_eq!(
-            err.message,
-            "invalid value for key `lsp.maxOpenDocuments`: expected a non-negative integer, found an integer `-1`"
+            placed("{\"lsp\": {\"maxOpenDocuments\": -1}}"),
+            (
+                "lsp.maxOpenDocuments".to_string(),
+                1,
+                31,
+                "invalid value for key `lsp.maxOpenDocuments`: expected a non-negative integer, \
+                 found an integer `-1`"
+                    .to_string()
+            )
         );
         let err = parse_opencode(r#"{"lsp": {"includeSeverities": ["error", "fatal"]}}"#)
             .expect_err("invalid");

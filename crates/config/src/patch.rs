@@ -361,20 +361,27 @@ mod tests {
         }
     }
 
-    #[test]
-    fn override_replaces_only_given_fields() {
+    /// The defaults with one server's patch applied.
+    fn with_server(id: &str, patch: ServerPatch) -> Config {
         let mut config = Config::default();
         let layer = Layer {
-            servers: vec![server(
-                "pyright",
-                ServerPatch {
-                    args: Some(vec!["--verbose".to_string()]),
-                    ..ServerPatch::default()
-                },
-            )],
+            servers: vec![server(id, patch)],
             ..Layer::default()
         };
         config.apply_layer(layer).expect("applies");
+        config
+    }
+
+    #[test]
+    fn override_replaces_only_given_fields() {
+        let args = Some(vec!["--verbose".to_string()]);
+        let config = with_server(
+            "pyright",
+            ServerPatch {
+                args,
+                ..ServerPatch::default()
+            },
+        );
         let pyright = &config.servers["pyright"];
         assert_eq!(pyright.args, ["--verbose"]);
         assert_eq!(pyright.command, "pyright-langserver");
@@ -383,19 +390,12 @@ mod tests {
 
     #[test]
     fn new_server_gets_defaults() {
-        let mut config = Config::default();
-        let layer = Layer {
-            servers: vec![server(
-                "mylang",
-                ServerPatch {
-                    command: Some("mylang-lsp".to_string()),
-                    extensions: Some(vec!["ml".to_string()]),
-                    ..ServerPatch::default()
-                },
-            )],
-            ..Layer::default()
+        let patch = ServerPatch {
+            command: Some("mylang-lsp".to_string()),
+            extensions: Some(vec!["ml".to_string()]),
+            ..ServerPatch::default()
         };
-        config.apply_layer(layer).expect("applies");
+        let config = with_server("mylang", patch);
         let spec = &config.servers["mylang"];
         assert_eq!(spec.extensions, ["ml"]);
         assert_eq!(spec.language_id, "mylang");

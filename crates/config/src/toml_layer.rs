@@ -255,12 +255,13 @@ sidecar = ["generator", "--watch"]
     fn a_value_that_looks_like_a_key_or_table_does_not_mislead() {
         let text =
             "[servers.x]\ninstall_hint = \"\"\"\n[servers.y]\ncommand = 1\n\"\"\"\ncommand = 3\n";
-        let err = error(text);
-        assert_eq!((err.line, err.column), (6, 11));
-        assert_eq!(err.key.as_deref(), Some("servers.x.command"));
-        let err = error("lsp = true\nsettle_ms = \"settle_ms\"\n");
-        assert_eq!((err.line, err.column), (2, 13));
-        assert_eq!(err.key.as_deref(), Some("settle_ms"));
+        let placed = |text| {
+            let err = error(text);
+            (err.key.unwrap_or_default(), err.line, err.column)
+        };
+        assert_eq!(placed(text), ("servers.x.command".to_string(), 6, 11));
+        let text = "lsp = true\nsettle_ms = \"settle_ms\"\n";
+        assert_eq!(placed(text), ("settle_ms".to_string(), 2, 13));
     }
 
     #[test]
