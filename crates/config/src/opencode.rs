@@ -175,7 +175,11 @@ impl<'a> File<'a> {
                 "command" => command = Some(self.read_one::<CommandLine>(&key, field)?),
                 "disabled" => disabled = Some(self.read_one::<bool>(&key, field)?),
                 "initialization" => known.push(("initializationOptions".to_string(), field)),
-                name if keys.contains(&name) => known.push((name.to_string(), field)),
+                name if keys.contains(&name) => {
+                    // The last of two names for one key wins, as opencode reads them.
+                    known.retain(|(earlier, _)| earlier != name);
+                    known.push((name.to_string(), field));
+                }
                 _ => tracing::warn!(key = %key.join("."), "ignoring unknown key in opencode.json"),
             }
         }
@@ -365,6 +369,17 @@ mod tests {
         let text = r#"{"lsp": {"ruff": {"disabled": true, "enabled": true, "color": "red"}}}"#;
         let layer = parse_opencode(text).expect("valid");
         assert_eq!(layer.servers[0].patch.enabled, Some(true));
+    }
+
+    #[test]
+    fn initialization_options_win_over_initialization() {
+        let text = r#"{"lsp": {"x": {"initialization": {"a": 1}, "initializationOptions": {"b": 2},
+            "command": "x", "extensions": ["x"]}}}"#;
+        let layer = parse_opencode(text).expect("valid");
+        assert_eq!(
+            layer.servers[0].patch.initialization_options,
+            Some(Some(serde_json::json!({"b": 2})))
+        );
     }
 
     #[test]
