@@ -4,14 +4,15 @@
 //! tree ([`DeTable`]) whose key or value holds the error's span.
 
 use crate::error::LayerError;
-use crate::model::Patch;
-use crate::patch::{describe, line_column, Format, Layer, Place, ServerEntry};
-use toml::de::{DeTable, DeValue};
+use crate::model::{Patch, ServerPatch};
+use crate::patch::{describe, keys_of, line_column, Format, Layer, Place, ServerEntry};
+use toml::de::{DeString, DeTable, DeValue};
 use toml::Spanned;
 
 /// Parses TOML text into a layer.
 pub(crate) fn parse_toml(text: &str) -> Result<Layer, LayerError> {
     let mut patch: Patch = toml::from_str(text).map_err(|err| toml_error(text, &err))?;
+    refuse_aliases(text)?;
     let servers = patch
         .servers
         .take()
@@ -31,6 +32,48 @@ pub(crate) fn parse_toml(text: &str) -> Result<Layer, LayerError> {
         })
         .collect();
     Ok(Layer { patch, servers })
+}
+
+/// Refuses opencode.json's camelCase names for keys (serde aliases, which serde would accept
+/// here too): a TOML file writes the keys' own snake_case names.
+fn refuse_aliases(text: &str) -> Result<(), LayerError> {
+    let Ok(tree) = DeTable::parse(text) else {
+        return Ok(());
+    };
+    let refuse = |key: &Spanned<DeString<'_>>, path: String, keys: &[&str]| {
+        let name = key.get_ref().as_ref();
+        if !keys.contains(&name) || !name.chars().any(|c| c.is_ascii_uppercase()) {
+            return Ok(());
+        }
+        let names: Vec<String> = keys.iter().map(|key| format!("`{key}`")).collect();
+        let raw = format!(
+            "unknown field `{name}`, expected one of {}",
+            names.join(", ")
+        );
+        let (line, column) = line_column(text, key.span().start);
+        Err(LayerError {
+            line,
+            column,
+            message: describe(&raw, Some(&path), Format::Toml),
+            key: Some(path),
+        })
+    };
+    for (key, value) in tree.get_ref() {
+        refuse(key, key.get_ref().to_string(), keys_of::<Patch>())?;
+        let (true, DeValue::Table(servers)) = (key.get_ref() == "servers", value.get_ref()) else {
+            continue;
+        };
+        for (id, server) in servers {
+            let DeValue::Table(fields) = server.get_ref() else {
+                continue;
+            };
+            for (field, _) in fields {
+                let path = format!("servers.{}.{}", id.get_ref(), field.get_ref());
+                refuse(field, path, keys_of::<ServerPatch>())?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Turns a toml error into a message naming the key and what was expected.
@@ -262,6 +305,24 @@ sidecar = ["generator", "--watch"]
         assert_eq!(placed(text), ("servers.x.command".to_string(), 6, 11));
         let text = "lsp = true\nsettle_ms = \"settle_ms\"\n";
         assert_eq!(placed(text), ("settle_ms".to_string(), 2, 13));
+    }
+
+    #[test]
+    fn camel_case_names_are_opencode_s_not_toml_s() {
+        let err = error("lsp = true\ndiagnosticTimeout = 5\n");
+        assert_eq!((err.line, err.column), (2, 1));
+        assert_eq!(err.key.as_deref(), Some("diagnosticTimeout"));
+        assert!(
+            err.message.starts_with(
+                "unknown key `diagnosticTimeout`; expected one of the keys `lsp`, `diagnostic_timeout_ms`"
+            ),
+            "{}",
+            err.message
+        );
+        let err = error("[servers.pyright]\nrootMarkers = []\n");
+        assert_eq!(err.key.as_deref(), Some("servers.pyright.rootMarkers"));
+        let layer = parse_toml("[servers.x]\nsettings = { typeCheckingMode = \"strict\" }\n");
+        assert!(layer.is_ok(), "keys inside values are the server's own");
     }
 
     #[test]
