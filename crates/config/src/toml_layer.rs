@@ -154,6 +154,12 @@ mod tests {
         parse_toml(text).expect_err("invalid")
     }
 
+    /// The key, line and column of the error reading `text`.
+    fn placed(text: &str) -> (String, usize, usize) {
+        let err = error(text);
+        (err.key.unwrap_or_default(), err.line, err.column)
+    }
+
     #[test]
     fn max_open_documents_is_read() {
         let layer = parse_toml("max_open_documents = 64\n").expect("valid");
@@ -298,10 +304,6 @@ sidecar = ["generator", "--watch"]
     fn a_value_that_looks_like_a_key_or_table_does_not_mislead() {
         let text =
             "[servers.x]\ninstall_hint = \"\"\"\n[servers.y]\ncommand = 1\n\"\"\"\ncommand = 3\n";
-        let placed = |text| {
-            let err = error(text);
-            (err.key.unwrap_or_default(), err.line, err.column)
-        };
         assert_eq!(placed(text), ("servers.x.command".to_string(), 6, 11));
         let text = "lsp = true\nsettle_ms = \"settle_ms\"\n";
         assert_eq!(placed(text), ("settle_ms".to_string(), 2, 13));
@@ -309,18 +311,12 @@ sidecar = ["generator", "--watch"]
 
     #[test]
     fn camel_case_names_are_opencode_s_not_toml_s() {
-        let err = error("lsp = true\ndiagnosticTimeout = 5\n");
-        assert_eq!((err.line, err.column), (2, 1));
-        assert_eq!(err.key.as_deref(), Some("diagnosticTimeout"));
-        assert!(
-            err.message.starts_with(
-                "unknown key `diagnosticTimeout`; expected one of the keys `lsp`, `diagnostic_timeout_ms`"
-            ),
-            "{}",
-            err.message
-        );
-        let err = error("[servers.pyright]\nrootMarkers = []\n");
-        assert_eq!(err.key.as_deref(), Some("servers.pyright.rootMarkers"));
+        let text = "lsp = true\ndiagnosticTimeout = 5\n";
+        assert_eq!(placed(text), ("diagnosticTimeout".to_string(), 2, 1));
+        let expected = "unknown key `diagnosticTimeout`; expected one of the keys `lsp`, `diagnostic_timeout_ms`";
+        assert!(error(text).message.starts_with(expected));
+        let text = "[servers.pyright]\nrootMarkers = []\n";
+        assert_eq!(placed(text).0, "servers.pyright.rootMarkers");
         let layer = parse_toml("[servers.x]\nsettings = { typeCheckingMode = \"strict\" }\n");
         assert!(layer.is_ok(), "keys inside values are the server's own");
     }
