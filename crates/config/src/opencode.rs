@@ -114,22 +114,16 @@ impl<'a> File<'a> {
         }
     }
 
-    /// The entries of an object value.
-    fn entries(&self, value: &'a RawValue, path: &[&str]) -> Result<Entries<'a>, LayerError> {
-        serde_json::from_str(value.get())
-            .map_err(|err| self.error(value.get(), &err, Some(path.join("."))))
-    }
-
     /// `T` read from some entries of an object, an error placed at the entry it came from.
     fn read<T: Deserialize<'a>>(
         &self,
         path: &[&str],
-        entries: &[(&str, &'a RawValue)],
+        entries: &[(String, &'a RawValue)],
     ) -> Result<T, LayerError> {
         let current: Cell<Option<(&str, &RawValue)>> = Cell::new(None);
-        let pairs = entries.iter().map(|&(key, value)| {
+        let pairs = entries.iter().map(|(key, value)| {
             current.set(Some((key, value)));
-            (key, value)
+            (key.as_str(), *value)
         });
         T::deserialize(MapDeserializer::new(pairs)).map_err(|err: serde_json::Error| match current
             .get()
@@ -147,9 +141,9 @@ impl<'a> File<'a> {
         let settings = keys_of::<Patch>();
         let mut known = Vec::new();
         let mut servers = Vec::new();
-        for (key, value) in self.entries(lsp, &["lsp"])? {
+        for (key, value) in self.read_one::<Entries>(&["lsp"], lsp)? {
             if key == "servers" {
-                for (id, server) in self.entries(value, &["lsp", "servers"])? {
+                for (id, server) in self.read_one::<Entries>(&["lsp", "servers"], value)? {
                     servers.push(self.server(&["lsp", "servers", id.as_str()], server)?);
                 }
             } else if settings.contains(&key.as_str()) {
@@ -158,7 +152,6 @@ impl<'a> File<'a> {
                 servers.push(self.server(&["lsp", key.as_str()], value)?);
             }
         }
-        let known: Vec<(&str, &RawValue)> = known.iter().map(|(k, v)| (k.as_str(), *v)).collect();
         let patch = self.read(&["lsp"], &known)?;
         Ok(Layer { patch, servers })
     }
@@ -169,7 +162,7 @@ impl<'a> File<'a> {
         let mut known = Vec::new();
         let mut command = None;
         let mut disabled = None;
-        for (name, field) in self.entries(value, path)? {
+        for (name, field) in self.read_one::<Entries>(path, value)? {
             let key = [path, &[name.as_str()]].concat();
             match name.as_str() {
                 "command" => command = Some(self.read_one::<CommandLine>(&key, field)?),
@@ -183,7 +176,6 @@ impl<'a> File<'a> {
                 _ => tracing::warn!(key = %key.join("."), "ignoring unknown key in opencode.json"),
             }
         }
-        let known: Vec<(&str, &RawValue)> = known.iter().map(|(k, v)| (k.as_str(), *v)).collect();
         let mut patch: ServerPatch = self.read(path, &known)?;
         if let Some(command) = command {
             patch.command = Some(command.program);
@@ -200,7 +192,7 @@ impl<'a> File<'a> {
         })
     }
 
-    /// One value read as `T`, an error placed in it.
+    /// One value read as `T` (an object's entries, for one), an error placed in it.
     fn read_one<T: Deserialize<'a>>(
         &self,
         path: &[&str],
