@@ -1,4 +1,9 @@
 //! The resolved configuration: global settings and the language servers.
+//!
+//! Each key is declared once, in one of the two `keyed!` lists below: its doc, its type, its
+//! default and, where opencode.json names it in camelCase, its serde alias. That entry makes
+//! the field, its default, the patch field both readers (TOML, opencode.json) fill, and its
+//! application; nothing else names the key.
 
 use squiggle_protocol::Severity;
 use std::collections::BTreeMap;
