@@ -149,7 +149,6 @@ impl FakeWorkspace {
         );
         ServerSpec {
             id: id.to_string(),
-            enabled: true,
             command: xtask_bin().display().to_string(),
             args: std::iter::once("fake-server")
                 .chain(args.iter().copied())
@@ -159,14 +158,8 @@ impl FakeWorkspace {
             language_id: "fake".to_string(),
             root_markers: vec!["fake.toml".to_string()],
             env,
-            initialization_options: None,
-            settings: None,
-            sidecar: None,
-            settle_ms: None,
-            stages: Default::default(),
-            tsserver_pull: false,
             install_hint: "cargo build -p xtask".to_string(),
-            fallback_for: None,
+            ..ServerSpec::default()
         }
     }
 

@@ -61,8 +61,7 @@ struct Plan {
 }
 
 /// Builds release binaries and runs the measurements with them.
-pub fn run(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
-    let quick = args.iter().any(|a| a == "--quick");
+pub fn run(workspace: &Path, quick: bool) -> anyhow::Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let status = Command::new(&cargo)
         .args([
@@ -111,8 +110,7 @@ pub fn run(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
 }
 
 /// Runs every scenario (with release binaries) and reports.
-pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
-    let quick = args.iter().any(|a| a == "--quick");
+pub fn measure(workspace: &Path, quick: bool, only_load: bool) -> anyhow::Result<()> {
     let plan = Plan {
         quick,
         runs: if quick { 20 } else { 100 },
@@ -132,7 +130,7 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
     let path = crate::lsp_servers::path_with_servers(workspace)?;
     std::env::set_var("PATH", &path);
     let ruff = on_path(&path, "ruff");
-    if args.iter().any(|a| a == "--load-only") {
+    if only_load {
         return load_only(&plan, &squiggle, &xtask, &dir, ruff);
     }
 

@@ -12,7 +12,7 @@ mod wire;
 
 use std::collections::HashMap;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,9 +27,15 @@ use pull::Pull;
 use script::{Script, ServerRequest, Trigger};
 use wire::Output;
 
-/// Runs the fake server on stdin/stdout until `exit` or end of input.
-pub fn run(args: &[String]) -> anyhow::Result<()> {
-    let script = Script::from_args(args)?;
+pub use script::PRESETS as SCENARIOS;
+
+/// Runs the fake server on stdin/stdout until `exit` or end of input, as the named scenario or
+/// script file says (the `default` scenario when neither is given).
+pub fn run(scenario: Option<&str>, script: Option<&Path>) -> anyhow::Result<()> {
+    let script = match script {
+        Some(file) => Script::load(file)?,
+        None => Script::preset(scenario.unwrap_or("default"))?,
+    };
     let log = EventLog::from_env()?;
     observe::write_pid_file(std::process::id(), "pid")?;
     let grandchild = if script.spawn_grandchild {

@@ -4,8 +4,9 @@
 //! - `install-servers`: installs the real language servers the tests and demo use into
 //!   `target/lsp-servers/`, from npm and PyPI.
 //! - `demo`: builds squiggle and checks the example project in `examples/demo`.
-//! - `test`: installs what the tests need and runs every test.
-//! - `bench`: end-to-end benchmarks against the floor, a minimal raw LSP client.
+//! - `test [ARGS]...`: installs what the tests need and runs every test.
+//! - `bench [--quick]`: end-to-end benchmarks against the floor, a minimal raw LSP client.
+//! - `bench-run [--quick] [--load-only]`: the measurements `bench` runs with release binaries.
 
 mod bench;
 mod demo;
@@ -16,31 +17,94 @@ mod test;
 use std::path::PathBuf;
 
 use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
 
-const USAGE: &str = "usage: cargo xtask <command>
+/// Project tasks for squiggle that need more than cargo.
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask", bin_name = "cargo xtask")]
+struct Cli {
+    /// The task to run.
+    #[command(subcommand)]
+    task: Task,
+}
 
-commands:
-  demo              build squiggle and check the example project (examples/demo)
-  test              install the test language servers and run every test
-  bench [--quick]   end-to-end benchmarks against a minimal raw LSP client (target/bench/report.json)
-  install-servers   install the real language servers into target/lsp-servers/
-  fake-server       run the fake LSP server on stdio [--scenario NAME | --script FILE]";
+/// One task; each has its own `--help`.
+#[derive(Debug, Subcommand)]
+enum Task {
+    /// Build squiggle and check the example project (examples/demo).
+    Demo,
+    /// Install the test language servers and run every test.
+    Test(TestArgs),
+    /// End-to-end benchmarks against a minimal raw LSP client (target/bench/report.json).
+    Bench(BenchArgs),
+    /// The measurements `bench` runs, with the release binaries it built first.
+    #[command(hide = true)]
+    BenchRun(BenchRunArgs),
+    /// Install the real language servers into target/lsp-servers/.
+    InstallServers(InstallArgs),
+    /// Run the fake LSP server on stdio (the scriptable server the tests drive).
+    FakeServer(FakeServerArgs),
+}
+
+/// Arguments of `test`.
+#[derive(Debug, Args)]
+struct TestArgs {
+    /// Passed on to `cargo test --workspace` as given (e.g. `-p squiggle-tests --test serve`).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CARGO_TEST_ARGS"
+    )]
+    cargo_test: Vec<String>,
+}
+
+/// Arguments of `bench`.
+#[derive(Debug, Args)]
+struct BenchArgs {
+    /// Fewer runs of each scenario, and no micro-benchmarks.
+    #[arg(long)]
+    quick: bool,
+}
+
+/// Arguments of `bench-run`.
+#[derive(Debug, Args)]
+struct BenchRunArgs {
+    /// Fewer runs of each scenario.
+    #[arg(long)]
+    quick: bool,
+    /// Only the load run and the soak (target/bench/load-report.json).
+    #[arg(long)]
+    load_only: bool,
+}
+
+/// Arguments of `install-servers`.
+#[derive(Debug, Args)]
+struct InstallArgs {}
+
+/// Arguments of `fake-server`.
+#[derive(Debug, Args)]
+struct FakeServerArgs {
+    /// A built-in scenario (default when neither is given: `default`).
+    #[arg(long, value_name = "NAME", conflicts_with = "script",
+          value_parser = clap::builder::PossibleValuesParser::new(fake_server::SCENARIOS))]
+    scenario: Option<String>,
+    /// A JSON script file describing the server's behaviour (see xtask/src/fake_server/script.rs).
+    #[arg(long, value_name = "FILE")]
+    script: Option<PathBuf>,
+}
 
 fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let rest = args.get(1..).unwrap_or_default();
-    match args.first().map(String::as_str) {
-        Some("fake-server") => fake_server::run(rest),
-        Some("install-servers") => lsp_servers::install(&workspace_root()?).map(|_| ()),
-        Some("demo") => demo::run(&workspace_root()?),
-        Some("test") => test::run(&workspace_root()?, rest),
-        Some("bench") => bench::run(&workspace_root()?, rest),
-        Some("bench-run") => bench::measure(&workspace_root()?, rest),
-        Some("-h" | "--help" | "help") => {
-            println!("{USAGE}");
-            Ok(())
+    match Cli::parse().task {
+        Task::FakeServer(args) => {
+            fake_server::run(args.scenario.as_deref(), args.script.as_deref())
         }
-        _ => anyhow::bail!("{USAGE}"),
+        Task::InstallServers(InstallArgs {}) => {
+            lsp_servers::install(&workspace_root()?).map(|_| ())
+        }
+        Task::Demo => demo::run(&workspace_root()?),
+        Task::Test(args) => test::run(&workspace_root()?, &args.cargo_test),
+        Task::Bench(args) => bench::run(&workspace_root()?, args.quick),
+        Task::BenchRun(args) => bench::measure(&workspace_root()?, args.quick, args.load_only),
     }
 }
 
@@ -51,4 +115,48 @@ fn workspace_root() -> anyhow::Result<PathBuf> {
         .parent()
         .map(PathBuf::from)
         .context("xtask has no parent folder")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn definitions_are_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn test_passes_every_argument_on() {
+        let cli =
+            Cli::try_parse_from(["xtask", "test", "-p", "squiggle-tests", "--", "--nocapture"])
+                .expect("parses");
+        let Task::Test(args) = cli.task else {
+            panic!("not test: {cli:?}");
+        };
+        assert_eq!(
+            args.cargo_test,
+            ["-p", "squiggle-tests", "--", "--nocapture"]
+        );
+    }
+
+    #[test]
+    fn fake_server_takes_a_scenario_or_a_script_not_both() {
+        let cli =
+            Cli::try_parse_from(["xtask", "fake-server", "--scenario", "pull"]).expect("parses");
+        assert!(
+            matches!(cli.task, Task::FakeServer(FakeServerArgs { scenario: Some(ref s), script: None }) if s == "pull")
+        );
+        let both = [
+            "xtask",
+            "fake-server",
+            "--scenario",
+            "pull",
+            "--script",
+            "x.json",
+        ];
+        assert!(Cli::try_parse_from(both).is_err());
+        assert!(Cli::try_parse_from(["xtask", "fake-server", "--scenario", "nope"]).is_err());
+    }
 }

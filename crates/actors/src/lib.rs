@@ -2,11 +2,28 @@
 //! public Rust API, the [`Squiggle`] handle.
 //!
 //! ```text
-//! Squiggle (handle)
-//!  └─ Registry actor ─ one per Squiggle
-//!      ├─ Server actor (server id, root) ─ one per pair, owns the process
-//!      └─ Diagnostics actor ─ the one store: per (file, server) lists, epochs, waiters
+//! Squiggle (handle; LspManager wraps one for hosts that poll)
+//!  ├─ Diagnostics actor ─ the one store: per (file, server) lists, epochs, waiters
+//!  ├─ Watcher actor ─ one OS watcher; file events to the servers whose globs match
+//!  ├─ Registry actor ─ which servers run for which roots; starts and restarts them
+//!  │   └─ Server actor (server id, root) ─ one per pair, owns the process;
+//!  │      publishes to Diagnostics, registers its globs with the Watcher
+//!  └─ watchdog ─ a guard process that kills the servers' process groups if squiggle is killed
 //! ```
+//!
+//! # Layout
+//!
+//! - `squiggle`: the public handle: start, check, navigate (`squiggle/navigation`), shut down.
+//! - `manager`: `LspManager`, the runtime for tick-driven hosts that must never block.
+//! - `check`: what one check of a file produced, and why a file was not checked.
+//! - `feedback`: the text an edit tool appends after an edit; the new errors it introduced.
+//! - `events`: what the runtime tells subscribers as it happens.
+//! - `registry`: the registry actor (`registry/restarts`: when a broken server may restart).
+//! - `server`: the server actor and, under `server/`, the process, its I/O and its documents.
+//! - `diagnostics`: the store actor (`diagnostics/completion`: when results are final).
+//! - `watcher`: the watcher actor.
+//! - `commands`: whether each server's command can run, probed once per runtime.
+//! - `key`: the identity of one running server (server id, root).
 
 #![deny(clippy::print_stdout)]
 

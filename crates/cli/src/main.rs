@@ -1,4 +1,18 @@
 //! `squiggle`: language-server diagnostics for coding agents, people, hooks and CI.
+//!
+//! # Layout
+//!
+//! - `check`: `squiggle check FILE...`.
+//! - `folders`: the files under a folder given to `check`, as git sees them.
+//! - `progress`: what a check waits for, shown on a terminal.
+//! - `serve`: `squiggle serve`, JSON-RPC for agent hosts (`serve/message`: one frame read).
+//! - `answers`: the answers of `serve`'s check methods.
+//! - `stdio`: stdin and stdout on threads of their own, for `serve`.
+//! - `mcp`: `squiggle mcp`, the MCP server.
+//! - `mcp_stdio`: MCP's stdio transport, answering a line over the size limit.
+//! - `tools`: the navigation and diagnostics tools `mcp` and `serve` share.
+//! - `servers`: `squiggle status` and `squiggle servers`.
+//! - `workspace`: the workspace a command works in: its root and its configuration.
 
 mod answers;
 mod check;

@@ -202,21 +202,17 @@ impl Row {
     fn spec(&self) -> ServerSpec {
         ServerSpec {
             id: self.id.to_string(),
-            enabled: true,
             command: self.command.to_string(),
             args: strings(self.args),
             extensions: strings(self.extensions),
             language_id: self.language_id.to_string(),
             root_markers: strings(self.root_markers),
-            env: BTreeMap::new(),
-            initialization_options: None,
-            settings: None,
-            sidecar: None,
             settle_ms: self.settle_ms,
             stages: self.stages,
             tsserver_pull: self.tsserver_pull,
             install_hint: self.install_hint.to_string(),
             fallback_for: self.fallback_for.map(str::to_string),
+            ..ServerSpec::default()
         }
     }
 }

@@ -1,7 +1,30 @@
 //! Configuration of squiggle: the settings model, the built-in language servers, layered
 //! loading (defaults, user file, project file, opencode.json), and finding roots and commands.
+//!
+//! # Layout
+//!
+//! - `model`: the resolved configuration and its keys, each declared once (see `keys`).
+//! - `keys`: the `keyed!` macro: a struct, its defaults and its patch from one list of keys.
+//! - `patch`: what one source gives and the one place it is applied; value checks; messages.
+//! - `toml_layer`: a squiggle TOML file read into a patch, errors placed by toml's spans.
+//! - `opencode`: the `lsp` key of opencode.json read into a patch, placed by serde_json.
+//! - `load`: the layers in order: defaults, user file, project file, opencode.json.
+//! - `error`: `ConfigError`, naming the file, line, column and key.
+//! - `builtin`: the built-in table of language servers.
+//! - `select`: choosing the servers for a file.
+//! - `root`: finding configuration files, the workspace root and servers' project roots.
+//! - `locate`: finding a server's command on disk.
+//! - `availability`: whether a server's command can run here.
+//! - `probe`: a found command run briefly, to tell one that runs from one that cannot.
+//! - `typescript`: which TypeScript a `tsc` command belongs to.
+//! - `settings`: answers to `workspace/configuration` from a server's `settings`.
+//! - `scan`: walks over a workspace's own files.
+//! - `regular_file`: reading a named file: regular only, within a size limit.
 
 #![deny(clippy::print_stdout)]
+
+#[macro_use]
+mod keys;
 
 pub mod availability;
 pub mod builtin;
@@ -19,8 +42,8 @@ pub mod select;
 pub mod settings;
 pub mod typescript;
 
-mod layer;
 mod opencode;
+mod patch;
 mod toml_layer;
 
 pub use availability::Availability;

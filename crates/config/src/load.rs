@@ -214,7 +214,7 @@ mod tests {
             .expect_err("missing command");
         assert_eq!(
             err.to_string(),
-            "/w/opencode.json:2:22: server `foo` is not built in, so key `lsp.servers.foo` \
+            "/w/opencode.json:2:29: server `foo` is not built in, so key `lsp.servers.foo` \
              must set `command` (the program to run)"
         );
     }

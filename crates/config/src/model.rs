@@ -1,42 +1,63 @@
 //! The resolved configuration: global settings and the language servers.
+//!
+//! Each key is declared once, in one of the two `keyed!` lists below: its doc, its type, its
+//! default and, where opencode.json names it in camelCase, its serde alias. That entry makes
+//! the field, its default, the patch field both readers (TOML, opencode.json) fill, and its
+//! application; nothing else names the key.
 
 use squiggle_protocol::Severity;
 use std::collections::BTreeMap;
 
-/// The resolved configuration of squiggle.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Config {
-    /// Whether squiggle does anything at all (toml key `lsp`).
-    pub enabled: bool,
-    /// How long to wait for diagnostics after a change, in milliseconds.
-    pub diagnostic_timeout_ms: u64,
-    /// How long to wait for diagnostics the first time a server sees a file, in milliseconds.
-    pub first_touch_timeout_ms: u64,
-    /// After a write, how long to wait for other files' diagnostics to settle, in milliseconds.
-    pub other_files_wait_ms: u64,
-    /// How long a broken server stays broken before a restart (automatic or explicit), in
-    /// milliseconds.
-    pub restart_cooldown_ms: u64,
-    /// How long a server may take to answer `initialize`, in milliseconds.
-    pub initialize_timeout_ms: u64,
-    /// How long diagnostics must stay unchanged before they count as final, in milliseconds.
-    pub settle_ms: u64,
-    /// The severities reported; others are dropped.
-    pub include_severities: Vec<Severity>,
-    /// The most diagnostics reported for one file.
-    pub max_diagnostics_per_file: usize,
-    /// The most other files whose diagnostics are reported after an edit.
-    pub max_other_files: usize,
-    /// The most lines of diagnostics reported in total.
-    pub max_total_lines: usize,
-    /// Whether navigation tools (definition, references, hover) are offered.
-    pub navigation_tools: bool,
-    /// Files larger than this many bytes are not sent to servers.
-    pub max_file_bytes: u64,
-    /// The most documents one server keeps open; the least recently used are closed first.
-    pub max_open_documents: usize,
-    /// The language servers, built-ins merged with overrides and additions, keyed by id.
-    pub servers: BTreeMap<String, ServerSpec>,
+keyed! {
+    /// The resolved configuration of squiggle.
+    pub struct Config, patched by Patch {
+        /// Whether squiggle does anything at all (toml key `lsp`).
+        #[serde(rename = "lsp")]
+        pub enabled: bool = true,
+        /// How long to wait for diagnostics after a change, in milliseconds.
+        #[serde(alias = "diagnosticTimeout")]
+        pub diagnostic_timeout_ms: u64 = 3000,
+        /// How long to wait for diagnostics the first time a server sees a file, in milliseconds.
+        #[serde(alias = "firstTouchTimeout")]
+        pub first_touch_timeout_ms: u64 = 10_000,
+        /// After a write, how long to wait for other files' diagnostics to settle, in milliseconds.
+        pub other_files_wait_ms: u64 = 500,
+        /// How long a broken server stays broken before a restart (automatic or explicit), in
+        /// milliseconds.
+        pub restart_cooldown_ms: u64 = 30_000,
+        /// How long a server may take to answer `initialize`, in milliseconds.
+        pub initialize_timeout_ms: u64 = 10_000,
+        /// How long diagnostics must stay unchanged before they count as final, in milliseconds.
+        pub settle_ms: u64 = 150,
+        /// The severities reported; others are dropped.
+        #[serde(alias = "includeSeverities", deserialize_with = "crate::patch::severities")]
+        pub include_severities: Vec<Severity> = vec![Severity::Error],
+        /// The most diagnostics reported for one file.
+        #[serde(alias = "maxDiagnosticsPerFile")]
+        pub max_diagnostics_per_file: usize = 20,
+        /// The most other files whose diagnostics are reported after an edit.
+        #[serde(alias = "maxProjectDiagnosticsFiles")]
+        pub max_other_files: usize = 5,
+        /// The most lines of diagnostics reported in total.
+        pub max_total_lines: usize = 50,
+        /// Whether navigation tools (definition, references, hover) are offered.
+        #[serde(alias = "navigationTools")]
+        pub navigation_tools: bool = true,
+        /// Files larger than this many bytes are not sent to servers.
+        pub max_file_bytes: u64 = 2 * 1024 * 1024,
+        /// The most documents one server keeps open; the least recently used are closed first.
+        #[serde(alias = "maxOpenDocuments")]
+        pub max_open_documents: usize = 200,
+    }
+    fixed {
+        /// The language servers, built-ins merged with overrides and additions, keyed by id.
+        pub servers: BTreeMap<String, ServerSpec> = crate::builtin::builtin_servers(),
+    }
+    patch only {
+        /// The `[servers.<id>]` tables of a TOML file, each with its place (opencode.json's
+        /// servers are read one by one, in `opencode`).
+        pub servers: Option<BTreeMap<String, toml::Spanned<ServerPatch>>>,
+    }
 }
 
 impl Config {
@@ -51,65 +72,54 @@ impl Config {
     }
 }
 
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            enabled: true,
-            diagnostic_timeout_ms: 3000,
-            first_touch_timeout_ms: 10_000,
-            other_files_wait_ms: 500,
-            restart_cooldown_ms: 30_000,
-            initialize_timeout_ms: 10_000,
-            settle_ms: 150,
-            include_severities: vec![Severity::Error],
-            max_diagnostics_per_file: 20,
-            max_other_files: 5,
-            max_total_lines: 50,
-            navigation_tools: true,
-            max_file_bytes: 2 * 1024 * 1024,
-            max_open_documents: 200,
-            servers: crate::builtin::builtin_servers(),
-        }
+keyed! {
+    /// One language server: how to run it and which files it serves.
+    pub struct ServerSpec, patched by ServerPatch {
+        /// Whether it may be started.
+        pub enabled: bool = true,
+        /// The program to run.
+        pub command: String = String::new(),
+        /// The program's arguments.
+        pub args: Vec<String> = Vec::new(),
+        /// File extensions it serves, lowercase, without the dot (`py`, `pyi`).
+        #[serde(deserialize_with = "crate::patch::extensions")]
+        pub extensions: Vec<String> = Vec::new(),
+        /// The LSP languageId for didOpen; see [`ServerSpec::language_id_for`].
+        #[serde(alias = "languageId")]
+        pub language_id: String = String::new(),
+        /// File names marking a project root for this server.
+        #[serde(alias = "rootMarkers")]
+        pub root_markers: Vec<String> = Vec::new(),
+        /// Extra environment variables for the process.
+        pub env: BTreeMap<String, String> = BTreeMap::new(),
+        /// The `initializationOptions` sent in `initialize`.
+        #[serde(alias = "initializationOptions")]
+        pub initialization_options: Option<serde_json::Value> = None,
+        /// The settings answering `workspace/configuration`.
+        pub settings: Option<serde_json::Value> = None,
+        /// A command and its arguments run beside the server (an empty list: none).
+        #[serde(deserialize_with = "crate::patch::argv")]
+        pub sidecar: Option<Vec<String>> = None,
+        /// The quiet time for this server's diagnostics, in place of the global `settle_ms`
+        /// (for servers that publish in stages with nothing to say they are not done).
+        pub settle_ms: Option<u64> = None,
+        /// How to install the server's command.
+        #[serde(alias = "installHint")]
+        pub install_hint: String = String::new(),
+        /// The id of the server this one replaces when that one is unavailable (empty: none).
+        #[serde(alias = "fallbackFor", deserialize_with = "crate::patch::server_id")]
+        pub fallback_for: Option<String> = None,
     }
-}
-
-/// One language server: how to run it and which files it serves.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ServerSpec {
-    /// The id it is configured under (`pyright`).
-    pub id: String,
-    /// Whether it may be started.
-    pub enabled: bool,
-    /// The program to run.
-    pub command: String,
-    /// The program's arguments.
-    pub args: Vec<String>,
-    /// File extensions it serves, lowercase, without the dot (`py`, `pyi`).
-    pub extensions: Vec<String>,
-    /// The LSP languageId for didOpen; see [`ServerSpec::language_id_for`].
-    pub language_id: String,
-    /// File names marking a project root for this server.
-    pub root_markers: Vec<String>,
-    /// Extra environment variables for the process.
-    pub env: BTreeMap<String, String>,
-    /// The `initializationOptions` sent in `initialize`.
-    pub initialization_options: Option<serde_json::Value>,
-    /// The settings answering `workspace/configuration`.
-    pub settings: Option<serde_json::Value>,
-    /// A command and its arguments run beside the server.
-    pub sidecar: Option<Vec<String>>,
-    /// The quiet time for this server's diagnostics, in place of the global `settle_ms`
-    /// (for servers that publish in stages with nothing to say they are not done).
-    pub settle_ms: Option<u64>,
-    /// How its publishes for one document version come, which decides when they are final.
-    pub stages: Stages,
-    /// Whether its diagnostics are pulled through tsserver (`typescript.tsserverRequest`), in
-    /// place of its unversioned, staged publishes (typescript-language-server).
-    pub tsserver_pull: bool,
-    /// How to install the server's command.
-    pub install_hint: String,
-    /// The id of the server this one replaces when that one is unavailable.
-    pub fallback_for: Option<String>,
+    fixed {
+        /// The id it is configured under (`pyright`).
+        pub id: String = String::new(),
+        /// How its publishes for one document version come, which decides when they are final.
+        pub stages: Stages = Stages::default(),
+        /// Whether its diagnostics are pulled through tsserver (`typescript.tsserverRequest`), in
+        /// place of its unversioned, staged publishes (typescript-language-server).
+        pub tsserver_pull: bool = false,
+    }
+    patch only {}
 }
 
 /// How a server's publishes for one document version come (built-in knowledge of each

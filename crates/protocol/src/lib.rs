@@ -1,6 +1,26 @@
 //! squiggle-protocol: the pure part of squiggle: value types, conversion from LSP, merging,
 //! rendering, framing, paths. No processes, no actors, no I/O beyond reading the file system
 //! where a function says so.
+//!
+//! # Layout
+//!
+//! - `diagnostic`: the value types every door shares (diagnostic, severity, server status).
+//! - `convert`: a server's LSP diagnostics into squiggle's.
+//! - `encoding`: position encodings, and their offsets as character columns.
+//! - `publish`: lean readers of pushed and pulled diagnostics, straight from a frame's bytes.
+//! - `merge`: merging, filtering and ordering the diagnostics of several servers.
+//! - `outcome`: whether a file was checked, and if not, why.
+//! - `report`: what a check produced: diagnostics per file and the servers involved.
+//! - `render`: reports as text for people, JSON for programs, text for language models.
+//! - `feedback`: the text an edit tool appends after an edit, within caps.
+//! - `delta`: the new errors since the last snapshot.
+//! - `navigation`: definitions, references, symbols and hovers as values and text.
+//! - `service`: the contract of `squiggle serve`: methods, params and results.
+//! - `frame_guard`: a tolerant reader of LSP `Content-Length` frames.
+//! - `line_limit`: MCP stdio lines over a size limit, and the id each carries.
+//! - `watch`: file-watcher registrations: LSP globs and the kinds of change.
+//! - `paths`: paths and `file://` URIs, the same on every OS.
+//! - `strict`: finding a `null` a strict server would refuse.
 
 #![deny(clippy::print_stdout)]
 

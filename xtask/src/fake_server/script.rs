@@ -270,16 +270,6 @@ impl Script {
             ),
         })
     }
-
-    /// The script selected by `[--scenario NAME | --script FILE]`.
-    pub fn from_args(args: &[String]) -> anyhow::Result<Script> {
-        match args {
-            [] => Script::preset("default"),
-            [flag, name] if flag == "--scenario" => Script::preset(name),
-            [flag, file] if flag == "--script" => Script::load(Path::new(file)),
-            _ => bail!("usage: fake-server [--scenario NAME | --script FILE]"),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -376,15 +366,6 @@ mod tests {
         assert_eq!(refresh.refresh_after_ms, Some(300));
         let err = Script::preset("nope").err().map(|e| e.to_string());
         assert!(err.is_some_and(|e| e.contains("crash-on-open")));
-        Ok(())
-    }
-
-    #[test]
-    fn args() -> anyhow::Result<()> {
-        assert_eq!(Script::from_args(&[])?.publish_delay_ms, 0);
-        let a = ["--scenario".to_string(), "empty-first".to_string()];
-        assert!(Script::from_args(&a)?.publish_empty_first);
-        assert!(Script::from_args(&["--bogus".to_string()]).is_err());
         Ok(())
     }
 }
