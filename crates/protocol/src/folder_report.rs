@@ -178,3 +178,49 @@ mod tests {
         );
     }
 }
+
+/// Whether `pattern` is a glob (has `*`, `?`, `[` or `{`) rather than a folder.
+pub fn is_glob(pattern: &str) -> bool {
+    pattern.contains(['*', '?', '[', '{'])
+}
+
+/// The paths (relative, `/`-separated) that a glob matches: `*` stays within one folder,
+/// `**` crosses folders, braces list alternatives; a bad glob is an error that says why.
+pub fn select_by_glob(pattern: &str, paths: &[String]) -> Result<Vec<String>, String> {
+    let matcher = globset::GlobBuilder::new(pattern.trim_start_matches("./"))
+        .literal_separator(true)
+        .build()
+        .map_err(|err| format!("`{pattern}` is not a glob: {err}"))?
+        .compile_matcher();
+    Ok(paths
+        .iter()
+        .filter(|path| matcher.is_match(path.as_str()))
+        .cloned()
+        .collect())
+}
+
+#[cfg(test)]
+mod glob_tests {
+    use super::*;
+
+    #[test]
+    fn a_glob_selects_within_or_across_folders() {
+        let paths: Vec<String> = ["a.py", "src/b.py", "src/deep/c.py", "src/d.ts"]
+            .iter()
+            .map(|p| p.to_string())
+            .collect();
+        assert_eq!(select_by_glob("*.py", &paths).unwrap(), vec!["a.py"]);
+        assert_eq!(
+            select_by_glob("src/**/*.py", &paths).unwrap(),
+            vec!["src/b.py", "src/deep/c.py"]
+        );
+        assert_eq!(
+            select_by_glob("./src/*.{py,ts}", &paths).unwrap(),
+            vec!["src/b.py", "src/d.ts"]
+        );
+        assert!(select_by_glob("src/[", &paths)
+            .unwrap_err()
+            .contains("is not a glob"));
+        assert!(is_glob("**/*.py") && !is_glob("src/lib"));
+    }
+}
