@@ -430,7 +430,7 @@ impl Squiggle {
                 )),
             }
         }
-        if ready.is_empty() && notes.is_empty() && reasons.is_empty() && !declined.is_empty() {
+        if ready.is_empty() && notes.is_empty() && !declined.is_empty() {
             return Err(NavError::NotOffered {
                 file: relative.to_string(),
                 servers: declined.join(", "),

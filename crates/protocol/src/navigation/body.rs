@@ -20,16 +20,21 @@ pub struct Body {
     pub cut: u32,
 }
 
-/// The innermost symbol whose name is on `line` (1-based); failing that, the innermost one
+/// The symbol whose name starts at `line`:`column` (1-based); failing that, the outermost one
+/// whose name is on `line` (a function, not its parameter); failing that, the innermost one
 /// whose lines hold `line`.
-pub fn enclosing_symbol(symbols: &[Symbol], line: u32) -> Option<&Symbol> {
-    named_on(symbols, line).or_else(|| holding(symbols, line))
+pub fn enclosing_symbol(symbols: &[Symbol], line: u32, column: u32) -> Option<&Symbol> {
+    named_at(symbols, line, Some(column))
+        .or_else(|| named_at(symbols, line, None))
+        .or_else(|| holding(symbols, line))
 }
 
-/// The innermost symbol whose name is on `line`.
-fn named_on(symbols: &[Symbol], line: u32) -> Option<&Symbol> {
+/// The outermost symbol whose name is on `line` (at `column`, when given).
+fn named_at(symbols: &[Symbol], line: u32, column: Option<u32>) -> Option<&Symbol> {
     symbols.iter().find_map(|symbol| {
-        named_on(&symbol.children, line).or_else(|| (symbol.line == line).then_some(symbol))
+        let here = symbol.line == line && column.is_none_or(|column| symbol.column == column);
+        here.then_some(symbol)
+            .or_else(|| named_at(&symbol.children, line, column))
     })
 }
 
@@ -103,19 +108,11 @@ mod tests {
             symbol("A", 1, 3, vec![symbol("f", 2, 3, vec![])]),
             symbol("g", 5, 6, vec![]),
         ];
-        assert_eq!(
-            enclosing_symbol(&outline, 2).map(|s| s.name.as_str()),
-            Some("f")
-        );
-        assert_eq!(
-            enclosing_symbol(&outline, 1).map(|s| s.name.as_str()),
-            Some("A")
-        );
-        assert_eq!(
-            enclosing_symbol(&outline, 3).map(|s| s.name.as_str()),
-            Some("f")
-        );
-        assert_eq!(enclosing_symbol(&outline, 4), None);
+        let name = |line, column| enclosing_symbol(&outline, line, column).map(|s| s.name.as_str());
+        assert_eq!(name(2, 9), Some("f"));
+        assert_eq!(name(1, 7), Some("A"));
+        assert_eq!(name(3, 9), Some("f"));
+        assert_eq!(name(4, 1), None);
     }
 
     #[test]

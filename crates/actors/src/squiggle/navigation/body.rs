@@ -65,7 +65,7 @@ impl Squiggle {
         }
         let symbol = symbols
             .as_deref()
-            .and_then(|symbols| enclosing_symbol(symbols, location.line));
+            .and_then(|symbols| enclosing_symbol(symbols, location.line, location.column));
         let (line, end_line) = match symbol {
             Some(symbol) => (symbol.line, symbol.end_line),
             None => {
