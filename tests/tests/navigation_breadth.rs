@@ -24,7 +24,25 @@ async fn runtime_with(project: &Path, id: &str, command: &str, hint: &str) -> Sq
     }
     config.servers.get_mut(id).unwrap().command = program.display().to_string();
     config.first_touch_timeout_ms = 60_000;
+    config.diagnostic_timeout_ms = 30_000;
     Squiggle::start(project, config).await.unwrap()
+}
+
+/// Asks `question` until its answer lists something (a server still loading the project
+/// answers with nothing and a note saying so), within a minute; the last answer.
+async fn until_found<T: std::fmt::Debug, F, Fut>(question: F) -> squiggle_actors::Answer<Vec<T>>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<squiggle_actors::Answer<Vec<T>>, NavError>>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let answer = question().await.unwrap();
+        if !answer.items.is_empty() || tokio::time::Instant::now() > deadline {
+            return answer;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 fn symbol(name: &str) -> Target {
@@ -89,13 +107,7 @@ async fn pyright_answers_the_call_hierarchy_both_ways_and_a_definition_with_its_
     let (bodies, body_notes) = squiggle.definition_bodies(&defined.items, 80).await;
     let (cut, _) = squiggle.definition_bodies(&defined.items, 2).await;
     let typed = squiggle
-        .type_definition(
-            "app.py",
-            Target::At {
-                line: 7,
-                column: 5,
-            },
-        )
+        .type_definition("app.py", Target::At { line: 7, column: 5 })
         .await
         .unwrap();
     let implementation = squiggle
@@ -123,13 +135,7 @@ async fn pyright_answers_the_call_hierarchy_both_ways_and_a_definition_with_its_
     assert_eq!(
         in_workspace,
         vec![
-            called(
-                "area",
-                "shapes.py",
-                12,
-                &[(8, 17), (10, 15), (10, 41)],
-                &[]
-            ),
+            called("area", "shapes.py", 12, &[(8, 17), (10, 15), (10, 41)], &[]),
             called(
                 "make_circle",
                 "shapes.py",
@@ -185,10 +191,7 @@ async fn typescript_answers_implementations_of_an_interface_and_the_call_hierarc
     )
     .await;
 
-    let classes = squiggle
-        .implementation("src/shape.ts", symbol("Shape"))
-        .await
-        .unwrap();
+    let classes = until_found(|| squiggle.implementation("src/shape.ts", symbol("Shape"))).await;
     let methods = squiggle
         .implementation("src/shape.ts", symbol("area"))
         .await
@@ -281,10 +284,7 @@ async fn a_folders_diagnostics_are_grouped_by_file_from_pyright() {
     let bad: Vec<(u32, u32, Option<String>)> = (report.files["pkg/bad.py"].iter())
         .map(|d| (d.line, d.column, d.code.clone()))
         .collect();
-    assert_eq!(
-        bad,
-        vec![(1, 10, Some("reportAssignmentType".to_string()))]
-    );
+    assert_eq!(bad, vec![(1, 10, Some("reportAssignmentType".to_string()))]);
     assert_no_process_in(&project);
 }
 
@@ -343,9 +343,11 @@ fn a_server_error_is_said_not_taken_for_an_empty_answer() {
         assert_eq!(result["isError"], false, "{tool}: {result}");
         let notes = &result["structuredContent"]["notes"];
         assert!(
-            (notes.as_array().unwrap().iter())
-                .any(|n| n.as_str().unwrap().starts_with("fake answered with an error: ")
-                    && n.as_str().unwrap().contains("index is corrupt")),
+            (notes.as_array().unwrap().iter()).any(|n| n
+                .as_str()
+                .unwrap()
+                .starts_with("fake answered with an error: ")
+                && n.as_str().unwrap().contains("index is corrupt")),
             "{tool}: {result}"
         );
     }
@@ -415,7 +417,9 @@ fn workspace_diagnostics_open_the_files_when_the_server_has_no_workspace_pull() 
 
     let text = folder["content"][0]["text"].as_str().unwrap();
     assert!(
-        text.starts_with("2 of 2 files checked: 1 with diagnostics\n<diagnostics file=\"src/b.fake\">\n"),
+        text.starts_with(
+            "2 of 2 files checked: 1 with diagnostics\n<diagnostics file=\"src/b.fake\">\n"
+        ),
         "{text}"
     );
     assert_eq!(ws.received("textDocument/didOpen").len(), 2);
