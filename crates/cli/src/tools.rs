@@ -115,6 +115,7 @@ impl Toolbox {
                 "restart": {"type": "boolean", "default": false, "description": "First restart the language servers that crashed (each only after its restart cooldown)."}
             }}),
         });
+        specs.push(breadth::diagnostics_spec());
         specs
     }
 

@@ -62,14 +62,19 @@ pub fn specs() -> Vec<Spec> {
             description: "Where the type of a symbol is defined. Address it like lsp_goto_definition.",
             schema: position_schema(None),
         },
-        Spec {
-            name: "lsp_workspace_diagnostics",
-            description: "Diagnostics of the files under a folder or matching a glob (as git lists them), grouped by file; files no server checked are named.",
-            schema: json!({"type": "object", "properties": {
-                "path": {"type": "string", "description": "A folder or a glob like `src/**/*.py`, relative to the workspace root; default: all."}
-            }}),
-        },
     ]
+}
+
+/// The spec of lsp_workspace_diagnostics, offered (like lsp_diagnostics) even when the
+/// navigation tools are not.
+pub fn diagnostics_spec() -> Spec {
+    Spec {
+        name: "lsp_workspace_diagnostics",
+        description: "Diagnostics of the files under a folder or matching a glob (as git lists them), grouped by file; files no server checked are named.",
+        schema: json!({"type": "object", "properties": {
+            "path": {"type": "string", "description": "A folder or a glob like `src/**/*.py`, relative to the workspace root; default: all."}
+        }}),
+    }
 }
 
 /// Adds a property to an object schema.
