@@ -425,3 +425,70 @@ fn workspace_diagnostics_open_the_files_when_the_server_has_no_workspace_pull() 
     assert_eq!(ws.received("textDocument/didOpen").len(), 2);
     squiggle_tests::assert_no_process_in(&ws.root);
 }
+
+#[test]
+fn serve_answers_the_breadth_methods_with_the_tools_shapes() {
+    let (ws, mcp) = fake_mcp(json!({"symbols": true, "breadth_error": "index is corrupt"}));
+    mcp.close(Duration::from_secs(20));
+    ws.write("src/b.fake", "ERROR broken\n");
+    let mut serve = squiggle_tests::Serve::start(&ws.root, &[]);
+    let limit = Duration::from_secs(20);
+    assert_eq!(serve.next(limit)["method"], "lsp/ready");
+
+    serve.request(
+        1,
+        "squiggle/callHierarchy",
+        json!({"file": "a.fake", "symbol": "area", "direction": "outgoing"}),
+    );
+    serve.request(
+        2,
+        "squiggle/implementation",
+        json!({"file": "a.fake", "line": 1, "character": 10}),
+    );
+    serve.request(3, "squiggle/typeDefinition", json!({"file": "a.fake"}));
+    serve.request(4, "squiggle/workspaceDiagnostics", json!({"path": "src"}));
+    serve.request(
+        5,
+        "squiggle/callHierarchy",
+        json!({"file": "a.fake", "symbol": "area", "direction": "sideways"}),
+    );
+
+    let calls = serve.answer(1, limit)["result"].clone();
+    assert_eq!(calls["direction"], "outgoing", "{calls}");
+    assert_eq!(calls["calls"], json!([]));
+    assert!(calls["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("outgoing calls from area (a.fake:1:10): none\n"));
+    let implementation = serve.answer(2, limit)["result"].clone();
+    assert_eq!(
+        implementation["position"],
+        json!({"line": 1, "character": 10})
+    );
+    assert!(
+        implementation["text"]
+            .as_str()
+            .unwrap()
+            .contains("note: fake answered with an error: "),
+        "{implementation}"
+    );
+    let untargeted = serve.answer(3, limit);
+    assert_eq!(untargeted["error"]["code"], -32602, "{untargeted}");
+    let folder = serve.answer(4, limit)["result"].clone();
+    assert_eq!(folder["files_asked"], 1, "{folder}");
+    assert_eq!(
+        folder["files"]["src/b.fake"][0]["message"],
+        "found ERROR: broken"
+    );
+    let sideways = serve.answer(5, limit);
+    assert!(
+        sideways["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("\"incoming\" or \"outgoing\""),
+        "{sideways}"
+    );
+    serve.request(6, "lsp/shutdown", json!({}));
+    serve.answer(6, limit);
+    squiggle_tests::assert_no_process_in(&ws.root);
+}
