@@ -91,6 +91,7 @@ pub fn render_folder(report: &FolderReport, caps: &Caps) -> String {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::diagnostic::Severity;
 
@@ -201,6 +202,7 @@ pub fn select_by_glob(pattern: &str, paths: &[String]) -> Result<Vec<String>, St
 
 #[cfg(test)]
 mod glob_tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

@@ -83,6 +83,7 @@ pub fn render_body(body: &Body) -> String {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn symbol(name: &str, line: u32, end_line: u32, children: Vec<Symbol>) -> Symbol {

@@ -159,6 +159,7 @@ fn write_calls(out: &mut String, calls: &[Call], depth: usize, caps: CallCaps, s
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn site(file: &str, line: u32, column: u32, text: &str) -> Location {
