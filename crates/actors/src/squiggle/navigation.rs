@@ -78,12 +78,21 @@ pub enum NavError {
     #[error("{what} {value} is not a position: lines and columns are 1-based (the first is 1)")]
     NotOneBased { what: &'static str, value: u32 },
     /// The file's servers run but none offers this request (the capability is absent).
-    #[error("{servers} (the language server for {file}) does not offer {what}")]
+    #[error("{servers} (the language {} for {file}) {} not offer {what}", several(.servers, "servers", "server"), several(.servers, "do", "does"))]
     NotOffered {
         file: String,
         servers: String,
         what: String,
     },
+}
+
+/// `many` when `servers` names several (comma-separated), else `one`.
+fn several(servers: &str, many: &'static str, one: &'static str) -> &'static str {
+    if servers.contains(", ") {
+        many
+    } else {
+        one
+    }
 }
 
 impl NavError {
@@ -219,7 +228,8 @@ impl Squiggle {
         let (path, relative, text) = self.open_target(file.as_ref()).await?;
         let (ready, mut notes) = self
             .ready_servers(&path, &relative, |p| p.document_symbols)
-            .await?;
+            .await
+            .map_err(|err| err.offering("textDocument/documentSymbol"))?;
         for server in ready {
             let Some(server_text) = self.open_on(&server, &path, &text, &mut notes).await else {
                 continue;
