@@ -1,6 +1,6 @@
 """Drives `squiggle mcp` with the official MCP Python SDK, the way an MCP client does.
 
-Run by tests/tests/mcp.rs: python mcp_client.py full|hidden PROJECT, with SQUIGGLE_BIN set.
+Run by tests/tests/mcp.rs: python mcp_client.py full|hidden|breadth PROJECT, with SQUIGGLE_BIN set.
 Each passing step prints `ok <step>`; the first failing assertion stops with a traceback.
 """
 
@@ -26,7 +26,7 @@ def where(location):
 
 async def full(session, project):
     tools = sorted(t.name for t in (await session.list_tools()).tools)
-    assert tools == sorted(NAVIGATION + ["lsp_diagnostics"]), tools
+    assert tools == sorted(NAVIGATION + BREADTH + ["lsp_diagnostics"]), tools
     print("ok list tools")
 
     async def call(name, **args):
@@ -89,10 +89,59 @@ async def full(session, project):
 
 async def hidden(session, project):
     tools = [t.name for t in (await session.list_tools()).tools]
-    assert tools == ["lsp_diagnostics"], tools
+    assert tools == ["lsp_diagnostics", "lsp_workspace_diagnostics"], tools
     result = await session.call_tool("lsp_hover", {"file": "app.py", "line": 7, "character": 13})
     assert result.is_error and "no tool" in result.content[0].text, result
     print("ok hidden navigation tools")
+
+
+BREADTH = [
+    "lsp_call_hierarchy",
+    "lsp_implementation",
+    "lsp_type_definition",
+    "lsp_workspace_diagnostics",
+]
+
+
+async def breadth(session, project):
+    """Call hierarchy, type definition, definition bodies and folder diagnostics on pyright."""
+    listed = await session.list_tools()
+    tools = sorted(t.name for t in listed.tools)
+    assert set(BREADTH + NAVIGATION + ["lsp_diagnostics"]) <= set(tools), tools
+    print("ok list breadth tools")
+
+    async def call(name, **args):
+        result = await session.call_tool(name, args)
+        assert not result.is_error, (name, args, result.content[0].text)
+        return result.content[0].text, result.structured_content
+
+    text, data = await call("lsp_call_hierarchy", file="shapes.py", symbol="make_circle")
+    assert text.startswith("incoming calls to make_circle (shapes.py:17:5): 1 caller, 3 call sites\nfunction main  app.py:6\n  7:13  small = make_circle(1.0)\n"), text
+    assert [(c["name"], c["file"], c["line"]) for c in data["calls"]] == [("main", "app.py", 6)], data
+    assert data["direction"] == "incoming" and data["depth"] == 1, data
+    text, data = await call("lsp_call_hierarchy", file="app.py", symbol="main", direction="outgoing", depth=2)
+    callees = [(c["name"], c["file"]) for c in data["calls"] if not c["file"].startswith("/")]
+    assert callees == [("area", "shapes.py"), ("make_circle", "shapes.py")], data
+    assert "function make_circle  shapes.py:17\n  app.py:7:13  small = make_circle(1.0)\n" in text, text
+    result = await session.call_tool("lsp_call_hierarchy", {"file": "app.py", "symbol": "main", "depth": 4})
+    assert result.is_error and "`depth` must be 1 to 3" in result.content[0].text, result
+    print("ok call hierarchy")
+
+    text, data = await call("lsp_goto_definition", file="app.py", symbol="make_circle", include_body=True)
+    assert "shapes.py:17-19\ndef make_circle(radius: float) -> Circle:\n" in text, text
+    assert data["bodies"][0]["source"].endswith("return Circle(radius)"), data
+    print("ok definition with body")
+
+    text, data = await call("lsp_type_definition", file="app.py", line=7, character=5)
+    assert [(l["file"], l["line"]) for l in data["locations"]] == [("shapes.py", 7)], data
+    result = await session.call_tool("lsp_implementation", {"file": "app.py", "symbol": "main"})
+    assert result.is_error and "(the language servers for app.py) do not offer textDocument/implementation" in result.content[0].text, result
+    print("ok type definition and implementation")
+
+    text, data = await call("lsp_workspace_diagnostics", path="pkg")
+    assert text.startswith("2 of 2 files checked: 1 with diagnostics\n<diagnostics file=\"pkg/bad.py\">\nERROR [1:10]"), text
+    assert list(data["files"]) == ["pkg/bad.py"] and data["files_asked"] == 2, data
+    print("ok workspace diagnostics")
 
 
 async def main():
@@ -103,7 +152,7 @@ async def main():
             info = await session.initialize()
             assert info.server_info.name == "squiggle", info
             print("ok initialize")
-            await (full if mode == "full" else hidden)(session, project)
+            await {"full": full, "hidden": hidden, "breadth": breadth}[mode](session, project)
 
 
 asyncio.run(main())

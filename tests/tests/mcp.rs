@@ -860,3 +860,47 @@ async fn a_root_without_files_of_its_own_borrows_one_and_closes_it_after() {
     );
     squiggle.shutdown().await;
 }
+
+#[test]
+fn an_mcp_client_asks_for_call_hierarchy_bodies_and_folder_diagnostics() {
+    require_server("pyright-langserver", "npm install pyright");
+    let (_dir, project) = fixture("nav-python");
+    std::fs::create_dir_all(project.join("pkg")).unwrap();
+    std::fs::write(project.join("pkg/bad.py"), "x: int = \"text\"\n").unwrap();
+    std::fs::write(project.join("pkg/good.py"), "y: int = 1\n").unwrap();
+
+    let stdout = run_client("breadth", &project);
+
+    for step in [
+        "list breadth tools",
+        "call hierarchy",
+        "definition with body",
+        "type definition and implementation",
+        "workspace diagnostics",
+    ] {
+        assert!(
+            stdout.contains(&format!("ok {step}\n")),
+            "step {step}:\n{stdout}"
+        );
+    }
+    squiggle_tests::assert_no_process_in(&project);
+}
+
+#[test]
+fn the_tool_list_stays_under_8000_characters() {
+    let (_dir, project) = fixture("nav-python");
+    let limit = Duration::from_secs(20);
+    let mut mcp = Mcp::start(&project, limit);
+
+    let listed = mcp.request("tools/list", json!({}), limit);
+    mcp.close(limit);
+
+    let tools = &listed["result"]["tools"];
+    let size = serde_json::to_string(&listed["result"]).unwrap().len();
+    eprintln!(
+        "tools/list: {} tools, {size} characters",
+        tools.as_array().unwrap().len()
+    );
+    assert!(tools.as_array().unwrap().len() >= 10, "{listed}");
+    assert!(size < 8_000, "tools/list is {size} characters: {listed}");
+}

@@ -2,6 +2,7 @@
 //!
 //! Usage: `fake-server [--scenario NAME | --script FILE]`; see [`script::Script`].
 
+mod breadth;
 mod diagnose;
 mod observe;
 mod publisher;
@@ -247,6 +248,17 @@ impl Server {
                     Err(error) => self.respond_error(id, error),
                 }
             }
+            method if breadth::ERRING.contains(&method) && self.script.breadth_error.is_some() => {
+                let message = self.script.breadth_error.clone().unwrap_or_default();
+                self.respond_error(id, json!({"code": -32603, "message": message}))
+            }
+            "workspace/diagnostic" if self.script.workspace_diagnostics => {
+                let report = match &self.root_dir {
+                    Some(root) => breadth::workspace_report(root, self.encoding),
+                    None => json!({"items": []}),
+                };
+                self.respond(id, report)
+            }
             _ => self.respond_error(
                 id,
                 json!({"code": -32601, "message": format!("method not found: {method}")}),
@@ -340,8 +352,16 @@ impl Server {
             capabilities["definitionProvider"] = true.into();
         }
         if self.script.pull && !self.script.pull_register {
-            capabilities["diagnosticProvider"] =
-                json!({"interFileDependencies": false, "workspaceDiagnostics": false});
+            capabilities["diagnosticProvider"] = json!({"interFileDependencies": false, "workspaceDiagnostics": self.script.workspace_diagnostics});
+        }
+        if self.script.breadth_error.is_some() {
+            for provider in [
+                "implementationProvider",
+                "typeDefinitionProvider",
+                "callHierarchyProvider",
+            ] {
+                capabilities[provider] = true.into();
+            }
         }
         json!({
             "capabilities": capabilities,

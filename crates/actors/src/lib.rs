@@ -45,6 +45,8 @@ pub use feedback::{Feedback, NewErrors};
 pub use manager::{DiagnosticsSnapshot, LspManager, COALESCE};
 pub use squiggle::{Answer, NavError, Squiggle, Target};
 pub use squiggle_config::Config;
+pub use squiggle_protocol::folder_report::FolderReport;
+pub use squiggle_protocol::navigation::{Body, Call, Direction};
 pub use squiggle_protocol::{
     Basis, Diagnostic, Location, Outcome, OutcomeKind, Scope, ServerReport, ServerState,
     ServerStatus, Severity, Symbol,

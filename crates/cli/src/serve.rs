@@ -437,6 +437,18 @@ fn navigation_tool(method: &str) -> Option<&'static str> {
         "lsp/hover" => "lsp_hover",
         "lsp/documentSymbols" => "lsp_document_symbols",
         "lsp/workspaceSymbols" => "lsp_workspace_symbols",
+        _ => return breadth_tool(method),
+    })
+}
+
+/// The tool behind a call hierarchy, implementation, type definition or folder diagnostics
+/// method of the service.
+fn breadth_tool(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "squiggle/callHierarchy" => "lsp_call_hierarchy",
+        "squiggle/implementation" => "lsp_implementation",
+        "squiggle/typeDefinition" => "lsp_type_definition",
+        "squiggle/workspaceDiagnostics" => "lsp_workspace_diagnostics",
         _ => return None,
     })
 }

@@ -12,6 +12,8 @@ use squiggle_protocol::render::render_text;
 use squiggle_protocol::service::service_diagnostics;
 use squiggle_protocol::{merge, Report, ServerReport};
 
+mod breadth;
+
 /// At most this many definitions are listed.
 const MAX_DEFINITIONS: usize = 20;
 /// At most this many references are listed.
@@ -74,7 +76,7 @@ impl Toolbox {
                 Spec {
                     name: "lsp_goto_definition",
                     description: "Where a symbol is defined. Give `file` and `line` + `character`, or `symbol` (its name in that file, or `Class.method`, `module.function`; `line` picks among several of that name). The answer names the position it asked about and, for an ambiguous name, the candidates. Returns each location with its line of source.",
-                    schema: position_schema(None),
+                    schema: position_schema(Some(breadth::include_body_schema())),
                 },
                 Spec {
                     name: "lsp_find_references",
@@ -103,6 +105,7 @@ impl Toolbox {
                     schema: json!({"type": "object", "properties": {"query": {"type": "string", "description": "A name or part of one."}}, "required": ["query"]}),
                 },
             ]);
+            specs.extend(breadth::specs());
         }
         specs.push(Spec {
             name: "lsp_diagnostics",
@@ -112,6 +115,7 @@ impl Toolbox {
                 "restart": {"type": "boolean", "default": false, "description": "First restart the language servers that crashed (each only after its restart cooldown)."}
             }}),
         });
+        specs.push(breadth::diagnostics_spec());
         specs
     }
 
@@ -131,7 +135,9 @@ impl Toolbox {
                     .await
                     .map_err(|e| e.to_string())?;
                 let title = asked_title("definition of", &squiggle.relative_path(file), &answer);
-                Ok(located(answer, &title, MAX_DEFINITIONS))
+                let locations = answer.items.clone();
+                let found = located(answer, &title, MAX_DEFINITIONS);
+                self.with_bodies(found, &locations, args).await
             }
             "lsp_find_references" => {
                 let (file, target) = (file.ok_or_else(|| required("file"))?, target_of(args)?);
@@ -177,6 +183,7 @@ impl Toolbox {
                     json!({"symbols": shown, "total": answer.items.len(), "notes": answer.notes});
                 Ok(output(text, &answer.notes, structured))
             }
+            name if breadth::NAMES.contains(&name) => self.call_breadth(name, args).await,
             _ => {
                 let restart = bool_arg(args, "restart")?.unwrap_or(false);
                 self.diagnostics(file, restart).await
@@ -274,10 +281,10 @@ impl Toolbox {
 /// The schema of a position question: a file and either line + character or a symbol.
 fn position_schema(extra: Option<(&str, Value)>) -> Value {
     let mut properties = json!({
-        "file": {"type": "string", "description": "The file, relative to the workspace root (or absolute inside it)."},
-        "line": {"type": "integer", "minimum": 1, "description": "1-based line of the symbol (with `character`)."},
-        "character": {"type": "integer", "minimum": 1, "description": "1-based column of the symbol; a column beside the word is moved onto it."},
-        "symbol": {"type": "string", "description": "The symbol's name in the file, instead of line + character; `line` then picks among several."}
+        "file": {"type": "string", "description": "Relative to the workspace root."},
+        "line": {"type": "integer", "minimum": 1, "description": "1-based line (with `character`)."},
+        "character": {"type": "integer", "minimum": 1, "description": "1-based column; moved onto the nearest word."},
+        "symbol": {"type": "string", "description": "The symbol's name, instead of line + character; `line` then picks among several."}
     });
     if let (Some((name, schema)), Some(map)) = (extra, properties.as_object_mut()) {
         map.insert(name.to_string(), schema);
@@ -355,6 +362,7 @@ fn asked_title<T>(what: &str, file: &str, answer: &Answer<T>) -> String {
     }
 }
 
+/// A position as JSON (null when none).
 fn position_json(position: Option<(u32, u32)>) -> Value {
     position.map_or(
         Value::Null,

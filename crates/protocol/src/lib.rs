@@ -29,6 +29,7 @@ pub mod delta;
 pub mod diagnostic;
 pub mod encoding;
 pub mod feedback;
+pub mod folder_report;
 pub mod frame_guard;
 pub mod hook;
 pub mod line_limit;

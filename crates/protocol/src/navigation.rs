@@ -13,6 +13,14 @@ mod lookup;
 pub use locals::without_locals;
 pub use lookup::{resolve_symbol, Candidate, Resolved};
 
+mod body;
+mod call_hierarchy;
+
+pub use body::{body_of, enclosing_symbol, render_body, Body};
+pub use call_hierarchy::{
+    count_calls, render_calls, sort_calls, Call, CallCaps, Direction, MAX_DEPTH,
+};
+
 /// A place in the workspace: 1-based, columns in characters, with its line of source.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Location {

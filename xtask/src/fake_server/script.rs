@@ -112,6 +112,12 @@ pub struct Script {
     pub unversioned: bool,
     /// With `pull`: answer every pull with this error message (code -32603).
     pub pull_error: Option<String>,
+    /// Declare implementation, type definition and call hierarchy providers and answer each
+    /// of those requests with this error message (code -32603).
+    pub breadth_error: Option<String>,
+    /// With `pull` (not `pull_register`): declare `workspaceDiagnostics` and answer
+    /// `workspace/diagnostic` with a full report for every `.fake` file under the root.
+    pub workspace_diagnostics: bool,
 }
 
 impl Default for Script {
@@ -147,6 +153,8 @@ impl Default for Script {
             strict: false,
             unversioned: false,
             pull_error: None,
+            breadth_error: None,
+            workspace_diagnostics: false,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The `initialize` request squiggle sends: the client capabilities it declares (each one
 //! backed by real behaviour) and the root it serves.
 
+use async_lsp::lsp_types::{CallHierarchyClientCapabilities, GotoCapability};
 use async_lsp::lsp_types::{
     ClientCapabilities, ClientInfo, DiagnosticClientCapabilities,
     DiagnosticWorkspaceClientCapabilities, DidChangeWatchedFilesClientCapabilities,
@@ -56,6 +57,13 @@ pub fn initialize_params(key: &ServerKey, spec: &ServerSpec) -> InitializeParams
                     content_format: Some(vec![MarkupKind::Markdown, MarkupKind::PlainText]),
                     ..HoverClientCapabilities::default()
                 }),
+                // typescript-language-server offers call hierarchy only to a client that says
+                // it uses it.
+                call_hierarchy: Some(CallHierarchyClientCapabilities {
+                    dynamic_registration: Some(false),
+                }),
+                implementation: Some(goto_capability()),
+                type_definition: Some(goto_capability()),
                 ..TextDocumentClientCapabilities::default()
             }),
             window: Some(WindowClientCapabilities {
@@ -83,6 +91,15 @@ pub fn initialize_params(key: &ServerKey, spec: &ServerSpec) -> InitializeParams
             version: Some(env!("CARGO_PKG_VERSION").to_string()),
         }),
         ..InitializeParams::default()
+    }
+}
+
+/// The client capability of a goto request (implementation, type definition): static, with
+/// LocationLinks understood.
+fn goto_capability() -> GotoCapability {
+    GotoCapability {
+        dynamic_registration: Some(false),
+        link_support: Some(true),
     }
 }
 

@@ -2,6 +2,10 @@
 //! so that it follows every change already queued on the connection.
 
 use async_lsp::lsp_types::{
+    CallHierarchyIncomingCall, CallHierarchyItem, CallHierarchyOutgoingCall,
+    WorkspaceDiagnosticReportResult,
+};
+use async_lsp::lsp_types::{
     DocumentSymbolParams, DocumentSymbolResponse, GotoDefinitionParams, GotoDefinitionResponse,
     Hover, HoverParams, Location, OneOf, PartialResultParams, ReferenceContext, ReferenceParams,
     ServerCapabilities, TextDocumentIdentifier, TextDocumentPositionParams, WorkDoneProgressParams,
@@ -27,6 +31,18 @@ pub enum NavRequest {
     DocumentSymbols(TextDocumentIdentifier),
     /// Symbols matching a query across the workspace.
     WorkspaceSymbols(String),
+    /// Where the symbol at a position is implemented (classes of an interface, overrides).
+    Implementation(TextDocumentPositionParams),
+    /// Where the type of the symbol at a position is defined.
+    TypeDefinition(TextDocumentPositionParams),
+    /// The call-hierarchy items at a position.
+    PrepareCallHierarchy(TextDocumentPositionParams),
+    /// Who calls a call-hierarchy item.
+    IncomingCalls(CallHierarchyItem),
+    /// What a call-hierarchy item calls.
+    OutgoingCalls(CallHierarchyItem),
+    /// Every file's diagnostics the server knows (`workspace/diagnostic`).
+    WorkspaceDiagnostics,
 }
 
 impl NavRequest {
@@ -38,6 +54,11 @@ impl NavRequest {
             | NavRequest::References { position, .. } => Some(&position.text_document.uri),
             NavRequest::DocumentSymbols(document) => Some(&document.uri),
             NavRequest::WorkspaceSymbols(_) => None,
+            NavRequest::Implementation(position)
+            | NavRequest::TypeDefinition(position)
+            | NavRequest::PrepareCallHierarchy(position) => Some(&position.text_document.uri),
+            NavRequest::IncomingCalls(item) | NavRequest::OutgoingCalls(item) => Some(&item.uri),
+            NavRequest::WorkspaceDiagnostics => None,
         }
     }
 }
@@ -55,6 +76,18 @@ pub enum NavAnswer {
     DocumentSymbols(Option<DocumentSymbolResponse>),
     /// Workspace symbols.
     WorkspaceSymbols(Option<WorkspaceSymbolResponse>),
+    /// Implementation targets.
+    Implementation(Option<GotoDefinitionResponse>),
+    /// Type definition targets.
+    TypeDefinition(Option<GotoDefinitionResponse>),
+    /// Call-hierarchy items.
+    CallHierarchy(Option<Vec<CallHierarchyItem>>),
+    /// Callers, each with its call sites.
+    IncomingCalls(Option<Vec<CallHierarchyIncomingCall>>),
+    /// Callees, each with its call sites.
+    OutgoingCalls(Option<Vec<CallHierarchyOutgoingCall>>),
+    /// The workspace diagnostic report.
+    WorkspaceDiagnostics(WorkspaceDiagnosticReportResult),
 }
 
 /// Which navigation requests a server answers, from its capabilities.
@@ -70,6 +103,14 @@ pub struct Provides {
     pub document_symbols: bool,
     /// workspace/symbol.
     pub workspace_symbols: bool,
+    /// textDocument/implementation.
+    pub implementation: bool,
+    /// textDocument/typeDefinition.
+    pub type_definition: bool,
+    /// textDocument/prepareCallHierarchy and callHierarchy/incomingCalls, outgoingCalls.
+    pub call_hierarchy: bool,
+    /// workspace/diagnostic.
+    pub workspace_diagnostics: bool,
 }
 
 impl Provides {
@@ -87,6 +128,39 @@ impl Provides {
             ),
             document_symbols: on(&capabilities.document_symbol_provider),
             workspace_symbols: on(&capabilities.workspace_symbol_provider),
+            ..Self::breadth(capabilities)
+        }
+    }
+
+    /// The implementation, type definition, call hierarchy and workspace diagnostic providers.
+    fn breadth(capabilities: &ServerCapabilities) -> Self {
+        use async_lsp::lsp_types::{
+            CallHierarchyServerCapability, DiagnosticServerCapabilities,
+            ImplementationProviderCapability, TypeDefinitionProviderCapability,
+        };
+        Self {
+            implementation: !matches!(
+                capabilities.implementation_provider,
+                None | Some(ImplementationProviderCapability::Simple(false))
+            ),
+            type_definition: !matches!(
+                capabilities.type_definition_provider,
+                None | Some(TypeDefinitionProviderCapability::Simple(false))
+            ),
+            call_hierarchy: !matches!(
+                capabilities.call_hierarchy_provider,
+                None | Some(CallHierarchyServerCapability::Simple(false))
+            ),
+            workspace_diagnostics: match &capabilities.diagnostic_provider {
+                Some(DiagnosticServerCapabilities::Options(options)) => {
+                    options.workspace_diagnostics
+                }
+                Some(DiagnosticServerCapabilities::RegistrationOptions(options)) => {
+                    options.diagnostic_options.workspace_diagnostics
+                }
+                None => false,
+            },
+            ..Self::default()
         }
     }
 }
@@ -145,6 +219,72 @@ pub fn send(
             })
             .map(|r| r.map(NavAnswer::WorkspaceSymbols))
             .boxed(),
+        other => send_breadth(socket, other),
     };
     answer.map(|r| r.map_err(|err| err.to_string())).boxed()
+}
+
+/// Queues one of the implementation, type definition, call hierarchy and workspace diagnostic
+/// requests (the others are sent by [`send`]).
+fn send_breadth(
+    mut socket: ServerSocket,
+    request: NavRequest,
+) -> BoxFuture<'static, Result<NavAnswer, async_lsp::Error>> {
+    use async_lsp::lsp_types::{
+        CallHierarchyIncomingCallsParams, CallHierarchyOutgoingCallsParams,
+        CallHierarchyPrepareParams, WorkspaceDiagnosticParams,
+    };
+    let work = WorkDoneProgressParams::default;
+    let partial = PartialResultParams::default;
+    let position_params = |position| GotoDefinitionParams {
+        text_document_position_params: position,
+        work_done_progress_params: work(),
+        partial_result_params: partial(),
+    };
+    match request {
+        NavRequest::Implementation(position) => socket
+            .implementation(position_params(position))
+            .map(|r| r.map(NavAnswer::Implementation))
+            .boxed(),
+        NavRequest::TypeDefinition(position) => socket
+            .type_definition(position_params(position))
+            .map(|r| r.map(NavAnswer::TypeDefinition))
+            .boxed(),
+        NavRequest::PrepareCallHierarchy(position) => socket
+            .prepare_call_hierarchy(CallHierarchyPrepareParams {
+                text_document_position_params: position,
+                work_done_progress_params: work(),
+            })
+            .map(|r| r.map(NavAnswer::CallHierarchy))
+            .boxed(),
+        NavRequest::IncomingCalls(item) => socket
+            .incoming_calls(CallHierarchyIncomingCallsParams {
+                item,
+                work_done_progress_params: work(),
+                partial_result_params: partial(),
+            })
+            .map(|r| r.map(NavAnswer::IncomingCalls))
+            .boxed(),
+        NavRequest::OutgoingCalls(item) => socket
+            .outgoing_calls(CallHierarchyOutgoingCallsParams {
+                item,
+                work_done_progress_params: work(),
+                partial_result_params: partial(),
+            })
+            .map(|r| r.map(NavAnswer::OutgoingCalls))
+            .boxed(),
+        NavRequest::WorkspaceDiagnostics => socket
+            .workspace_diagnostic(WorkspaceDiagnosticParams {
+                identifier: None,
+                previous_result_ids: Vec::new(),
+                work_done_progress_params: work(),
+                partial_result_params: partial(),
+            })
+            .map(|r| r.map(NavAnswer::WorkspaceDiagnostics))
+            .boxed(),
+        _ => futures::future::ready(Err(async_lsp::Error::Protocol(
+            "not a breadth request".to_string(),
+        )))
+        .boxed(),
+    }
 }

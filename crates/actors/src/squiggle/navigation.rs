@@ -17,6 +17,11 @@ use tokio::time::Instant;
 
 mod workspace;
 
+mod body;
+mod call_hierarchy;
+mod folder;
+mod targets;
+
 use super::{ask, read_text, Squiggle, ASK_LIMIT};
 use crate::diagnostics::Freshness;
 use crate::key::ServerKey;
@@ -72,6 +77,36 @@ pub enum NavError {
     /// A line or column below 1.
     #[error("{what} {value} is not a position: lines and columns are 1-based (the first is 1)")]
     NotOneBased { what: &'static str, value: u32 },
+    /// The file's servers run but none offers this request (the capability is absent).
+    #[error("{servers} (the language {} for {file}) {} not offer {what}", several(.servers, "servers", "server"), several(.servers, "do", "does"))]
+    NotOffered {
+        file: String,
+        servers: String,
+        what: String,
+    },
+}
+
+/// `many` when `servers` names several (comma-separated), else `one`.
+fn several(servers: &str, many: &'static str, one: &'static str) -> &'static str {
+    if servers.contains(", ") {
+        many
+    } else {
+        one
+    }
+}
+
+impl NavError {
+    /// The error naming the request a server does not offer (other errors unchanged).
+    fn offering(self, request: &str) -> Self {
+        match self {
+            NavError::NotOffered { file, servers, .. } => NavError::NotOffered {
+                file,
+                servers,
+                what: request.to_string(),
+            },
+            other => other,
+        }
+    }
 }
 
 impl Target {
@@ -93,12 +128,15 @@ impl Target {
 /// What the servers answered to a position question, and where it pointed.
 struct Asked {
     answers: Vec<(PositionEncoding, NavAnswer)>,
+    /// The server of each answer, in the same order.
+    answered_by: Vec<Ready>,
     position: Option<(u32, u32)>,
     subject: Option<String>,
     notes: Vec<String>,
 }
 
 /// A server ready to answer, with what it can do.
+#[derive(Clone)]
 struct Ready {
     key: ServerKey,
     server: ActorRef<ServerMsg>,
@@ -190,7 +228,8 @@ impl Squiggle {
         let (path, relative, text) = self.open_target(file.as_ref()).await?;
         let (ready, mut notes) = self
             .ready_servers(&path, &relative, |p| p.document_symbols)
-            .await?;
+            .await
+            .map_err(|err| err.offering("textDocument/documentSymbol"))?;
         for server in ready {
             let Some(server_text) = self.open_on(&server, &path, &text, &mut notes).await else {
                 continue;
@@ -229,10 +268,12 @@ impl Squiggle {
         let (path, relative, text) = self.open_target(file).await?;
         let (ready, mut notes) = self
             .ready_servers(&path, &relative, |p| kind.provided(p))
-            .await?;
+            .await
+            .map_err(|err| err.offering(kind.method()))?;
         let mut position = None;
         let mut subject = None;
         let mut answers = Vec::new();
+        let mut answered_by = Vec::new();
         for server in &ready {
             let Some(server_text) = self.open_on(server, &path, &text, &mut notes).await else {
                 continue;
@@ -260,8 +301,10 @@ impl Squiggle {
                 ),
             };
             self.note_busy(server, &mut notes).await;
-            if let Some(answer) = self.navigate(server, kind.request(params)).await {
+            let request = kind.request(params);
+            if let Some(answer) = self.navigate_noting(server, request, &mut notes).await {
                 answers.push((server.info.encoding, answer));
+                answered_by.push(server.clone());
             }
         }
         if position.is_none() && notes.is_empty() {
@@ -273,6 +316,7 @@ impl Squiggle {
         }
         Ok(Asked {
             answers,
+            answered_by,
             position,
             subject,
             notes,
@@ -369,6 +413,7 @@ impl Squiggle {
         let mut ready = Vec::new();
         let mut notes = Vec::new();
         let mut reasons = Vec::new();
+        let mut declined = Vec::new();
         for key in keys {
             let acquire = |reply| RegistryMsg::Acquire {
                 key: key.clone(),
@@ -382,6 +427,8 @@ impl Squiggle {
                     };
                     if wanted(&info.provides) {
                         ready.push(Ready { key, server, info });
+                    } else {
+                        declined.push(key.id);
                     }
                 }
                 Some(Acquired::Unusable { state, reason }) => {
@@ -392,6 +439,13 @@ impl Squiggle {
                     key.id
                 )),
             }
+        }
+        if ready.is_empty() && notes.is_empty() && !declined.is_empty() {
+            return Err(NavError::NotOffered {
+                file: relative.to_string(),
+                servers: declined.join(", "),
+                what: "this request".to_string(),
+            });
         }
         if ready.is_empty() && notes.is_empty() {
             let why = if reasons.is_empty() {
@@ -542,6 +596,9 @@ enum Kind {
     Definition,
     References { include_declaration: bool },
     Hover,
+    Implementation,
+    TypeDefinition,
+    CallHierarchy,
 }
 
 impl Kind {
@@ -550,6 +607,21 @@ impl Kind {
             Kind::Definition => provides.definition,
             Kind::References { .. } => provides.references,
             Kind::Hover => provides.hover,
+            Kind::Implementation => provides.implementation,
+            Kind::TypeDefinition => provides.type_definition,
+            Kind::CallHierarchy => provides.call_hierarchy,
+        }
+    }
+
+    /// The LSP method asked, for a refusal.
+    fn method(self) -> &'static str {
+        match self {
+            Kind::Definition => "textDocument/definition",
+            Kind::References { .. } => "textDocument/references",
+            Kind::Hover => "textDocument/hover",
+            Kind::Implementation => "textDocument/implementation",
+            Kind::TypeDefinition => "textDocument/typeDefinition",
+            Kind::CallHierarchy => "textDocument/prepareCallHierarchy",
         }
     }
 
@@ -563,6 +635,9 @@ impl Kind {
                 include_declaration,
             },
             Kind::Hover => NavRequest::Hover(position),
+            Kind::Implementation => NavRequest::Implementation(position),
+            Kind::TypeDefinition => NavRequest::TypeDefinition(position),
+            Kind::CallHierarchy => NavRequest::PrepareCallHierarchy(position),
         }
     }
 }
@@ -578,4 +653,28 @@ fn dedup(mut locations: Vec<Location>) -> Vec<Location> {
     locations.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
     locations.dedup_by(|a, b| a.file == b.file && a.line == b.line && a.column == b.column);
     locations
+}
+
+impl Squiggle {
+    /// Sends a navigation request to one server and waits for its answer; a failure becomes a
+    /// note (the server's error, said, never an empty answer that looks like "nothing found").
+    async fn navigate_noting(
+        &self,
+        server: &Ready,
+        request: NavRequest,
+        notes: &mut Vec<String>,
+    ) -> Option<NavAnswer> {
+        let message = |reply| ServerMsg::Navigate { request, reply };
+        match ask(&server.server, message, Duration::from_secs(15)).await {
+            Some(Ok(answer)) => Some(answer),
+            Some(Err(err)) => {
+                notes.push(format!("{} answered with an error: {err}", server.key.id));
+                None
+            }
+            None => {
+                notes.push(format!("{} did not answer", server.key.id));
+                None
+            }
+        }
+    }
 }
