@@ -3,6 +3,7 @@
 
 mod navigation;
 
+pub use navigation::{ActionInfo, ActionPick, CodeActions, EditFailure, EditMode, EditOutcome};
 pub use navigation::{Answer, NavError, Target};
 
 use std::collections::{BTreeMap, HashMap, HashSet};

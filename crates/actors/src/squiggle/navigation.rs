@@ -579,3 +579,7 @@ fn dedup(mut locations: Vec<Location>) -> Vec<Location> {
     locations.dedup_by(|a, b| a.file == b.file && a.line == b.line && a.column == b.column);
     locations
 }
+
+mod refactor;
+
+pub use refactor::{ActionInfo, ActionPick, CodeActions, EditFailure, EditMode, EditOutcome};
