@@ -295,7 +295,7 @@ impl Service {
                 Json::of(&self.checks().feedback(&file_path, text, scope, hurry).await)
             }
             _ => {
-                let Some(tool) = navigation_tool(name) else {
+                let Some(tool) = navigation_tool(name).or_else(|| refactor_tool(name)) else {
                     return Err((error_code::METHOD_NOT_FOUND, format!("no method `{name}`")));
                 };
                 if hurry {
@@ -431,6 +431,15 @@ fn navigation_tool(method: &str) -> Option<&'static str> {
         "lsp/hover" => "lsp_hover",
         "lsp/documentSymbols" => "lsp_document_symbols",
         "lsp/workspaceSymbols" => "lsp_workspace_symbols",
+        _ => return None,
+    })
+}
+
+/// The tool behind a refactoring method of the service (same arguments and results as MCP).
+fn refactor_tool(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "lsp/rename" => "lsp_rename",
+        "lsp/codeActions" => "lsp_code_actions",
         _ => return None,
     })
 }

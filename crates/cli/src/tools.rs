@@ -2,6 +2,8 @@
 //! `squiggle serve` (as `lsp/definition`, `lsp/references`, ...): their names, schemas and
 //! compact results (text a model reads well, plus the same as structured JSON).
 
+mod refactor;
+
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
@@ -51,6 +53,8 @@ pub struct Toolbox {
     severities: Vec<Severity>,
     /// Servers already said to be unavailable this session: said once, not in every answer.
     said_unavailable: Arc<Mutex<HashSet<String>>>,
+    /// What rename and code action previews saw, for the applies that follow.
+    previews: Arc<Mutex<refactor::Previews>>,
 }
 
 impl Toolbox {
@@ -63,6 +67,7 @@ impl Toolbox {
             navigation,
             severities,
             said_unavailable: Arc::default(),
+            previews: Arc::default(),
         }
     }
 
@@ -112,6 +117,9 @@ impl Toolbox {
                 "restart": {"type": "boolean", "default": false, "description": "First restart the language servers that crashed (each only after its restart cooldown)."}
             }}),
         });
+        if self.navigation {
+            specs.extend(refactor::specs());
+        }
         specs
     }
 
@@ -119,6 +127,9 @@ impl Toolbox {
     pub async fn call(&self, name: &str, args: &Map<String, Value>) -> Result<Output, String> {
         if !self.specs().iter().any(|spec| spec.name == name) {
             return Err(format!("no tool `{name}`"));
+        }
+        if let Some(result) = self.call_refactor(name, args).await {
+            return result;
         }
         let squiggle = &self.squiggle;
         let file = string_arg(args, "file")?;
