@@ -112,6 +112,8 @@ pub struct Script {
     pub unversioned: bool,
     /// With `pull`: answer every pull with this error message (code -32603).
     pub pull_error: Option<String>,
+    /// Rename and code actions (see `refactor.rs`).
+    pub refactor: super::refactor::Refactor,
 }
 
 impl Default for Script {
@@ -147,6 +149,7 @@ impl Default for Script {
             strict: false,
             unversioned: false,
             pull_error: None,
+            refactor: Default::default(),
         }
     }
 }

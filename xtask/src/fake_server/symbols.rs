@@ -244,7 +244,7 @@ fn flatten(
 }
 
 /// The `.fake` files under `dir`, recursively (hidden folders skipped).
-fn fake_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+pub(super) fn fake_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
