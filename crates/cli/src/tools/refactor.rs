@@ -28,32 +28,28 @@ pub struct Previews(HashMap<String, (Option<String>, BTreeMap<String, String>)>)
 
 /// The refactoring tools' specs.
 pub fn specs() -> Vec<Spec> {
-    let mut rename = super::position_schema(None);
-    let mut actions = super::position_schema(None);
-    if let Some(map) = rename["properties"].as_object_mut() {
-        map.insert("new_name".into(), json!({"type": "string"}));
-        map.insert("apply".into(), json!({"type": "boolean", "default": false, "description": "Write the previewed edit."}));
-    }
-    rename["required"] = json!(["file", "new_name"]);
-    if let Some(map) = actions["properties"].as_object_mut() {
-        map.insert("end_line".into(), json!({"type": "integer", "minimum": 1}));
-        map.insert("action".into(), json!({"type": "integer", "minimum": 1, "description": "Preview this action (its number in the list)."}));
-        map.insert(
-            "apply".into(),
-            json!({"type": "boolean", "default": false, "description": "Apply `action`."}),
-        );
-        map.remove("character");
-    }
+    // Terse: the position arguments are described once, on lsp_goto_definition.
+    let (text, whole, flag) = (
+        json!({"type": "string"}),
+        json!({"type": "integer", "minimum": 1}),
+        json!({"type": "boolean"}),
+    );
     vec![
         Spec {
             name: "lsp_rename",
-            description: "Rename a symbol everywhere. Shows the diff; `apply: true` writes it (refused if a file changed since the preview) and returns the changed files' diagnostics. Address it like lsp_goto_definition.",
-            schema: rename,
+            description: "Rename a symbol everywhere (address it like lsp_goto_definition). Shows the diff; `apply: true` writes it unless a file changed since, then gives the changed files' diagnostics.",
+            schema: json!({"type": "object", "properties": {
+                "file": text, "line": whole, "character": whole, "symbol": text,
+                "new_name": text, "apply": flag
+            }, "required": ["file", "new_name"]}),
         },
         Spec {
             name: "lsp_code_actions",
-            description: "Quick fixes and refactorings for `line` (to `end_line`) of a file, with its diagnostics, numbered. `action: N` previews one, `apply: true` applies it like lsp_rename.",
-            schema: actions,
+            description: "Numbered quick fixes and refactorings for `line` (to `end_line`) and its diagnostics. `action: N` previews one; `apply: true` applies it as lsp_rename does.",
+            schema: json!({"type": "object", "properties": {
+                "file": text, "line": whole, "end_line": whole, "symbol": text,
+                "action": whole, "apply": flag
+            }, "required": ["file"]}),
         },
     ]
 }
@@ -409,6 +405,6 @@ mod tests {
             .iter()
             .map(|s| s.description.len() + s.schema.to_string().len())
             .sum();
-        assert!(size < 2_400, "{size}");
+        assert!(size < 900, "{size}");
     }
 }
