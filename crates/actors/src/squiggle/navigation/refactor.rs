@@ -446,19 +446,25 @@ impl Squiggle {
     }
 
     /// Tells the servers about files just written: each existing one is checked (synced to
-    /// every server for its type, with fresh diagnostics); a deleted one is closed.
+    /// every server for its type, with fresh diagnostics); a deleted one is closed. With
+    /// several files, they are all synced first and then checked again, so that no file's
+    /// answer comes from a server that had not yet heard of another's change.
     async fn sync_written(&self, written: &[PathBuf]) -> Vec<CheckResult> {
-        let mut checks = Vec::new();
-        let mut pending = Vec::new();
+        let mut existing = Vec::new();
         for path in written {
             if path.exists() {
-                pending.push(self.check_file(path, None));
+                existing.push(path);
             } else {
                 self.close_file(path).await;
             }
         }
-        checks.extend(futures::future::join_all(pending).await);
-        checks
+        let check_all =
+            || futures::future::join_all(existing.iter().map(|p| self.check_file(p, None)));
+        let first = check_all().await;
+        if existing.len() < 2 {
+            return first;
+        }
+        check_all().await
     }
 
     /// The file to edit and the first ready server for it that offers `what`, with the file
