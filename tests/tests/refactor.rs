@@ -102,7 +102,7 @@ async fn a_rename_is_previewed_then_applied_across_files_and_checked() {
                 }
                 _ => None,
             })
-            .last()
+            .next_back()
     };
     assert_eq!(synced("/a.fake"), Some(json!("variable sum\n")));
     assert_eq!(synced("/b.fake"), Some(json!("x = sum + 1\n")));

@@ -17,7 +17,7 @@ use futures::FutureExt;
 #[derive(Debug, Clone)]
 pub enum NavRequest {
     /// A refactoring request (rename, code actions).
-    Edit(EditRequest),
+    Edit(Box<EditRequest>),
     /// Where the symbol at a position is defined.
     Definition(TextDocumentPositionParams),
     /// Where the symbol at a position is used.
@@ -51,7 +51,7 @@ impl NavRequest {
 #[derive(Debug, Clone)]
 pub enum NavAnswer {
     /// The answer to a refactoring request.
-    Edit(EditAnswer),
+    Edit(Box<EditAnswer>),
     /// Definition targets.
     Definition(Option<GotoDefinitionResponse>),
     /// Reference locations.
@@ -111,8 +111,8 @@ pub fn send(
     let partial = PartialResultParams::default();
     let answer = match request {
         NavRequest::Edit(request) => {
-            return refactor::send(&socket, request)
-                .map(|r| r.map(NavAnswer::Edit))
+            return refactor::send(&socket, *request)
+                .map(|r| r.map(|answer| NavAnswer::Edit(Box::new(answer))))
                 .boxed()
         }
         NavRequest::Definition(position) => socket

@@ -31,9 +31,9 @@ pub enum EditRequest {
         new_name: String,
     },
     /// The code actions for a range.
-    CodeActions(CodeActionParams),
+    CodeActions(Box<CodeActionParams>),
     /// A code action with its edit filled in.
-    ResolveCodeAction(CodeAction),
+    ResolveCodeAction(Box<CodeAction>),
     /// Run a command on the server (its edits come back as `workspace/applyEdit`).
     ExecuteCommand(Command),
 }
@@ -61,7 +61,7 @@ pub enum EditAnswer {
     /// The code actions.
     CodeActions(Option<CodeActionResponse>),
     /// The resolved code action.
-    ResolvedCodeAction(CodeAction),
+    ResolvedCodeAction(Box<CodeAction>),
     /// The command ran.
     Executed,
 }
@@ -201,12 +201,12 @@ pub fn send(
             .map(|r| r.map(EditAnswer::Rename))
             .boxed(),
         EditRequest::CodeActions(params) => socket
-            .code_action(params)
+            .code_action(*params)
             .map(|r| r.map(EditAnswer::CodeActions))
             .boxed(),
         EditRequest::ResolveCodeAction(action) => socket
-            .code_action_resolve(action)
-            .map(|r| r.map(EditAnswer::ResolvedCodeAction))
+            .code_action_resolve(*action)
+            .map(|r| r.map(|action| EditAnswer::ResolvedCodeAction(Box::new(action))))
             .boxed(),
         EditRequest::ExecuteCommand(command) => socket
             .execute_command(ExecuteCommandParams {

@@ -92,12 +92,15 @@ pub enum EditError {
     Overlap(String),
 }
 
+/// One touched file's text before the edit, its text now, and the file it was renamed from.
+type State = (Option<String>, Option<String>, Option<PathBuf>);
+
 /// The state of the files an edit touched so far.
 struct Files<'r, R> {
     root: &'r Path,
     read: R,
-    /// path -> (text before, text now, renamed from).
-    states: BTreeMap<PathBuf, (Option<String>, Option<String>, Option<PathBuf>)>,
+    /// Each touched path's state.
+    states: BTreeMap<PathBuf, State>,
 }
 
 impl<R> Files<'_, R>

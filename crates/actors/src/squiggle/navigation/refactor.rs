@@ -262,7 +262,7 @@ impl Squiggle {
         };
         let id = server.key.id.clone();
         let offered = match self
-            .edit_request(&server, EditRequest::CodeActions(params))
+            .edit_request(&server, EditRequest::CodeActions(Box::new(params)))
             .await
         {
             Ok(EditAnswer::CodeActions(actions)) => actions.unwrap_or_default(),
@@ -326,9 +326,9 @@ impl Squiggle {
             CodeActionOrCommand::CodeAction(action) => {
                 let mut action = action.clone();
                 if action.edit.is_none() && server.info.provides.edits.resolve_code_action {
-                    let request = EditRequest::ResolveCodeAction(action.clone());
+                    let request = EditRequest::ResolveCodeAction(Box::new(action.clone()));
                     match self.edit_request(server, request).await {
-                        Ok(EditAnswer::ResolvedCodeAction(resolved)) => action = resolved,
+                        Ok(EditAnswer::ResolvedCodeAction(resolved)) => action = *resolved,
                         Ok(_) => {}
                         Err(error) => {
                             return Err(EditFailure::Server {
@@ -512,11 +512,11 @@ impl Squiggle {
         request: EditRequest,
     ) -> Result<EditAnswer, String> {
         let message = |reply| ServerMsg::Navigate {
-            request: NavRequest::Edit(request),
+            request: NavRequest::Edit(Box::new(request)),
             reply,
         };
         match ask(&server.server, message, EDIT_LIMIT).await {
-            Some(Ok(NavAnswer::Edit(answer))) => Ok(answer),
+            Some(Ok(NavAnswer::Edit(answer))) => Ok(*answer),
             Some(Ok(_)) => Err("an answer of the wrong kind".to_string()),
             Some(Err(error)) => Err(error),
             None => Err(format!("no answer within {} s", EDIT_LIMIT.as_secs())),
