@@ -299,3 +299,65 @@ async fn pyright_renames_across_files_and_refuses_a_stale_apply() {
     squiggle.shutdown().await;
     assert_no_process_in(&root);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ruff_fixes_an_unused_import_from_its_diagnostic() {
+    let _turn = real_servers_turn_async().await;
+    let (_dir, root) = project(&[
+        (
+            "pyproject.toml",
+            "[project]\nname = \"fixture\"\nversion = \"0\"\n",
+        ),
+        ("app.py", "import os\n\nx = 1\n"),
+    ]);
+    let squiggle = runtime_with(&root, "ruff", "ruff", "pip install ruff").await;
+    let checked = squiggle.check_file(root.join("app.py"), None).await;
+    let codes: Vec<_> = checked.diagnostics.iter().map(|d| d.code.clone()).collect();
+    assert_eq!(codes, [Some("F401".to_string())], "{checked:?}");
+
+    let at = || Target::At { line: 1, column: 8 };
+    let listed = squiggle
+        .code_actions(root.join("app.py"), at(), None, None)
+        .await
+        .unwrap();
+    // Ruff's per-diagnostic quick fixes need the diagnostic's `data`, which squiggle does not
+    // keep; its fix-all action fixes the same problem.
+    let fix = (listed.items.actions.iter())
+        .find(|a| a.kind.as_deref() == Some("source.fixAll.ruff"))
+        .unwrap_or_else(|| panic!("{:?}", listed.items.actions));
+    let pick = |mode| ActionPick {
+        index: fix.index,
+        title: Some(fix.title.clone()),
+        mode,
+    };
+    let preview = squiggle
+        .code_actions(
+            root.join("app.py"),
+            at(),
+            None,
+            Some(pick(EditMode::Preview)),
+        )
+        .await
+        .unwrap();
+    let (_, outcome) = preview.items.chosen.unwrap();
+    let diff = squiggle_protocol::navigation::render_diff(&outcome.plan, 20);
+    assert!(diff.contains("-import os\n"), "{diff}");
+    assert_eq!(read(&root, "app.py"), "import os\n\nx = 1\n");
+
+    let expect = Some(outcome.hashes);
+    let applied = squiggle
+        .code_actions(
+            root.join("app.py"),
+            at(),
+            None,
+            Some(pick(EditMode::Apply { expect })),
+        )
+        .await
+        .unwrap();
+    let (_, outcome) = applied.items.chosen.unwrap();
+    assert!(outcome.applied);
+    assert!(!read(&root, "app.py").contains("import os"));
+    assert_eq!(outcome.checks[0].diagnostics, vec![], "F401 is gone");
+    squiggle.shutdown().await;
+    assert_no_process_in(&root);
+}

@@ -106,7 +106,7 @@ pub enum EditFailure {
     #[error(transparent)]
     Nav(#[from] NavError),
     /// No server for the file offers it.
-    #[error("{servers} does not offer {what} for {file}")]
+    #[error("{servers} {} not offer {what} for {file}", if .servers.contains(", ") { "do" } else { "does" })]
     NotOffered {
         what: &'static str,
         file: String,
@@ -222,60 +222,70 @@ impl Squiggle {
         let target = target.validated()?.clone();
         // A check first: the servers have the file as it is on disk, and its diagnostics are fresh.
         let checked = self.check_file(file.as_ref(), None).await;
-        let (path, relative, text, server, mut notes) = self
-            .edit_server(file.as_ref(), "code actions", |p| p.edits.code_actions)
+        let (path, relative, text, servers, mut notes) = self
+            .edit_servers(file.as_ref(), "code actions", |p| p.edits.code_actions)
             .await?;
         let (line, column) = match &target {
             Target::At { line, column } => (*line, *column),
             symbol => {
-                (self.resolve_target(&server, &path, &relative, &text, symbol, &mut notes)).await?
+                let first = &servers[0];
+                (self.resolve_target(first, &path, &relative, &text, symbol, &mut notes)).await?
             }
         };
         let last = end_line.unwrap_or(line).max(line);
         let lines: Vec<&str> = text.lines().collect();
-        let encoding = server.info.encoding;
-        let at = |line: u32, column: u32| {
-            let line_text = lines.get(line as usize - 1).copied().unwrap_or_default();
-            Position::new(line - 1, lsp_character(line_text, column, encoding))
-        };
         let end_column = lines
             .get(last as usize - 1)
             .map_or(1, |l| l.chars().count() as u32 + 1);
-        let range = Range::new(at(line, column), at(last, end_column));
         let diagnostics: Vec<Diagnostic> = (checked.diagnostics.into_iter())
             .filter(|d| d.line <= last && d.end_line >= line)
             .collect();
-        let context = (diagnostics.iter())
-            .filter(|d| from_server(d, &server.key.id, &diagnostics))
-            .map(|d| to_lsp(d, &at))
-            .collect();
-        let params = CodeActionParams {
-            text_document: TextDocumentIdentifier { uri: uri_of(&path) },
-            range,
-            context: CodeActionContext {
-                diagnostics: context,
-                only: None,
-                trigger_kind: Some(CodeActionTriggerKind::INVOKED),
-            },
-            work_done_progress_params: WorkDoneProgressParams::default(),
-            partial_result_params: PartialResultParams::default(),
-        };
-        let id = server.key.id.clone();
-        let offered = match self
-            .edit_request(&server, EditRequest::CodeActions(Box::new(params)))
-            .await
-        {
-            Ok(EditAnswer::CodeActions(actions)) => actions.unwrap_or_default(),
-            Ok(_) => Vec::new(),
-            Err(error) => return Err(EditFailure::Server { server: id, error }),
-        };
+        // Every server that offers code actions is asked, each with its own diagnostics.
+        let mut offered: Vec<(usize, CodeActionOrCommand)> = Vec::new();
+        let mut failures = Vec::new();
+        for (number, server) in servers.iter().enumerate() {
+            let encoding = server.info.encoding;
+            let at = |line: u32, column: u32| {
+                let line_text = lines.get(line as usize - 1).copied().unwrap_or_default();
+                Position::new(line - 1, lsp_character(line_text, column, encoding))
+            };
+            let context = (diagnostics.iter())
+                .filter(|d| from_server(d, &server.key.id, &diagnostics))
+                .map(|d| to_lsp(d, &at))
+                .collect();
+            let params = CodeActionParams {
+                text_document: TextDocumentIdentifier { uri: uri_of(&path) },
+                range: Range::new(at(line, column), at(last, end_column)),
+                context: CodeActionContext {
+                    diagnostics: context,
+                    only: None,
+                    trigger_kind: Some(CodeActionTriggerKind::INVOKED),
+                },
+                work_done_progress_params: WorkDoneProgressParams::default(),
+                partial_result_params: PartialResultParams::default(),
+            };
+            match (self.edit_request(server, EditRequest::CodeActions(Box::new(params)))).await {
+                Ok(EditAnswer::CodeActions(actions)) => {
+                    offered.extend(actions.unwrap_or_default().into_iter().map(|a| (number, a)))
+                }
+                Ok(_) => {}
+                Err(error) => failures.push(EditFailure::Server {
+                    server: server.key.id.clone(),
+                    error,
+                }),
+            }
+        }
+        if failures.len() == servers.len() {
+            return Err(failures.swap_remove(0));
+        }
+        notes.extend(failures.iter().map(ToString::to_string));
         let actions: Vec<ActionInfo> = (offered.iter().enumerate())
-            .map(|(index, action)| describe(index + 1, action, &id))
+            .map(|(index, (number, action))| describe(index + 1, action, &servers[*number].key.id))
             .collect();
         let chosen = match pick {
             None => None,
             Some(pick) => {
-                let outcome = self.carry_out_action(&server, &offered, &actions, pick.clone());
+                let outcome = self.carry_out_action(&servers, &offered, &actions, pick.clone());
                 Some((pick.index, outcome.await?))
             }
         };
@@ -294,12 +304,12 @@ impl Squiggle {
     /// Previews or applies one listed code action.
     async fn carry_out_action(
         &self,
-        server: &Ready,
-        offered: &[CodeActionOrCommand],
+        servers: &[Ready],
+        offered: &[(usize, CodeActionOrCommand)],
         actions: &[ActionInfo],
         pick: ActionPick,
     ) -> Result<EditOutcome, EditFailure> {
-        let (Some(action), Some(info)) = (
+        let (Some((number, action)), Some(info)) = (
             offered.get(pick.index.wrapping_sub(1)),
             actions.get(pick.index.wrapping_sub(1)),
         ) else {
@@ -315,6 +325,7 @@ impl Squiggle {
                 pick.index, info.title
             )));
         }
+        let server = &servers[*number];
         if let Some(reason) = &info.disabled {
             return Err(EditFailure::Refused(format!(
                 "`{}` is disabled: {reason}",
@@ -475,10 +486,39 @@ impl Squiggle {
         what: &'static str,
         offers: impl Fn(&crate::server::navigate::Provides) -> bool,
     ) -> Result<(PathBuf, String, std::sync::Arc<str>, Ready, Vec<String>), EditFailure> {
+        let (path, relative, text, servers, notes) = self.edit_servers(file, what, offers).await?;
+        let server = servers
+            .into_iter()
+            .next()
+            .ok_or_else(|| EditFailure::Refused(format!("no server for {relative} took it")))?;
+        Ok((path, relative, text, server, notes))
+    }
+
+    /// The file to edit and the ready servers for it that offer `what` (at least one), with
+    /// the file open on each as it is on disk.
+    async fn edit_servers(
+        &self,
+        file: &Path,
+        what: &'static str,
+        offers: impl Fn(&crate::server::navigate::Provides) -> bool,
+    ) -> Result<
+        (
+            PathBuf,
+            String,
+            std::sync::Arc<str>,
+            Vec<Ready>,
+            Vec<String>,
+        ),
+        EditFailure,
+    > {
         let (path, relative, text) = self.open_target(file).await?;
         let (ready, mut notes) = self.ready_servers(&path, &relative, |_| true).await?;
         let ids: Vec<String> = ready.iter().map(|r| r.key.id.clone()).collect();
-        let Some(server) = ready.into_iter().find(|r| offers(&r.info.provides)) else {
+        let offering: Vec<Ready> = ready
+            .into_iter()
+            .filter(|r| offers(&r.info.provides))
+            .collect();
+        if offering.is_empty() {
             if ids.is_empty() {
                 return Err(EditFailure::Refused(format!(
                     "no server for {relative} is ready: {}",
@@ -490,19 +530,24 @@ impl Squiggle {
                 file: relative,
                 servers: ids.join(", "),
             });
-        };
-        let Some(server_text) = self.open_on(&server, &path, &text, &mut notes).await else {
-            return Err(EditFailure::Refused(format!(
-                "{} did not take {relative}",
-                server.key.id
-            )));
-        };
-        if *server_text != *text {
-            // The server has an older copy: give it the file as it is on disk first.
-            self.check_file(&path, None).await;
         }
-        self.note_busy(&server, &mut notes).await;
-        Ok((path, relative, text, server, notes))
+        let mut servers = Vec::new();
+        for server in offering {
+            let Some(server_text) = self.open_on(&server, &path, &text, &mut notes).await else {
+                notes.push(format!("{} did not take {relative}", server.key.id));
+                continue;
+            };
+            if *server_text != *text {
+                // The server has an older copy: give it the file as it is on disk first.
+                self.check_file(&path, None).await;
+            }
+            self.note_busy(&server, &mut notes).await;
+            servers.push(server);
+        }
+        if servers.is_empty() {
+            return Err(EditFailure::Refused(notes.join("; ")));
+        }
+        Ok((path, relative, text, servers, notes))
     }
 
     /// Sends a refactoring request to one server and waits for its answer or error.
