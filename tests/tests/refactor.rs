@@ -380,3 +380,67 @@ fn the_mcp_tools_preview_apply_and_refuse_a_stale_apply() {
     mcp.close(limit);
     squiggle_tests::assert_no_process_in(&ws.root);
 }
+
+#[test]
+fn serve_previews_and_applies_with_the_hashes_passed_back() {
+    let ws = FakeWorkspace::new();
+    three_files(&ws);
+    ws.write("d.fake", "ERROR here\n");
+    let script = ws.script(&json!({"refactor": {"rename": true, "actions": true}}));
+    ws.write(
+        "squiggle.toml",
+        &format!(
+            "settle_ms = 20\n[servers.fake]\ncommand = {:?}\nargs = [\"fake-server\", \"--script\", {:?}]\nextensions = [\"fake\"]\n",
+            squiggle_tests::xtask_bin().display().to_string(),
+            script.display().to_string(),
+        ),
+    );
+    let mut serve = squiggle_tests::Serve::start(&ws.root, &[]);
+    let limit = Duration::from_secs(30);
+    assert_eq!(serve.next(limit)["method"], "lsp/ready");
+    let args = json!({"file": "a.fake", "line": 1, "character": 10, "new_name": "sum"});
+
+    serve.request(1, "lsp/rename", args.clone());
+    let preview = serve.answer(1, limit)["result"].clone();
+    assert_eq!(preview["applied"], false, "{preview}");
+    assert_eq!(preview["files"], json!(["a.fake", "b.fake", "sub/c.fake"]));
+    let hashes = preview["hashes"].clone();
+    assert_eq!(hashes.as_object().unwrap().len(), 3, "{hashes}");
+
+    let mut wrong = args.clone();
+    wrong["apply"] = json!(true);
+    wrong["expect"] =
+        json!({"a.fake": "0", "b.fake": hashes["b.fake"], "sub/c.fake": hashes["sub/c.fake"]});
+    serve.request(2, "lsp/rename", wrong);
+    let refused = serve.answer(2, limit);
+    assert_eq!(
+        refused["error"]["message"],
+        "a.fake changed since the preview; nothing was written; preview again",
+        "{refused}"
+    );
+
+    let mut apply = args;
+    apply["apply"] = json!(true);
+    apply["expect"] = hashes;
+    serve.request(3, "lsp/rename", apply);
+    let applied = serve.answer(3, limit)["result"].clone();
+    assert_eq!(applied["applied"], true, "{applied}");
+    assert_eq!(read(&ws, "b.fake"), "x = sum + 1\n");
+
+    serve.request(4, "lsp/codeActions", json!({"file": "d.fake", "line": 1}));
+    let listed = serve.answer(4, limit)["result"].clone();
+    assert_eq!(
+        listed["actions"][0]["title"], "Replace ERROR with OK",
+        "{listed}"
+    );
+    assert!(
+        listed["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("code actions for d.fake:1, 1 diagnostic: 2\n1. [quickfix, preferred] Replace ERROR with OK\n"),
+        "{listed}"
+    );
+    serve.request(5, "lsp/shutdown", json!({}));
+    serve.answer(5, limit);
+    squiggle_tests::assert_no_process_in(&ws.root);
+}
