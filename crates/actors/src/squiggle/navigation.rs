@@ -580,6 +580,8 @@ fn dedup(mut locations: Vec<Location>) -> Vec<Location> {
     locations
 }
 
+mod code_actions;
 mod refactor;
 
-pub use refactor::{ActionInfo, ActionPick, CodeActions, EditFailure, EditMode, EditOutcome};
+pub use code_actions::{ActionInfo, ActionPick, CodeActions};
+pub use refactor::{EditFailure, EditMode, EditOutcome};
