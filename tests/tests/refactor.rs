@@ -444,3 +444,49 @@ fn serve_previews_and_applies_with_the_hashes_passed_back() {
     serve.answer(5, limit);
     squiggle_tests::assert_no_process_in(&ws.root);
 }
+
+#[test]
+fn an_mcp_apply_of_a_listed_action_is_refused_when_the_list_changed() {
+    let ws = FakeWorkspace::new();
+    ws.write("d.fake", "ERROR here\n");
+    let script = ws.script(&json!({"refactor": {"actions": true}}));
+    ws.write(
+        "squiggle.toml",
+        &format!(
+            "settle_ms = 20\n[servers.fake]\ncommand = {:?}\nargs = [\"fake-server\", \"--script\", {:?}]\nextensions = [\"fake\"]\n",
+            squiggle_tests::xtask_bin().display().to_string(),
+            script.display().to_string(),
+        ),
+    );
+    let limit = Duration::from_secs(20);
+    let mut mcp = Mcp::start(&ws.root, limit);
+
+    let listed = mcp.call(
+        "lsp_code_actions",
+        json!({"file": "d.fake", "line": 1}),
+        limit,
+    );
+    let text = listed["content"][0]["text"].as_str().unwrap();
+    assert_eq!(
+        text,
+        "code actions for d.fake:1, 1 diagnostic: 2\n\
+         1. [quickfix, preferred] Replace ERROR with OK\n\
+         2. [quickfix] Apply the scripted edit  (runs fake.apply)\n\
+         preview one with `action: N`\n"
+    );
+    // Fixed by hand meanwhile: the first action now is another one.
+    ws.write("d.fake", "fine here\n");
+    let refused = mcp.call(
+        "lsp_code_actions",
+        json!({"file": "d.fake", "line": 1, "action": 1, "apply": true}),
+        limit,
+    );
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert_eq!(
+        refused["content"][0]["text"],
+        "action 1 is now `Apply the scripted edit`, not `Replace ERROR with OK`; nothing was done; list them again"
+    );
+    assert_eq!(read(&ws, "d.fake"), "fine here\n");
+    mcp.close(limit);
+    squiggle_tests::assert_no_process_in(&ws.root);
+}

@@ -22,9 +22,10 @@ const MAX_DIFF_LINES: usize = 80;
 /// At most this many code actions are listed.
 const MAX_ACTIONS: usize = 30;
 
-/// What previews said, by question, so that an apply can tell whether a file changed since.
+/// What listings and previews said, by question: the action's title when listed, and the
+/// touched files' hashes when previewed, so that an apply can tell whether anything changed.
 #[derive(Debug, Default)]
-pub struct Previews(HashMap<String, (Option<String>, BTreeMap<String, String>)>);
+pub struct Previews(HashMap<String, (Option<String>, Option<BTreeMap<String, String>>)>);
 
 /// The refactoring tools' specs.
 pub fn specs() -> Vec<Spec> {
@@ -145,6 +146,13 @@ impl Toolbox {
             .collect();
         let extra = json!({"position": position_json(answer.position), "actions": actions});
         let Some((index, outcome)) = &answer.items.chosen else {
+            // An apply with no preview must still find the action that was listed.
+            let mut previews = lock(&self.previews);
+            for action in &answer.items.actions {
+                let key = format!("{base} {}", action.index);
+                previews.0.insert(key, (Some(action.title.clone()), None));
+            }
+            drop(previews);
             let mut text = listed;
             if !answer.items.actions.is_empty() {
                 text.push_str("preview one with `action: N`\n");
@@ -192,7 +200,7 @@ impl Toolbox {
         let remembered = lock(&self.previews).0.get(key).cloned();
         let (title, hashes) = match (given, remembered) {
             (Some(hashes), _) => (None, Some(hashes)),
-            (None, Some((title, hashes))) => (title, Some(hashes)),
+            (None, Some((title, hashes))) => (title, hashes),
             (None, None) => (None, None),
         };
         Ok((EditMode::Apply { expect: hashes }, title))
@@ -206,7 +214,7 @@ impl Toolbox {
         } else {
             previews
                 .0
-                .insert(key.to_string(), (title, outcome.hashes.clone()));
+                .insert(key.to_string(), (title, Some(outcome.hashes.clone())));
         }
     }
 
