@@ -25,7 +25,10 @@ const MAX_ACTIONS: usize = 30;
 /// What listings and previews said, by question: the action's title when listed, and the
 /// touched files' hashes when previewed, so that an apply can tell whether anything changed.
 #[derive(Debug, Default)]
-pub struct Previews(HashMap<String, (Option<String>, Option<BTreeMap<String, String>>)>);
+pub struct Previews(HashMap<String, Seen>);
+
+/// What was seen of one question: the listed title, the previewed hashes by file.
+type Seen = (Option<String>, Option<BTreeMap<String, String>>);
 
 /// The refactoring tools' specs.
 pub fn specs() -> Vec<Spec> {
