@@ -155,6 +155,16 @@ async fn refusals_name_the_reason() {
     ws.write("a.fake", "variable fixed\nvariable total\n");
 
     let none = start(&ws, json!({})).await;
+    let outside = none
+        .rename("../elsewhere.fake", total(), "x", EditMode::Preview)
+        .await
+        .unwrap_err();
+    assert!(
+        outside
+            .to_string()
+            .contains("is outside the workspace root"),
+        "{outside}"
+    );
     let missing = none
         .rename("a.fake", total(), "x", EditMode::Preview)
         .await
