@@ -20,13 +20,16 @@ NAVIGATION = [
 ]
 
 
+REFACTORING = ["lsp_rename", "lsp_code_actions"]
+
+
 def where(location):
     return (location["file"], location["line"], location["column"])
 
 
 async def full(session, project):
     tools = sorted(t.name for t in (await session.list_tools()).tools)
-    assert tools == sorted(NAVIGATION + BREADTH + ["lsp_diagnostics"]), tools
+    assert tools == sorted(NAVIGATION + BREADTH + REFACTORING + ["lsp_diagnostics"]), tools
     print("ok list tools")
 
     async def call(name, **args):
@@ -86,10 +89,31 @@ async def full(session, project):
         assert "outside the workspace root" in result.content[0].text, result.content[0].text
     print("ok boundary refusals")
 
+    text, data = await call("lsp_code_actions", file="app.py", line=7)
+    assert text.startswith("code actions for app.py:7"), text
+    assert isinstance(data["actions"], list), data
+    print("ok code actions")
+
+    # Last: it changes the project.
+    text, data = await call("lsp_rename", file="shapes.py", symbol="make_circle", new_name="build_circle")
+    assert text.startswith("rename `make_circle` (shapes.py:17:5) to `build_circle`: preview\n2 files changed\n"), text
+    assert data["files"] == ["app.py", "shapes.py"] and not data["applied"], data
+    assert "-    small = make_circle(1.0)\n+    small = build_circle(1.0)\n" in text, text
+    assert "make_circle" in open(os.path.join(project, "app.py")).read(), "a preview writes nothing"
+    text, data = await call("lsp_rename", file="shapes.py", symbol="make_circle", new_name="build_circle", apply=True)
+    assert data["applied"] and data["files"] == ["app.py", "shapes.py"], data
+    assert text.endswith("after the change: no errors in the changed files\n"), text
+    assert "make_circle" not in open(os.path.join(project, "app.py")).read()
+    text, _ = await call("lsp_diagnostics", file="app.py")
+    assert text == "no diagnostics\n", text
+    print("ok rename")
+
 
 async def hidden(session, project):
     tools = [t.name for t in (await session.list_tools()).tools]
     assert tools == ["lsp_diagnostics", "lsp_workspace_diagnostics"], tools
+    result = await session.call_tool("lsp_rename", {"file": "app.py", "symbol": "main", "new_name": "x"})
+    assert result.is_error and "no tool" in result.content[0].text, result
     result = await session.call_tool("lsp_hover", {"file": "app.py", "line": 7, "character": 13})
     assert result.is_error and "no tool" in result.content[0].text, result
     print("ok hidden navigation tools")

@@ -59,6 +59,8 @@ fn an_mcp_client_navigates_a_python_project() {
         "workspace symbols",
         "diagnostics",
         "boundary refusals",
+        "code actions",
+        "rename",
     ] {
         assert!(
             stdout.contains(&format!("ok {step}\n")),

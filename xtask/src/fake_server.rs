@@ -7,6 +7,7 @@ mod diagnose;
 mod observe;
 mod publisher;
 mod pull;
+mod refactor;
 mod script;
 mod symbols;
 mod wire;
@@ -68,6 +69,7 @@ pub fn run(scenario: Option<&str>, script: Option<&Path>) -> anyhow::Result<()> 
         watch_events: 0,
         pull,
         _grandchild: grandchild,
+        pending_command: None,
     };
     server.serve(&mut io::stdin().lock())
 }
@@ -126,6 +128,9 @@ struct Server {
     pull: Pull,
     /// Kept (never waited on) so the grandchild outlives nothing but us.
     _grandchild: Option<Child>,
+    /// A `workspace/executeCommand` waiting for the client's answer to our applyEdit: (its
+    /// id, our request's id).
+    pending_command: Option<(Value, Value)>,
 }
 
 impl Server {
@@ -160,7 +165,16 @@ impl Server {
 
     fn handle(&mut self, message: &Value) -> anyhow::Result<Flow> {
         let Some(method) = message.get("method").and_then(Value::as_str) else {
-            return Ok(Flow::Continue); // a response to one of our requests
+            // A response to one of our requests: the applyEdit a command waits for?
+            if let Some((command, ours)) = self.pending_command.take() {
+                if message.get("id") == Some(&ours) {
+                    let answer = message.get("result").cloned().unwrap_or(Value::Null);
+                    self.respond(&command, answer)?;
+                } else {
+                    self.pending_command = Some((command, ours));
+                }
+            }
+            return Ok(Flow::Continue);
         };
         let params = message.get("params").unwrap_or(&Value::Null);
         if self.script.strict && message.get("params").is_some() {
@@ -258,6 +272,51 @@ impl Server {
                     None => json!({"items": []}),
                 };
                 self.respond(id, report)
+            }
+            "textDocument/prepareRename" if self.script.refactor.prepare => {
+                let (text, line, character) = self.position_of(params);
+                let answer =
+                    refactor::prepare_rename(&self.script.refactor, &text, line, character);
+                self.respond(id, answer)
+            }
+            "textDocument/rename" if self.script.refactor.rename => {
+                if let Some(message) = self.script.refactor.rename_error.clone() {
+                    return self.respond_error(id, json!({"code": -32603, "message": message}));
+                }
+                let (text, line, character) = self.position_of(params);
+                let open: HashMap<String, String> = (self.docs.iter())
+                    .map(|(uri, doc)| (uri.clone(), doc.text.clone()))
+                    .collect();
+                let root = self.root_dir.clone().unwrap_or_default();
+                let new_name = params["newName"].as_str().unwrap_or_default();
+                let answer = refactor::rename(&root, &open, &text, line, character, new_name);
+                self.respond(id, answer)
+            }
+            "textDocument/codeAction" if self.script.refactor.actions => {
+                let uri = params["textDocument"]["uri"].as_str().unwrap_or_default();
+                let line =
+                    |end: &str| params["range"][end]["line"].as_u64().unwrap_or_default() as usize;
+                let answer =
+                    refactor::code_actions(uri, &self.text_of(uri), line("start"), line("end"));
+                self.respond(id, answer)
+            }
+            "codeAction/resolve" if self.script.refactor.actions => {
+                let answer = refactor::resolve(params, |uri| self.text_of(uri));
+                self.respond(id, answer)
+            }
+            "workspace/executeCommand" if self.script.refactor.actions => {
+                let edit = self
+                    .script
+                    .refactor
+                    .apply_edit
+                    .clone()
+                    .unwrap_or(Value::Null);
+                // `$ROOT` may be in a key (the `changes` map's URIs), so it is replaced in the text.
+                let root = self.root.as_deref().unwrap_or_default();
+                let edit: Value = serde_json::from_str(&edit.to_string().replace("$ROOT", root))?;
+                let request = self.client_request("workspace/applyEdit", json!({"edit": edit}));
+                self.pending_command = Some((id.clone(), request["id"].clone()));
+                self.output.send(&request)
             }
             _ => self.respond_error(
                 id,
@@ -363,6 +422,7 @@ impl Server {
                 capabilities[provider] = true.into();
             }
         }
+        refactor::declare(&self.script.refactor, &mut capabilities);
         json!({
             "capabilities": capabilities,
             "serverInfo": {"name": "fake-server", "version": "0.1"},
@@ -524,6 +584,13 @@ impl Server {
     }
 
     /// The document text as last seen, else read from disk, else empty.
+    /// The document text and the (line, character) of a position request.
+    fn position_of(&self, params: &Value) -> (String, usize, usize) {
+        let uri = params["textDocument"]["uri"].as_str().unwrap_or_default();
+        let at = |key: &str| params["position"][key].as_u64().unwrap_or_default() as usize;
+        (self.text_of(uri), at("line"), at("character"))
+    }
+
     fn text_of(&self, uri: &str) -> String {
         if let Some(doc) = self.docs.get(uri) {
             return doc.text.clone();

@@ -30,6 +30,7 @@
 mod check;
 mod commands;
 mod diagnostics;
+mod edit_files;
 mod events;
 mod feedback;
 mod key;
@@ -43,6 +44,7 @@ pub use check::{CheckResult, Skip};
 pub use events::LspEvent;
 pub use feedback::{Feedback, NewErrors};
 pub use manager::{DiagnosticsSnapshot, LspManager, COALESCE};
+pub use squiggle::{ActionInfo, ActionPick, CodeActions, EditFailure, EditMode, EditOutcome};
 pub use squiggle::{Answer, NavError, Squiggle, Target};
 pub use squiggle_config::Config;
 pub use squiggle_protocol::folder_report::FolderReport;

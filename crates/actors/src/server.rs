@@ -13,6 +13,7 @@ mod progress;
 mod pull;
 mod pump;
 mod queued;
+pub mod refactor;
 mod sidecar;
 mod stderr;
 mod stdin_queue;
@@ -149,6 +150,8 @@ pub struct ServerInfo {
     pub encoding: PositionEncoding,
     /// What it is busy with (work-done progress titles), if anything.
     pub busy: Option<String>,
+    /// Files the server's `workspace/applyEdit` requests wrote, until taken.
+    pub applied: refactor::Applied,
 }
 
 /// How often a pull the server cancelled is sent again.
@@ -233,6 +236,8 @@ pub struct Connection {
     probing: bool,
     /// The bytes waiting to be written to the server.
     backlog: stdin_queue::Backlog,
+    /// Files the server's `workspace/applyEdit` requests wrote.
+    applied: refactor::Applied,
 }
 
 impl Actor for ServerActor {
@@ -286,7 +291,9 @@ impl Actor for ServerActor {
         let pulls = Arc::new(pull::Stash::default());
         let diagnostics_store = diagnostics.clone();
         let encoding = Arc::new(OnceLock::new());
+        let applied = refactor::Applied::default();
         let context = ClientContext {
+            applied: applied.clone(),
             _keep_alive: ServerSocket::new_closed(),
             key: key.clone(),
             workspace_root: workspace_root.clone(),
@@ -410,6 +417,7 @@ impl Actor for ServerActor {
             busy,
             probing: false,
             backlog,
+            applied,
         })
     }
 
@@ -506,6 +514,7 @@ impl Actor for ServerActor {
                     provides: conn.life.offers().provides,
                     encoding: conn.encoding.get().copied().unwrap_or_default(),
                     busy: conn.busy.doing(),
+                    applied: conn.applied.clone(),
                 });
             }
             ServerMsg::Navigate { request, reply } => {

@@ -4,6 +4,7 @@
 mod navigation;
 mod turns;
 
+pub use navigation::{ActionInfo, ActionPick, CodeActions, EditFailure, EditMode, EditOutcome};
 pub use navigation::{Answer, NavError, Target};
 
 use std::collections::{BTreeMap, HashMap, HashSet};

@@ -301,7 +301,7 @@ impl Service {
                 Json::of(&self.checks().feedback(&file_path, text, scope, hurry).await)
             }
             _ => {
-                let Some(tool) = navigation_tool(name) else {
+                let Some(tool) = navigation_tool(name).or_else(|| refactor_tool(name)) else {
                     return Err((error_code::METHOD_NOT_FOUND, format!("no method `{name}`")));
                 };
                 if hurry {
@@ -449,6 +449,15 @@ fn breadth_tool(method: &str) -> Option<&'static str> {
         "squiggle/implementation" => "lsp_implementation",
         "squiggle/typeDefinition" => "lsp_type_definition",
         "squiggle/workspaceDiagnostics" => "lsp_workspace_diagnostics",
+        _ => return None,
+    })
+}
+
+/// The tool behind a refactoring method of the service (same arguments and results as MCP).
+fn refactor_tool(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "lsp/rename" => "lsp_rename",
+        "lsp/codeActions" => "lsp_code_actions",
         _ => return None,
     })
 }

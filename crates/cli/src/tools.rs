@@ -2,6 +2,8 @@
 //! `squiggle serve` (as `lsp/definition`, `lsp/references`, ...): their names, schemas and
 //! compact results (text a model reads well, plus the same as structured JSON).
 
+mod refactor;
+
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
@@ -53,6 +55,8 @@ pub struct Toolbox {
     severities: Vec<Severity>,
     /// Servers already said to be unavailable this session: said once, not in every answer.
     said_unavailable: Arc<Mutex<HashSet<String>>>,
+    /// What rename and code action previews saw, for the applies that follow.
+    previews: Arc<Mutex<refactor::Previews>>,
 }
 
 impl Toolbox {
@@ -65,6 +69,7 @@ impl Toolbox {
             navigation,
             severities,
             said_unavailable: Arc::default(),
+            previews: Arc::default(),
         }
     }
 
@@ -116,6 +121,9 @@ impl Toolbox {
             }}),
         });
         specs.push(breadth::diagnostics_spec());
+        if self.navigation {
+            specs.extend(refactor::specs());
+        }
         specs
     }
 
@@ -123,6 +131,9 @@ impl Toolbox {
     pub async fn call(&self, name: &str, args: &Map<String, Value>) -> Result<Output, String> {
         if !self.specs().iter().any(|spec| spec.name == name) {
             return Err(format!("no tool `{name}`"));
+        }
+        if let Some(result) = self.call_refactor(name, args).await {
+            return result;
         }
         let squiggle = &self.squiggle;
         let file = string_arg(args, "file")?;

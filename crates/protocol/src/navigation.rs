@@ -7,8 +7,13 @@ use lsp_types::{
 };
 use serde::{Deserialize, Serialize};
 
+mod diff;
 mod locals;
 mod lookup;
+mod workspace_edit;
+
+pub use diff::render_diff;
+pub use workspace_edit::{content_hash, plan_edit, EditError, EditPlan, FileChange};
 
 pub use locals::without_locals;
 pub use lookup::{resolve_symbol, Candidate, Resolved};

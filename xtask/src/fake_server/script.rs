@@ -118,6 +118,8 @@ pub struct Script {
     /// With `pull` (not `pull_register`): declare `workspaceDiagnostics` and answer
     /// `workspace/diagnostic` with a full report for every `.fake` file under the root.
     pub workspace_diagnostics: bool,
+    /// Rename and code actions (see `refactor.rs`).
+    pub refactor: super::refactor::Refactor,
 }
 
 impl Default for Script {
@@ -155,6 +157,7 @@ impl Default for Script {
             pull_error: None,
             breadth_error: None,
             workspace_diagnostics: false,
+            refactor: Default::default(),
         }
     }
 }

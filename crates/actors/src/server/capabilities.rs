@@ -19,7 +19,7 @@ use crate::key::ServerKey;
 #[allow(deprecated)] // root_uri: older servers still need it.
 pub fn initialize_params(key: &ServerKey, spec: &ServerSpec) -> InitializeParams {
     let root_uri = Url::parse(&paths::path_to_uri(&key.root.to_string_lossy())).ok();
-    InitializeParams {
+    let mut params = InitializeParams {
         process_id: Some(std::process::id()),
         root_uri: root_uri.clone(),
         initialization_options: spec.initialization_options.clone(),
@@ -91,7 +91,9 @@ pub fn initialize_params(key: &ServerKey, spec: &ServerSpec) -> InitializeParams
             version: Some(env!("CARGO_PKG_VERSION").to_string()),
         }),
         ..InitializeParams::default()
-    }
+    };
+    super::refactor::declare(&mut params.capabilities);
+    params
 }
 
 /// The client capability of a goto request (implementation, type definition): static, with

@@ -89,6 +89,8 @@ pub struct ClientContext {
     pub watcher: ActorRef<WatcherMsg>,
     /// Pull answers read on the fast path, until their request's future takes them.
     pub pulls: Arc<Stash>,
+    /// Files written for the server's `workspace/applyEdit` requests.
+    pub applied: crate::server::refactor::Applied,
 }
 
 /// What the fast path did with a message from the server.
@@ -143,6 +145,9 @@ pub fn router(ctx: ClientContext) -> Router<ClientContext> {
                 });
             ready(Ok(folder))
         })
+        .request::<async_lsp::lsp_types::request::ApplyWorkspaceEdit, _>(|ctx, params| {
+            ctx.apply_edit(params.edit)
+        })
         .unhandled_notification(|ctx, notification| {
             ctx.on_notification(notification);
             ControlFlow::Continue(())
@@ -151,6 +156,46 @@ pub fn router(ctx: ClientContext) -> Router<ClientContext> {
 }
 
 impl ClientContext {
+    /// Applies an edit the server asks for, only inside the workspace root (a file outside
+    /// it is answered `applied: false` with the reason); the files written are kept for
+    /// squiggle to sync with every server.
+    fn apply_edit(
+        &self,
+        edit: async_lsp::lsp_types::WorkspaceEdit,
+    ) -> impl std::future::Future<
+        Output = Result<async_lsp::lsp_types::ApplyWorkspaceEditResponse, async_lsp::ResponseError>,
+    > + Send
+           + 'static {
+        let root = self.workspace_root.clone();
+        let encoding = self.encoding.get().copied().unwrap_or_default();
+        let limit = self.max_file_bytes;
+        let applied = self.applied.clone();
+        let server = self.key.id.clone();
+        async move {
+            let outcome = tokio::task::spawn_blocking(move || {
+                crate::edit_files::apply_on_disk(&edit, &root, encoding, limit)
+            })
+            .await
+            .unwrap_or_else(|err| Err(err.to_string()));
+            let (done, reason) = match outcome {
+                Ok(written) => {
+                    tracing::debug!(%server, files = written.len(), "applied the server's edit");
+                    applied.record(written);
+                    (true, None)
+                }
+                Err(reason) => {
+                    tracing::warn!(%server, %reason, "refused the server's edit");
+                    (false, Some(reason))
+                }
+            };
+            Ok(async_lsp::lsp_types::ApplyWorkspaceEditResponse {
+                applied: done,
+                failure_reason: reason,
+                failed_change: None,
+            })
+        }
+    }
+
     fn on_notification(&self, notification: AnyNotification) {
         // The diagnostics path (publish, progress, status) never gets here: the pump takes it.
         let server = &self.key.id;

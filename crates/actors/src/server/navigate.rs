@@ -12,12 +12,16 @@ use async_lsp::lsp_types::{
     WorkspaceSymbolParams, WorkspaceSymbolResponse,
 };
 use async_lsp::{LanguageServer, ServerSocket};
+
+use super::refactor::{self, EditAnswer, EditProvides, EditRequest};
 use futures::future::BoxFuture;
 use futures::FutureExt;
 
 /// A navigation question.
 #[derive(Debug, Clone)]
 pub enum NavRequest {
+    /// A refactoring request (rename, code actions).
+    Edit(Box<EditRequest>),
     /// Where the symbol at a position is defined.
     Definition(TextDocumentPositionParams),
     /// Where the symbol at a position is used.
@@ -49,6 +53,7 @@ impl NavRequest {
     /// The document the question is about, if it is about one.
     pub fn document(&self) -> Option<&async_lsp::lsp_types::Url> {
         match self {
+            NavRequest::Edit(request) => request.document(),
             NavRequest::Definition(position)
             | NavRequest::Hover(position)
             | NavRequest::References { position, .. } => Some(&position.text_document.uri),
@@ -66,6 +71,8 @@ impl NavRequest {
 /// A server's answer to a [`NavRequest`].
 #[derive(Debug, Clone)]
 pub enum NavAnswer {
+    /// The answer to a refactoring request.
+    Edit(Box<EditAnswer>),
     /// Definition targets.
     Definition(Option<GotoDefinitionResponse>),
     /// Reference locations.
@@ -93,6 +100,8 @@ pub enum NavAnswer {
 /// Which navigation requests a server answers, from its capabilities.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Provides {
+    /// The refactoring requests.
+    pub edits: EditProvides,
     /// textDocument/definition.
     pub definition: bool,
     /// textDocument/references.
@@ -120,6 +129,7 @@ impl Provides {
             matches!(provider, Some(OneOf::Left(true) | OneOf::Right(_)))
         }
         Self {
+            edits: EditProvides::of(capabilities),
             definition: on(&capabilities.definition_provider),
             references: on(&capabilities.references_provider),
             hover: !matches!(
@@ -174,6 +184,11 @@ pub fn send(
     let work = WorkDoneProgressParams::default();
     let partial = PartialResultParams::default();
     let answer = match request {
+        NavRequest::Edit(request) => {
+            return refactor::send(&socket, *request)
+                .map(|r| r.map(|answer| NavAnswer::Edit(Box::new(answer))))
+                .boxed()
+        }
         NavRequest::Definition(position) => socket
             .definition(GotoDefinitionParams {
                 text_document_position_params: position,

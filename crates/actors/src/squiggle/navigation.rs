@@ -19,8 +19,13 @@ mod workspace;
 
 mod body;
 mod call_hierarchy;
+mod code_actions;
 mod folder;
+mod refactor;
 mod targets;
+
+pub use code_actions::{ActionInfo, ActionPick, CodeActions};
+pub use refactor::{EditFailure, EditMode, EditOutcome};
 
 use super::{ask, read_text, Squiggle, ASK_LIMIT};
 use crate::diagnostics::Freshness;

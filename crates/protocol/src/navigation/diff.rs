@@ -1,0 +1,387 @@
+//! A compact unified diff of an [`EditPlan`]: changed lines only (no context), per file, capped
+//! with counts of what was left out.
+
+use super::workspace_edit::{EditPlan, FileChange};
+
+/// Past this many differences between two texts the diff shows them as replaced whole.
+const MAX_DIFFERENCES: usize = 1_000;
+
+/// One step of a line diff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// The line is in both (old index, new index).
+    Same(usize, usize),
+    /// The old line at this index is removed.
+    Removed(usize),
+    /// The new line at this index is added.
+    Added(usize),
+}
+
+/// The lines of a text for diffing (split on `\n`, no empty last line after a final newline).
+fn lines(text: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    if lines.last() == Some(&"") {
+        lines.pop();
+    }
+    lines
+}
+
+/// A shortest line diff of `a` and `b` (Myers), the common ends taken off first; past
+/// [`MAX_DIFFERENCES`] the middle is shown as removed then added.
+fn diff(a: &[&str], b: &[&str]) -> Vec<Step> {
+    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let suffix = a[prefix..]
+        .iter()
+        .rev()
+        .zip(b[prefix..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (mid_a, mid_b) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
+    let mut steps: Vec<Step> = (0..prefix).map(|i| Step::Same(i, i)).collect();
+    let middle = myers(mid_a, mid_b).unwrap_or_else(|| {
+        (0..mid_a.len())
+            .map(Step::Removed)
+            .chain((0..mid_b.len()).map(Step::Added))
+            .collect()
+    });
+    steps.extend(middle.into_iter().map(|step| match step {
+        Step::Same(x, y) => Step::Same(x + prefix, y + prefix),
+        Step::Removed(x) => Step::Removed(x + prefix),
+        Step::Added(y) => Step::Added(y + prefix),
+    }));
+    let (old_end, new_end) = (a.len() - suffix, b.len() - suffix);
+    steps.extend((0..suffix).map(|i| Step::Same(old_end + i, new_end + i)));
+    steps
+}
+
+/// Myers' shortest edit script, or None past [`MAX_DIFFERENCES`].
+fn myers(a: &[&str], b: &[&str]) -> Option<Vec<Step>> {
+    let (n, m) = (a.len() as isize, b.len() as isize);
+    let max = (n + m) as usize;
+    let offset = max as isize + 1;
+    let mut v = vec![0isize; 2 * max + 3];
+    let mut trace: Vec<Vec<isize>> = Vec::new();
+    let at = |k: isize| (k + offset) as usize;
+    for d in 0..=max.min(MAX_DIFFERENCES) as isize {
+        trace.push(v.clone());
+        for k in (-d..=d).step_by(2) {
+            let mut x = if k == -d || (k != d && v[at(k - 1)] < v[at(k + 1)]) {
+                v[at(k + 1)]
+            } else {
+                v[at(k - 1)] + 1
+            };
+            let mut y = x - k;
+            while x < n && y < m && a[x as usize] == b[y as usize] {
+                x += 1;
+                y += 1;
+            }
+            v[at(k)] = x;
+            if x >= n && y >= m {
+                return Some(backtrack(&trace, n, m, d, offset));
+            }
+        }
+    }
+    None
+}
+
+/// The steps of the path Myers found, from the saved frontiers.
+fn backtrack(trace: &[Vec<isize>], n: isize, m: isize, end: isize, offset: isize) -> Vec<Step> {
+    let at = |k: isize| (k + offset) as usize;
+    let mut steps = Vec::new();
+    let (mut x, mut y) = (n, m);
+    for d in (0..=end).rev() {
+        let v = &trace[d as usize];
+        let k = x - y;
+        let prev_k = if k == -d || (k != d && v[at(k - 1)] < v[at(k + 1)]) {
+            k + 1
+        } else {
+            k - 1
+        };
+        let prev_x = v[at(prev_k)];
+        let prev_y = prev_x - prev_k;
+        while x > prev_x && y > prev_y {
+            steps.push(Step::Same((x - 1) as usize, (y - 1) as usize));
+            x -= 1;
+            y -= 1;
+        }
+        if d > 0 {
+            if x == prev_x {
+                steps.push(Step::Added((y - 1) as usize));
+            } else {
+                steps.push(Step::Removed((x - 1) as usize));
+            }
+        }
+        x = prev_x;
+        y = prev_y;
+    }
+    steps.reverse();
+    steps
+}
+
+/// The hunks of a diff, as lines (`@@ -a,n +b,m @@`, then `-old` and `+new` lines).
+fn hunks(before: &str, after: &str) -> (Vec<String>, usize, usize) {
+    let (a, b) = (lines(before), lines(after));
+    let steps = diff(&a, &b);
+    let mut out = Vec::new();
+    let (mut added, mut removed) = (0, 0);
+    let mut i = 0;
+    // Where the next line of each text is (0-based), for hunks that only add or only remove.
+    let (mut old_at, mut new_at) = (0usize, 0usize);
+    while i < steps.len() {
+        if let Step::Same(x, y) = steps[i] {
+            old_at = x + 1;
+            new_at = y + 1;
+            i += 1;
+            continue;
+        }
+        let run: Vec<Step> = steps[i..]
+            .iter()
+            .take_while(|step| !matches!(step, Step::Same(..)))
+            .copied()
+            .collect();
+        i += run.len();
+        let gone: Vec<usize> = (run.iter())
+            .filter_map(|s| match s {
+                Step::Removed(x) => Some(*x),
+                _ => None,
+            })
+            .collect();
+        let came: Vec<usize> = (run.iter())
+            .filter_map(|s| match s {
+                Step::Added(y) => Some(*y),
+                _ => None,
+            })
+            .collect();
+        let span = |start: usize, count: usize| match count {
+            1 => format!("{}", start + 1),
+            0 => format!("{start},0"),
+            n => format!("{},{n}", start + 1),
+        };
+        out.push(format!(
+            "@@ -{} +{} @@",
+            span(gone.first().copied().unwrap_or(old_at), gone.len()),
+            span(came.first().copied().unwrap_or(new_at), came.len())
+        ));
+        out.extend(gone.iter().map(|&x| format!("-{}", a[x])));
+        out.extend(came.iter().map(|&y| format!("+{}", b[y])));
+        removed += gone.len();
+        added += came.len();
+        if let Some(&x) = gone.last() {
+            old_at = x + 1;
+        }
+        if let Some(&y) = came.last() {
+            new_at = y + 1;
+        }
+    }
+    (out, added, removed)
+}
+
+/// The heading and body lines of one file's change.
+fn file_diff(change: &FileChange) -> (String, Vec<String>) {
+    match (&change.before, &change.after) {
+        (None, Some(after)) => {
+            let (body, added, _) = hunks("", after);
+            let how = match &change.renamed_from {
+                Some(from) => format!("renamed from {from}"),
+                None => "created".to_string(),
+            };
+            let body = if change.renamed_from.is_some() {
+                Vec::new()
+            } else {
+                body
+            };
+            (
+                format!("{}  ({how}, {})", change.file, count(added, "line")),
+                body,
+            )
+        }
+        (Some(before), None) => (
+            format!(
+                "{}  (deleted, {})",
+                change.file,
+                count(lines(before).len(), "line")
+            ),
+            Vec::new(),
+        ),
+        (before, after) => {
+            let (body, added, removed) = hunks(
+                before.as_deref().unwrap_or_default(),
+                after.as_deref().unwrap_or_default(),
+            );
+            (format!("{}  (+{added} -{removed})", change.file), body)
+        }
+    }
+}
+
+/// `1 file`, `2 files`.
+fn files(n: usize) -> String {
+    count(n, "file")
+}
+
+/// `1 line`, `2 lines`.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// The plan as a compact diff: `N files changed`, then per changed file a heading
+/// (`path  (+a -r)`, `(created)`, `(deleted)`, `(renamed from x)`) and its hunks; at most
+/// `max_lines` hunk lines in all, then `... N more lines in <file>` and `... N more files: a, b`.
+pub fn render_diff(plan: &EditPlan, max_lines: usize) -> String {
+    let changed: Vec<&FileChange> = plan.changed().collect();
+    if changed.is_empty() {
+        return "no changes\n".to_string();
+    }
+    let mut out = format!("{} changed\n", files(changed.len()));
+    let mut budget = max_lines;
+    for (index, change) in changed.iter().enumerate() {
+        if budget == 0 {
+            let rest: Vec<&str> = changed[index..].iter().map(|c| c.file.as_str()).collect();
+            out.push_str(&format!(
+                "... {} more: {}\n",
+                files(rest.len()),
+                rest.join(", ")
+            ));
+            break;
+        }
+        let (heading, body) = file_diff(change);
+        out.push_str(&heading);
+        out.push('\n');
+        for line in body.iter().take(budget) {
+            out.push_str(line);
+            out.push('\n');
+        }
+        if body.len() > budget {
+            out.push_str(&format!(
+                "... {} more lines in {}\n",
+                body.len() - budget,
+                change.file
+            ));
+        }
+        budget = budget.saturating_sub(body.len());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use std::path::PathBuf;
+
+    fn change(file: &str, before: Option<&str>, after: Option<&str>) -> FileChange {
+        FileChange {
+            path: PathBuf::from("/ws").join(file),
+            file: file.to_string(),
+            before: before.map(str::to_string),
+            after: after.map(str::to_string),
+            renamed_from: None,
+        }
+    }
+
+    #[test]
+    fn line_diffs_are_shortest_and_keep_order() {
+        let cases: Vec<(&str, &str, &str, Vec<&str>)> = vec![
+            ("same", "a\nb\n", "a\nb\n", vec![]),
+            (
+                "one line changed",
+                "a\nold\nc\n",
+                "a\nnew\nc\n",
+                vec!["@@ -2 +2 @@", "-old", "+new"],
+            ),
+            (
+                "two separate changes",
+                "x1\na\nb\nc\nx2\n",
+                "y1\na\nb\nc\ny2\n",
+                vec!["@@ -1 +1 @@", "-x1", "+y1", "@@ -5 +5 @@", "-x2", "+y2"],
+            ),
+            (
+                "added at the end",
+                "a\n",
+                "a\nb\n",
+                vec!["@@ -1,0 +2 @@", "+b"],
+            ),
+            (
+                "removed in the middle",
+                "a\nb\nc\n",
+                "a\nc\n",
+                vec!["@@ -2 +1,0 @@", "-b"],
+            ),
+            (
+                "moved line",
+                "a\nb\nc\nd\n",
+                "b\nc\na\nd\n",
+                vec!["@@ -1 +0,0 @@", "-a", "@@ -3,0 +3 @@", "+a"],
+            ),
+        ];
+        for (name, before, after, want) in cases {
+            let (got, _, _) = hunks(before, after);
+            assert_eq!(got, want, "{name}");
+        }
+    }
+
+    #[test]
+    fn myers_agrees_with_the_texts() {
+        // Every diff, replayed, turns the old text into the new one.
+        let pairs = [
+            ("a\nb\nc\nd\ne\n", "a\nx\nc\ny\ne\nf\n"),
+            ("1\n2\n3\n", "3\n2\n1\n"),
+            ("", "a\nb\n"),
+            ("a\nb\n", ""),
+        ];
+        for (before, after) in pairs {
+            let (a, b) = (lines(before), lines(after));
+            let rebuilt: Vec<&str> = diff(&a, &b)
+                .into_iter()
+                .filter_map(|step| match step {
+                    Step::Same(_, y) | Step::Added(y) => Some(b[y]),
+                    Step::Removed(_) => None,
+                })
+                .collect();
+            assert_eq!(rebuilt, b, "{before:?} -> {after:?}");
+        }
+    }
+
+    #[test]
+    fn render_shows_files_and_caps_lines_and_files() {
+        let plan = EditPlan {
+            files: vec![
+                change(
+                    "a.py",
+                    Some("x = old\ny = old\n"),
+                    Some("x = new\ny = new\n"),
+                ),
+                change("b.py", Some("old()\n"), Some("new()\n")),
+                change("c.py", None, Some("made\n")),
+                change("d.py", Some("same\n"), Some("same\n")),
+                change("e.py", Some("gone\n"), None),
+            ],
+        };
+        assert_eq!(
+            render_diff(&plan, 100),
+            "4 files changed\n\
+             a.py  (+2 -2)\n@@ -1,2 +1,2 @@\n-x = old\n-y = old\n+x = new\n+y = new\n\
+             b.py  (+1 -1)\n@@ -1 +1 @@\n-old()\n+new()\n\
+             c.py  (created, 1 line)\n@@ -0,0 +1 @@\n+made\n\
+             e.py  (deleted, 1 line)\n"
+        );
+        assert_eq!(
+            render_diff(&plan, 3),
+            "4 files changed\n\
+             a.py  (+2 -2)\n@@ -1,2 +1,2 @@\n-x = old\n-y = old\n... 2 more lines in a.py\n\
+             ... 3 files more: b.py, c.py, e.py\n"
+        );
+    }
+
+    #[test]
+    fn no_changes_is_said() {
+        let plan = EditPlan {
+            files: vec![change("a.py", Some("x\n"), Some("x\n"))],
+        };
+        assert_eq!(render_diff(&plan, 10), "no changes\n");
+    }
+}
