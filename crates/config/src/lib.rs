@@ -6,6 +6,7 @@
 pub mod availability;
 pub mod builtin;
 pub mod error;
+pub mod install;
 pub mod load;
 pub mod locate;
 pub mod model;
