@@ -23,7 +23,9 @@ commands:
   demo              build squiggle and check the example project (examples/demo)
   test              install the test language servers and run every test
   bench [--quick]   end-to-end benchmarks against a minimal raw LSP client (target/bench/report.json)
-  install-servers   install the real language servers into target/lsp-servers/
+  install-servers [--all]
+                    install the real language servers into target/lsp-servers/
+                    (--all: the real-server matrix's too, into target/lsp-servers/matrix/)
   fake-server       run the fake LSP server on stdio [--scenario NAME | --script FILE]";
 
 fn main() -> anyhow::Result<()> {
@@ -31,7 +33,14 @@ fn main() -> anyhow::Result<()> {
     let rest = args.get(1..).unwrap_or_default();
     match args.first().map(String::as_str) {
         Some("fake-server") => fake_server::run(rest),
-        Some("install-servers") => lsp_servers::install(&workspace_root()?).map(|_| ()),
+        Some("install-servers") => {
+            let workspace = workspace_root()?;
+            lsp_servers::install(&workspace)?;
+            if rest.iter().any(|arg| arg == "--all") {
+                lsp_servers::install_matrix(&workspace)?;
+            }
+            Ok(())
+        }
         Some("demo") => demo::run(&workspace_root()?),
         Some("test") => test::run(&workspace_root()?, rest),
         Some("bench") => bench::run(&workspace_root()?, rest),

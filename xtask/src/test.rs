@@ -1,4 +1,5 @@
-//! `cargo xtask test`: install what the tests need, then run every test.
+//! `cargo xtask test`: install what the tests need (the matrix's servers too), then run every
+//! test.
 
 use std::path::Path;
 use std::process::Command;
@@ -11,6 +12,7 @@ use crate::lsp_servers;
 /// servers on PATH and the fake server located for the tests; extra args go to `cargo test`.
 pub fn run(workspace: &Path, extra: &[String]) -> anyhow::Result<()> {
     lsp_servers::install(workspace)?;
+    lsp_servers::install_matrix(workspace)?;
     let xtask = std::env::current_exe().context("cannot locate the xtask binary")?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     // The tests drive the real binary: build it first.

@@ -166,7 +166,7 @@ const ROWS: &[Row] = &[
         language_id: "python",
         root_markers: PYRIGHT_MARKERS,
         packages: &[Npm("pyright@1.1.414")],
-        manual_hint: "npm install -g pyright (or pip install pyright)",
+        manual_hint: "npm install -g pyright, or pip install pyright",
         ..BASE
     },
     Row {
@@ -332,8 +332,8 @@ const ROWS: &[Row] = &[
         extensions: &["toml"],
         language_id: "toml",
         root_markers: &[".taplo.toml", "taplo.toml"],
-        packages: &[Npm("@taplo/cli@0.7.0")],
-        manual_hint: "npm install -g @taplo/cli (or cargo install taplo-cli --features lsp, brew install taplo)",
+        // The builds on npm (@taplo/cli) and PyPI (taplo) have no language server.
+        manual_hint: "cargo install taplo-cli --locked --features lsp (or brew install taplo)",
         ..BASE
     },
     Row {

@@ -300,7 +300,7 @@ mod tests {
     #[test]
     fn installable_lists_servers_with_packages() {
         let ids = installable();
-        assert!(ids.contains(&"pyright") && ids.contains(&"taplo"));
+        assert!(ids.contains(&"pyright") && ids.contains(&"clangd"));
         assert!(!ids.contains(&"rust-analyzer") && !ids.contains(&"gopls"));
     }
 }
