@@ -19,6 +19,34 @@ fn matrix_dir() -> PathBuf {
     repo_root().join("target/lsp-servers/matrix")
 }
 
+/// The matrix's bin folders: npm's and PyPI's (as `squiggle install` lays them out) and
+/// crates.io's (`cargo install --root`).
+fn matrix_bin_dirs() -> Vec<PathBuf> {
+    let mut dirs = squiggle_config::install::bin_dirs(&matrix_dir());
+    dirs.push(matrix_dir().join("cargo").join("bin"));
+    dirs
+}
+
+/// Where a server's command is, in the matrix's folders or on PATH.
+fn installed(command: &str) -> Option<PathBuf> {
+    let current = std::env::var_os("PATH").unwrap_or_default();
+    matrix_bin_dirs()
+        .into_iter()
+        .chain(std::env::split_paths(&current))
+        .map(|dir| dir.join(command))
+        .find(|path| path.is_file())
+}
+
+/// Whether a server that `cargo xtask test` does not install is here; when not, says plainly
+/// that its test was skipped and how to run it.
+fn present(server: &str, command: &str, how: &str) -> bool {
+    let found = installed(command).is_some();
+    if !found {
+        eprintln!("SKIPPED matrix: {server}: `{command}` is not installed ({how})");
+    }
+    found
+}
+
 /// One expected diagnostic: file, line, column, code, source.
 type Expected = (&'static str, u64, u64, &'static str, &'static str);
 
@@ -27,16 +55,12 @@ type Expected = (&'static str, u64, u64, &'static str, &'static str);
 /// the project (servers that load the project's own packages: eslint).
 fn check(server: &str, files: &[&str], severities: &str, modules: bool, expected: &[Expected]) {
     let spec = squiggle_config::builtin_servers().remove(server).unwrap();
-    let dirs = squiggle_config::install::bin_dirs(&matrix_dir());
-    let command = dirs
-        .iter()
-        .map(|dir| dir.join(&spec.command))
-        .find(|p| p.is_file());
     assert!(
-        command.is_some(),
+        installed(&spec.command).is_some(),
         "{server}: `{}` is not installed: run `cargo xtask install-servers --all`",
         spec.command
     );
+    let dirs = matrix_bin_dirs();
     let (_dir, project) = fixture(&format!("matrix/{server}"));
     if modules {
         std::os::unix::fs::symlink(
@@ -52,7 +76,11 @@ fn check(server: &str, files: &[&str], severities: &str, modules: bool, expected
         .filter(|id| *id != server)
         .map(|id| format!("[servers.{id}]\nenabled = false\n"))
         .collect();
-    std::fs::write(project.join("squiggle.toml"), format!("{deadlines}{others}")).unwrap();
+    std::fs::write(
+        project.join("squiggle.toml"),
+        format!("{deadlines}{others}"),
+    )
+    .unwrap();
     let empty_data = project.join(".no-data");
     let current = std::env::var_os("PATH").unwrap_or_default();
     let path = std::env::join_paths(dirs.iter().cloned().chain(std::env::split_paths(&current)));
@@ -289,4 +317,35 @@ fn pylsp() {
         false,
         &[("main.py", 2, 25, "", "pyflakes")],
     );
+}
+
+/// Debian's gopls (`apt install gopls golang-go`): not installed by `cargo xtask test`.
+#[test]
+fn gopls_when_installed() {
+    if !present(
+        "gopls",
+        "gopls",
+        "apt install gopls golang-go, or go install golang.org/x/tools/gopls@latest",
+    ) || !present("gopls", "go", "apt install golang-go")
+    {
+        return;
+    }
+    check(
+        "gopls",
+        &["main.go"],
+        "error",
+        false,
+        &[("main.go", 6, 18, "IncompatibleAssign", "compiler")],
+    );
+}
+
+/// taplo built with its language server from crates.io (`cargo xtask install-servers --all`
+/// builds it; `cargo xtask test` does not, to keep CI short).
+#[test]
+fn taplo_when_installed() {
+    let how = "cargo xtask install-servers --all builds it from crates.io";
+    if !present("taplo", "taplo", how) {
+        return;
+    }
+    check("taplo", &["Cargo.toml"], "error", false, &[]);
 }

@@ -108,6 +108,42 @@ pub fn install_matrix(workspace: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// taplo with its language server, from crates.io (its npm and PyPI builds have none).
+const TAPLO_CRATE: &str = "taplo-cli@0.10.0";
+
+/// Builds taplo with its language server into the matrix's `cargo/bin` (minutes of compiling:
+/// only `install-servers --all` does it, not `cargo xtask test`, whose taplo test then says it
+/// was skipped).
+pub fn install_taplo(workspace: &Path) -> anyhow::Result<()> {
+    let root = matrix_dir(workspace).join("cargo");
+    let stamp = root.join(".installed");
+    if std::fs::read_to_string(&stamp).is_ok_and(|s| s == TAPLO_CRATE) {
+        return Ok(());
+    }
+    eprintln!(
+        "xtask: building {TAPLO_CRATE} (with its language server) into {}",
+        root.display()
+    );
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let status = Command::new(cargo)
+        .args([
+            "install",
+            TAPLO_CRATE,
+            "--locked",
+            "--features",
+            "lsp",
+            "--root",
+        ])
+        .arg(&root)
+        .status()
+        .context("cannot run cargo install")?;
+    if !status.success() {
+        bail!("cargo install {TAPLO_CRATE} failed ({status})");
+    }
+    std::fs::write(&stamp, TAPLO_CRATE)?;
+    Ok(())
+}
+
 /// The eslint the matrix's eslint project lints with.
 const ESLINT_FOR_MATRIX: &str = "eslint@10.15.0";
 

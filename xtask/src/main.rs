@@ -25,7 +25,8 @@ commands:
   bench [--quick]   end-to-end benchmarks against a minimal raw LSP client (target/bench/report.json)
   install-servers [--all]
                     install the real language servers into target/lsp-servers/
-                    (--all: the real-server matrix's too, into target/lsp-servers/matrix/)
+                    (--all: the real-server matrix's too, into target/lsp-servers/matrix/,
+                    with taplo built from crates.io)
   fake-server       run the fake LSP server on stdio [--scenario NAME | --script FILE]";
 
 fn main() -> anyhow::Result<()> {
@@ -38,6 +39,7 @@ fn main() -> anyhow::Result<()> {
             lsp_servers::install(&workspace)?;
             if rest.iter().any(|arg| arg == "--all") {
                 lsp_servers::install_matrix(&workspace)?;
+                lsp_servers::install_taplo(&workspace)?;
             }
             Ok(())
         }

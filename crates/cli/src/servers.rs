@@ -396,7 +396,7 @@ mod tests {
             pyright,
             Some((
                 "unavailable",
-                "`pyright-langserver` is not installed (install: npm install -g pyright (or pip install pyright)); basedpyright is used instead".to_string()
+                "`pyright-langserver` is not installed (install: squiggle install pyright (or npm install -g pyright, or pip install pyright)); basedpyright is used instead".to_string()
             ))
         );
     }

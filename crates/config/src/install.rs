@@ -57,6 +57,25 @@ pub fn bin_dirs(data: &Path) -> Vec<PathBuf> {
     ]
 }
 
+/// For a server program found in the data folder, `PATH` with the data folder's bin folders in
+/// front (so that what it runs in turn, such as bash-language-server's shellcheck, is found
+/// there too); None for programs found elsewhere.
+pub fn path_for_installed(
+    program: &Path,
+    data: Option<&Path>,
+    current: Option<&std::ffi::OsStr>,
+) -> Option<String> {
+    let dirs = bin_dirs(data?);
+    if !dirs.iter().any(|dir| program.starts_with(dir)) {
+        return None;
+    }
+    let current: Vec<PathBuf> = current
+        .map(|p| std::env::split_paths(p).collect())
+        .unwrap_or_default();
+    let joined = std::env::join_paths(dirs.into_iter().chain(current)).ok()?;
+    Some(joined.to_string_lossy().into_owned())
+}
+
 /// What `squiggle install` would install for some servers: packages by registry, in order,
 /// each once.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -247,6 +266,19 @@ mod tests {
                 PathBuf::from("/d/venv/bin")
             ]
         );
+    }
+
+    #[test]
+    fn an_installed_server_runs_with_the_data_folder_on_its_path() {
+        let data = Path::new("/d");
+        let program = Path::new("/d/npm/node_modules/.bin/bash-language-server");
+        assert_eq!(
+            path_for_installed(program, Some(data), Some("/usr/bin".as_ref())).as_deref(),
+            Some("/d/npm/node_modules/.bin:/d/venv/bin:/usr/bin")
+        );
+        let elsewhere = Path::new("/usr/bin/bash-language-server");
+        assert_eq!(path_for_installed(elsewhere, Some(data), None), None);
+        assert_eq!(path_for_installed(program, None, None), None);
     }
 
     #[test]
