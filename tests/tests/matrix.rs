@@ -54,6 +54,27 @@ type Expected = (&'static str, u64, u64, &'static str, &'static str);
 /// asserts exactly `expected` at `severities`; `modules` links the matrix's `node_modules` into
 /// the project (servers that load the project's own packages: eslint).
 fn check(server: &str, files: &[&str], severities: &str, modules: bool, expected: &[Expected]) {
+    check_via(server, files, severities, modules, expected, Via::Path);
+}
+
+/// How squiggle finds the server under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Via {
+    /// The matrix's bin folders are put in front of `PATH`.
+    Path,
+    /// Not on `PATH`: the matrix folder is squiggle's data folder, as `squiggle install` fills it.
+    DataFolder,
+}
+
+/// [`check`], finding the server `via` PATH or the data folder.
+fn check_via(
+    server: &str,
+    files: &[&str],
+    severities: &str,
+    modules: bool,
+    expected: &[Expected],
+    via: Via,
+) {
     let spec = squiggle_config::builtin_servers().remove(server).unwrap();
     assert!(
         installed(&spec.command).is_some(),
@@ -81,9 +102,12 @@ fn check(server: &str, files: &[&str], severities: &str, modules: bool, expected
         format!("{deadlines}{others}"),
     )
     .unwrap();
-    let empty_data = project.join(".no-data");
     let current = std::env::var_os("PATH").unwrap_or_default();
-    let path = std::env::join_paths(dirs.iter().cloned().chain(std::env::split_paths(&current)));
+    let (data, in_front) = match via {
+        Via::Path => (project.join(".no-data"), dirs),
+        Via::DataFolder => (matrix_dir(), Vec::new()),
+    };
+    let path = std::env::join_paths(in_front.into_iter().chain(std::env::split_paths(&current)));
     let started = Instant::now();
     let mut args = vec![
         "check",
@@ -100,7 +124,7 @@ fn check(server: &str, files: &[&str], severities: &str, modules: bool, expected
         .current_dir(&project)
         .env("PATH", path.unwrap())
         .env("XDG_CONFIG_HOME", project.join(".no-user-config"))
-        .env(squiggle_config::install::DATA_DIR_ENV, &empty_data)
+        .env(squiggle_config::install::DATA_DIR_ENV, &data)
         .output()
         .unwrap();
     let took = started.elapsed();
@@ -200,6 +224,29 @@ fn bash_with_shellcheck() {
         "error,warning,info",
         false,
         &[("run.sh", 6, 6, "SC2086", "shellcheck")],
+    );
+}
+
+/// bash-language-server and shellcheck found only in the data folder `squiggle install` fills:
+/// squiggle finds the server there and runs it with that folder on its PATH, where it finds
+/// shellcheck.
+#[test]
+fn bash_from_the_data_folder() {
+    let on_path = |command: &str| {
+        let current = std::env::var_os("PATH").unwrap_or_default();
+        std::env::split_paths(&current).any(|dir| dir.join(command).is_file())
+    };
+    if on_path("bash-language-server") || on_path("shellcheck") {
+        eprintln!("SKIPPED matrix: bash from the data folder: bash-language-server or shellcheck is on PATH here");
+        return;
+    }
+    check_via(
+        "bash",
+        &["run.sh"],
+        "error,warning,info",
+        false,
+        &[("run.sh", 6, 6, "SC2086", "shellcheck")],
+        Via::DataFolder,
     );
 }
 
