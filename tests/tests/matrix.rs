@@ -394,5 +394,11 @@ fn taplo_when_installed() {
     if !present("taplo", "taplo", how) {
         return;
     }
-    check("taplo", &["Cargo.toml"], "error", false, &[]);
+    check(
+        "taplo",
+        &["Cargo.toml"],
+        "error",
+        false,
+        &[("Cargo.toml", 4, 11, "", "Even Better TOML")],
+    );
 }
