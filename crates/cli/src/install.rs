@@ -1,7 +1,6 @@
 //! `squiggle install`: installs pinned versions of built-in servers from npm and PyPI into the
 //! per-user data folder, only when asked; squiggle then finds them there.
 
-use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
@@ -10,9 +9,6 @@ use squiggle_config::install::{self, Plan};
 use squiggle_config::{Availability, Config};
 
 use crate::workspace::WorkspaceArgs;
-
-/// The most files `--all-for-workspace` looks at to learn the workspace's file types.
-const SAMPLE_FILES: usize = 5000;
 
 /// Arguments of `squiggle install`.
 #[derive(Debug, clap::Args)]
@@ -79,24 +75,13 @@ fn run_plan(plan: &Plan, data: &Path, dry_run: bool) -> anyhow::Result<()> {
 
 /// The installable servers the workspace's files go to whose commands do not run here.
 fn missing_for_workspace(config: &Config, root: &Path) -> Vec<String> {
-    let files = squiggle_config::sample_files(root, SAMPLE_FILES);
-    let runs = |spec: &squiggle_config::ServerSpec| Availability::of(spec, root).runs();
-    let installable = install::installable();
-    let mut missing = BTreeSet::new();
-    let mut seen = BTreeSet::new();
-    for file in files {
-        let kind = file
-            .extension()
-            .or_else(|| file.file_name())
-            .map(|e| e.to_string_lossy().to_ascii_lowercase());
-        if !seen.insert(kind) {
-            continue;
-        }
-        for spec in config.servers_for(&file, &runs) {
-            if installable.contains(&spec.id.as_str()) && !runs(spec) {
-                missing.insert(spec.id.clone());
-            }
-        }
-    }
-    missing.into_iter().collect()
+    // Each server is found (and probed) once, however many files need it.
+    let known = std::cell::RefCell::new(std::collections::HashMap::new());
+    let runs = |spec: &squiggle_config::ServerSpec| {
+        *known
+            .borrow_mut()
+            .entry(spec.id.clone())
+            .or_insert_with(|| Availability::of(spec, root).runs())
+    };
+    crate::servers::workspace_needs(config, root, &runs).installable()
 }
