@@ -111,22 +111,11 @@ pub enum PlanError {
 
 /// The ids of the built-in servers `squiggle install` can install, sorted.
 pub fn installable() -> Vec<&'static str> {
-    let servers = builtin_servers();
-    let mut ids: Vec<&'static str> = servers
-        .keys()
-        .filter_map(|id| {
-            let packages = packages_of(id)?;
-            (!packages.is_empty()).then_some(packages)?;
-            builtin_id(id)
-        })
+    let mut ids: Vec<&'static str> = crate::builtin::ids()
+        .filter(|id| packages_of(id).is_some_and(|packages| !packages.is_empty()))
         .collect();
     ids.sort_unstable();
     ids
-}
-
-/// The static id of a built-in server.
-fn builtin_id(id: &str) -> Option<&'static str> {
-    crate::builtin::ids().find(|known| *known == id)
 }
 
 /// The plan for installing `ids` (each a built-in server with packages).
