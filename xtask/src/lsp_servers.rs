@@ -44,6 +44,109 @@ pub fn path_with_servers(workspace: &Path) -> anyhow::Result<std::ffi::OsString>
     std::env::join_paths(dirs).context("cannot build PATH")
 }
 
+/// Where the real-server matrix's servers are installed, laid out like `squiggle install`'s
+/// data folder (`npm/node_modules/.bin`, `venv/bin`), apart from the servers above so that the
+/// other tests' files are not also sent to eslint, biome or the JSON server.
+pub fn matrix_dir(workspace: &Path) -> PathBuf {
+    install_dir(workspace).join("matrix")
+}
+
+/// The built-in servers the matrix tests (tests/tests/matrix.rs): every one `squiggle install`
+/// can install but those the default install already serves the other tests with, and vue,
+/// whose diagnostics need a TypeScript plugin squiggle does not run.
+pub const MATRIX_SERVERS: &[&str] = &[
+    "json",
+    "css",
+    "html",
+    "yaml",
+    "bash",
+    "dockerfile",
+    "clangd",
+    "intelephense",
+    "svelte",
+    "eslint",
+    "biome",
+    "basedpyright",
+    "ty",
+    "pylsp",
+];
+
+/// Installs the matrix's servers at their pinned versions (the same plan `squiggle install`
+/// carries out) unless that plan is installed already.
+pub fn install_matrix(workspace: &Path) -> anyhow::Result<()> {
+    let dir = matrix_dir(workspace);
+    let plan = squiggle_config::install::plan(MATRIX_SERVERS)?;
+    let mut wanted: Vec<&str> = plan.npm.iter().chain(&plan.pip).copied().collect();
+    // eslint lints with the project's own eslint: the matrix project links this node_modules.
+    let project_packages = squiggle_config::install::Plan {
+        servers: Vec::new(),
+        npm: vec![ESLINT_FOR_MATRIX],
+        pip: Vec::new(),
+    };
+    wanted.push(ESLINT_FOR_MATRIX);
+    let stamp = dir.join(".installed");
+    let wanted = wanted.join(" ");
+    if std::fs::read_to_string(&stamp).is_ok_and(|s| s == wanted) {
+        return Ok(());
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    eprintln!(
+        "xtask: installing the matrix servers into {}",
+        dir.display()
+    );
+    for step in plan.steps(&dir).iter().chain(&project_packages.steps(&dir)) {
+        eprintln!("xtask: {step}");
+        let status = Command::new(&step.program)
+            .args(&step.args)
+            .status()
+            .with_context(|| format!("cannot run {}", step.program.display()))?;
+        if !status.success() {
+            bail!("`{step}` failed ({status})");
+        }
+    }
+    std::fs::write(&stamp, wanted)?;
+    Ok(())
+}
+
+/// taplo with its language server, from crates.io (its npm and PyPI builds have none).
+const TAPLO_CRATE: &str = "taplo-cli@0.10.0";
+
+/// Builds taplo with its language server into the matrix's `cargo/bin` (minutes of compiling:
+/// only `install-servers --all` does it, not `cargo xtask test`, whose taplo test then says it
+/// was skipped).
+pub fn install_taplo(workspace: &Path) -> anyhow::Result<()> {
+    let root = matrix_dir(workspace).join("cargo");
+    let stamp = root.join(".installed");
+    if std::fs::read_to_string(&stamp).is_ok_and(|s| s == TAPLO_CRATE) {
+        return Ok(());
+    }
+    eprintln!(
+        "xtask: building {TAPLO_CRATE} (with its language server) into {}",
+        root.display()
+    );
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let status = Command::new(cargo)
+        .args([
+            "install",
+            TAPLO_CRATE,
+            "--locked",
+            "--features",
+            "lsp",
+            "--root",
+        ])
+        .arg(&root)
+        .status()
+        .context("cannot run cargo install")?;
+    if !status.success() {
+        bail!("cargo install {TAPLO_CRATE} failed ({status})");
+    }
+    std::fs::write(&stamp, TAPLO_CRATE)?;
+    Ok(())
+}
+
+/// The eslint the matrix's eslint project lints with.
+const ESLINT_FOR_MATRIX: &str = "eslint@10.15.0";
+
 /// Installs every pinned server that is not installed yet; returns the bin folders.
 pub fn install(workspace: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let dir = install_dir(workspace);

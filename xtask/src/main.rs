@@ -79,7 +79,12 @@ struct BenchRunArgs {
 
 /// Arguments of `install-servers`.
 #[derive(Debug, Args)]
-struct InstallArgs {}
+struct InstallArgs {
+    /// Also the real-server matrix's servers (into target/lsp-servers/matrix/), with taplo
+    /// built from crates.io.
+    #[arg(long)]
+    all: bool,
+}
 
 /// Arguments of `fake-server`.
 #[derive(Debug, Args)]
@@ -98,8 +103,14 @@ fn main() -> anyhow::Result<()> {
         Task::FakeServer(args) => {
             fake_server::run(args.scenario.as_deref(), args.script.as_deref())
         }
-        Task::InstallServers(InstallArgs {}) => {
-            lsp_servers::install(&workspace_root()?).map(|_| ())
+        Task::InstallServers(InstallArgs { all }) => {
+            let workspace = workspace_root()?;
+            lsp_servers::install(&workspace)?;
+            if all {
+                lsp_servers::install_matrix(&workspace)?;
+                lsp_servers::install_taplo(&workspace)?;
+            }
+            Ok(())
         }
         Task::Demo => demo::run(&workspace_root()?),
         Task::Test(args) => test::run(&workspace_root()?, &args.cargo_test),

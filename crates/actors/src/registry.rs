@@ -368,9 +368,23 @@ impl Servers {
             return Err((ServerState::Unavailable, reason));
         };
         tracing::debug!(server = %key.id, root = %key.root.display(), program = %program.display(), "starting server");
+        let mut spec = spec.clone();
+        if !spec.env.contains_key("PATH") {
+            let data = squiggle_config::install::data_dir();
+            let current = std::env::var_os("PATH");
+            let installed = squiggle_config::install::path_for_installed(
+                &program,
+                data.as_deref(),
+                current.as_deref(),
+            );
+            if let Some(path) = installed {
+                spec.env.insert("PATH".to_string(), path);
+            }
+        }
+        let settle = Duration::from_millis(spec.settle_ms.unwrap_or(config.settle_ms));
         let args = ServerArgs {
             key: key.clone(),
-            spec: spec.clone(),
+            spec,
             program,
             workspace_root: self.args.workspace_root.clone(),
             registry: myself.clone(),
@@ -380,7 +394,7 @@ impl Servers {
             max_open_documents: config.max_open_documents,
             watchdog: self.args.watchdog.clone(),
             watcher: self.args.watcher.clone(),
-            settle: Duration::from_millis(spec.settle_ms.unwrap_or(config.settle_ms)),
+            settle,
         };
         ServerActor::spawn_linked(None, ServerActor, args, myself.get_cell())
             .await

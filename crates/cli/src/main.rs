@@ -19,6 +19,7 @@ mod check;
 mod folders;
 mod hook;
 mod init;
+mod install;
 mod mcp;
 mod mcp_stdio;
 mod progress;
@@ -68,6 +69,13 @@ enum Command {
     Status(servers::StatusArgs),
     /// List the built-in language servers, installed or not, with install hints.
     Servers(servers::ServersArgs),
+    /// Install pinned versions of built-in servers (npm, PyPI) into the per-user data folder.
+    ///
+    /// The folder is $SQUIGGLE_DATA_DIR, else $XDG_DATA_HOME/squiggle, else
+    /// ~/.local/share/squiggle; nothing is installed globally. squiggle finds servers there after
+    /// the project's node_modules/.bin and PATH. `--all-for-workspace` installs every missing
+    /// server the workspace's files would use.
+    Install(install::InstallArgs),
     /// Serve JSON-RPC on stdin/stdout for agent hosts in other languages.
     ///
     /// LSP-framed JSON-RPC 2.0: sends `lsp/ready` once set up, then answers `lsp/checkFile`,
@@ -129,6 +137,7 @@ fn main() -> ExitCode {
         Command::Init(args) => init::run(args),
         Command::Status(args) => servers::status(args),
         Command::Servers(args) => servers::servers(args),
+        Command::Install(args) => install::run(args),
     };
     // Anything still running (a server that ignored shutdown) is killed with the runtime.
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));

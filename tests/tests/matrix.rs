@@ -1,0 +1,404 @@
+//! The real-server matrix: every built-in server that installs from npm or PyPI here, run
+//! through `squiggle check --format json` on a fixture with one known error
+//! (`tests/fixtures/matrix/<server>/`), asserting the exact 1-based line, column, code and source.
+//! One test per server, so each server's result shows in the test output; only the server under
+//! test is enabled, and they run in parallel. `cargo xtask test` installs the pinned servers
+//! into `target/lsp-servers/matrix/` (`cargo xtask install-servers --all` does too).
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use squiggle_tests::{assert_no_process_in, fixture, repo_root, squiggle_bin};
+
+/// The folder `cargo xtask install-servers --all` installs the matrix servers into (laid out
+/// like `squiggle install`'s data folder).
+fn matrix_dir() -> PathBuf {
+    repo_root().join("target/lsp-servers/matrix")
+}
+
+/// The matrix's bin folders: npm's and PyPI's (as `squiggle install` lays them out) and
+/// crates.io's (`cargo install --root`).
+fn matrix_bin_dirs() -> Vec<PathBuf> {
+    let mut dirs = squiggle_config::install::bin_dirs(&matrix_dir());
+    dirs.push(matrix_dir().join("cargo").join("bin"));
+    dirs
+}
+
+/// Where a server's command is, in the matrix's folders or on PATH.
+fn installed(command: &str) -> Option<PathBuf> {
+    let current = std::env::var_os("PATH").unwrap_or_default();
+    matrix_bin_dirs()
+        .into_iter()
+        .chain(std::env::split_paths(&current))
+        .map(|dir| dir.join(command))
+        .find(|path| path.is_file())
+}
+
+/// Whether a server that `cargo xtask test` does not install is here; when not, says plainly
+/// that its test was skipped and how to run it.
+fn present(server: &str, command: &str, how: &str) -> bool {
+    let found = installed(command).is_some();
+    if !found {
+        eprintln!("SKIPPED matrix: {server}: `{command}` is not installed ({how})");
+    }
+    found
+}
+
+/// One expected diagnostic: file, line, column, code, source.
+type Expected = (&'static str, u64, u64, &'static str, &'static str);
+
+/// Checks `files` of the fixture `tests/fixtures/matrix/<server>` with only `server` enabled and
+/// asserts exactly `expected` at `severities`; `modules` links the matrix's `node_modules` into
+/// the project (servers that load the project's own packages: eslint).
+fn check(server: &str, files: &[&str], severities: &str, modules: bool, expected: &[Expected]) {
+    check_via(server, files, severities, modules, expected, Via::Path);
+}
+
+/// How squiggle finds the server under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Via {
+    /// The matrix's bin folders are put in front of `PATH`.
+    Path,
+    /// Not on `PATH`: the matrix folder is squiggle's data folder, as `squiggle install` fills it.
+    DataFolder,
+}
+
+/// [`check`], finding the server `via` PATH or the data folder.
+fn check_via(
+    server: &str,
+    files: &[&str],
+    severities: &str,
+    modules: bool,
+    expected: &[Expected],
+    via: Via,
+) {
+    let spec = squiggle_config::builtin_servers().remove(server).unwrap();
+    assert!(
+        installed(&spec.command).is_some(),
+        "{server}: `{}` is not installed: run `cargo xtask install-servers --all`",
+        spec.command
+    );
+    let dirs = matrix_bin_dirs();
+    let (_dir, project) = fixture(&format!("matrix/{server}"));
+    if modules {
+        std::os::unix::fs::symlink(
+            squiggle_config::install::npm_dir(&matrix_dir()).join("node_modules"),
+            project.join("node_modules"),
+        )
+        .unwrap();
+    }
+    // A loaded CI machine starts some servers slowly: the deadlines are for hangs, not speed.
+    let deadlines = "first_touch_timeout_ms = 45000\ninitialize_timeout_ms = 45000\n";
+    let others: String = squiggle_config::builtin_servers()
+        .keys()
+        .filter(|id| *id != server)
+        .map(|id| format!("[servers.{id}]\nenabled = false\n"))
+        .collect();
+    std::fs::write(
+        project.join("squiggle.toml"),
+        format!("{deadlines}{others}"),
+    )
+    .unwrap();
+    let current = std::env::var_os("PATH").unwrap_or_default();
+    let (data, in_front) = match via {
+        Via::Path => (project.join(".no-data"), dirs),
+        Via::DataFolder => (matrix_dir(), Vec::new()),
+    };
+    let path = std::env::join_paths(in_front.into_iter().chain(std::env::split_paths(&current)));
+    let started = Instant::now();
+    let mut args = vec![
+        "check",
+        "--root",
+        ".",
+        "--format",
+        "json",
+        "--severity",
+        severities,
+    ];
+    args.extend(files);
+    let output = std::process::Command::new(squiggle_bin())
+        .args(&args)
+        .current_dir(&project)
+        .env("PATH", path.unwrap())
+        .env("XDG_CONFIG_HOME", project.join(".no-user-config"))
+        .env(squiggle_config::install::DATA_DIR_ENV, &data)
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let report: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|err| panic!("{server}: no JSON report ({err}): {stdout}\n{stderr}"));
+    let servers: Vec<(&str, &str)> = report["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["id"].as_str().unwrap(), s["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(servers, [(server, "active")], "{server}: {report}");
+    let mut found = Vec::new();
+    for (file, list) in report["files"].as_object().unwrap() {
+        for d in list.as_array().unwrap() {
+            found.push((
+                file.clone(),
+                d["line"].as_u64().unwrap(),
+                d["column"].as_u64().unwrap(),
+                d["code"].as_str().unwrap_or_default().to_string(),
+                d["source"].as_str().unwrap_or_default().to_string(),
+            ));
+        }
+    }
+    let expected: Vec<(String, u64, u64, String, String)> = expected
+        .iter()
+        .map(|(f, l, c, code, source)| {
+            (f.to_string(), *l, *c, code.to_string(), source.to_string())
+        })
+        .collect();
+    assert_eq!(found, expected, "{server}: {report}");
+    assert_eq!(output.status.code(), Some(1), "{server}: {stderr}");
+    assert_no_process_in(&project);
+    eprintln!("matrix: {server} ok in {} ms", took.as_millis());
+    assert!(took < Duration::from_secs(60), "{server} took {took:?}");
+}
+
+#[test]
+fn json() {
+    check(
+        "json",
+        &["settings.json"],
+        "error",
+        false,
+        &[("settings.json", 5, 3, "514", "json")],
+    );
+}
+
+#[test]
+fn css_scss() {
+    check(
+        "css",
+        &["style.css", "theme.scss"],
+        "error",
+        false,
+        &[
+            ("style.css", 4, 10, "css-semicolonexpected", "css"),
+            ("style.css", 5, 1, "css-ruleorselectorexpected", "css"),
+            ("theme.scss", 4, 10, "css-propertyvalueexpected", "scss"),
+        ],
+    );
+}
+
+#[test]
+fn html() {
+    check(
+        "html",
+        &["index.html"],
+        "error",
+        false,
+        &[
+            ("index.html", 6, 9, "css-semicolonexpected", "css"),
+            ("index.html", 6, 14, "css-ruleorselectorexpected", "css"),
+            ("index.html", 11, 15, "", "javascript"),
+        ],
+    );
+}
+
+#[test]
+fn yaml() {
+    check(
+        "yaml",
+        &["config.yaml"],
+        "error",
+        false,
+        &[("config.yaml", 5, 1, "0", "YAML")],
+    );
+}
+
+#[test]
+fn bash_with_shellcheck() {
+    check(
+        "bash",
+        &["run.sh"],
+        "error,warning,info",
+        false,
+        &[("run.sh", 6, 6, "SC2086", "shellcheck")],
+    );
+}
+
+/// bash-language-server and shellcheck found only in the data folder `squiggle install` fills:
+/// squiggle finds the server there and runs it with that folder on its PATH, where it finds
+/// shellcheck.
+#[test]
+fn bash_from_the_data_folder() {
+    let on_path = |command: &str| {
+        let current = std::env::var_os("PATH").unwrap_or_default();
+        std::env::split_paths(&current).any(|dir| dir.join(command).is_file())
+    };
+    if on_path("bash-language-server") || on_path("shellcheck") {
+        eprintln!("SKIPPED matrix: bash from the data folder: bash-language-server or shellcheck is on PATH here");
+        return;
+    }
+    check_via(
+        "bash",
+        &["run.sh"],
+        "error,warning,info",
+        false,
+        &[("run.sh", 6, 6, "SC2086", "shellcheck")],
+        Via::DataFolder,
+    );
+}
+
+#[test]
+fn dockerfile() {
+    check(
+        "dockerfile",
+        &["Dockerfile"],
+        "error",
+        false,
+        &[("Dockerfile", 4, 1, "7", "dockerfile-utils")],
+    );
+}
+
+#[test]
+fn clangd_c_and_cpp() {
+    check(
+        "clangd",
+        &["main.c", "app.cpp"],
+        "error",
+        false,
+        &[
+            ("app.cpp", 5, 9, "typecheck_nonviable_condition", "clang"),
+            ("main.c", 4, 9, "-Wint-conversion", "clang"),
+        ],
+    );
+}
+
+#[test]
+fn intelephense() {
+    check(
+        "intelephense",
+        &["index.php"],
+        "error",
+        false,
+        &[("index.php", 9, 1, "P1001", "intelephense")],
+    );
+}
+
+#[test]
+fn svelte() {
+    check(
+        "svelte",
+        &["App.svelte"],
+        "error,warning",
+        false,
+        &[("App.svelte", 6, 4, "missing-declaration", "svelte")],
+    );
+}
+
+#[test]
+fn eslint() {
+    check(
+        "eslint",
+        &["index.js"],
+        "error",
+        true,
+        &[
+            ("index.js", 1, 7, "no-unused-vars", "eslint"),
+            ("index.js", 3, 7, "eqeqeq", "eslint"),
+        ],
+    );
+}
+
+#[test]
+fn biome() {
+    check(
+        "biome",
+        &["index.js"],
+        "error,warning,info",
+        false,
+        &[
+            (
+                "index.js",
+                1,
+                7,
+                "lint/correctness/noUnusedVariables",
+                "biome",
+            ),
+            ("index.js", 2, 1, "lint/style/useConst", "biome"),
+            ("index.js", 3, 7, "lint/suspicious/noDoubleEquals", "biome"),
+            ("index.js", 4, 3, "lint/suspicious/noDebugger", "biome"),
+        ],
+    );
+}
+
+#[test]
+fn basedpyright() {
+    check(
+        "basedpyright",
+        &["main.py"],
+        "error",
+        false,
+        &[("main.py", 2, 25, "reportUndefinedVariable", "basedpyright")],
+    );
+}
+
+#[test]
+fn ty() {
+    check(
+        "ty",
+        &["main.py"],
+        "error",
+        false,
+        &[("main.py", 2, 25, "unresolved-reference", "ty")],
+    );
+}
+
+#[test]
+fn pylsp() {
+    check(
+        "pylsp",
+        &["main.py"],
+        "error",
+        false,
+        &[("main.py", 2, 25, "", "pyflakes")],
+    );
+}
+
+/// Debian's gopls (`apt install gopls golang-go`): not installed by `cargo xtask test`.
+#[test]
+fn gopls_when_installed() {
+    if !present(
+        "gopls",
+        "gopls",
+        "apt install gopls golang-go, or go install golang.org/x/tools/gopls@latest",
+    ) || !present("gopls", "go", "apt install golang-go")
+    {
+        return;
+    }
+    check(
+        "gopls",
+        &["main.go"],
+        "error",
+        false,
+        &[("main.go", 6, 18, "IncompatibleAssign", "compiler")],
+    );
+}
+
+/// taplo built with its language server from crates.io (`cargo xtask install-servers --all`
+/// builds it; `cargo xtask test` does not, to keep CI short).
+#[test]
+fn taplo_when_installed() {
+    let how = "cargo xtask install-servers --all builds it from crates.io";
+    if !present("taplo", "taplo", how) {
+        return;
+    }
+    check(
+        "taplo",
+        &["Cargo.toml"],
+        "error",
+        false,
+        &[("Cargo.toml", 4, 11, "", "Even Better TOML")],
+    );
+}
