@@ -366,12 +366,12 @@ fn repeat(
     Ok(Stats::of(&timings))
 }
 
-/// One cold `squiggle check`: from process start to the first byte of its output.
+/// One cold (one-shot) `squiggle check`: from process start to the first byte of its output.
 fn time_cold_check(squiggle: &Path, root: &Path, file: &Path) -> anyhow::Result<Duration> {
     use std::io::Read;
     let started = Instant::now();
     let mut child = Command::new(squiggle)
-        .arg("check")
+        .args(["check", "--no-daemon"])
         .arg(file)
         .current_dir(root)
         .stdout(Stdio::piped())

@@ -1,6 +1,7 @@
 //! The watcher actor: file-system events under the servers' roots, sent as
 //! `workspace/didChangeWatchedFiles` to exactly the servers whose registered globs match,
-//! debounced and batched.
+//! debounced and batched; and, when asked to follow the disk, news of the documents squiggle
+//! synced that changed or went away on disk.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -12,6 +13,8 @@ use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use squiggle_protocol::paths;
 use squiggle_protocol::watch::{WatchPattern, SKIPPED_FOLDERS};
+
+use tokio::sync::mpsc::UnboundedSender;
 
 use crate::key::ServerKey;
 use crate::server::ServerMsg;
@@ -37,10 +40,23 @@ pub enum WatcherMsg {
     Forget { key: ServerKey },
     /// Squiggle checked this file (synced it to its servers); watchers of it hear of a change.
     Synced { path: PathBuf },
+    /// From now on, report synced documents that change or go away on disk to `changes`.
+    Follow {
+        changes: UnboundedSender<DiskChange>,
+    },
     /// The operating system reported a change.
     Disk(Event),
     /// Timer: send what was gathered.
     Flush,
+}
+
+/// A synced document changed on disk by someone else.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiskChange {
+    /// Its text on disk changed (or it was made again): sync it again.
+    Changed(PathBuf),
+    /// It is gone: close it.
+    Deleted(PathBuf),
 }
 
 /// The watcher actor.
@@ -61,6 +77,12 @@ pub struct Watches {
     folders: HashSet<PathBuf>,
     pending: HashMap<ServerKey, Vec<FileEvent>>,
     flush_scheduled: bool,
+    /// Where news of synced documents changed on disk goes, when followed.
+    follow: Option<UnboundedSender<DiskChange>>,
+    /// The synced documents whose changes on disk are followed.
+    documents: HashSet<PathBuf>,
+    /// Followed documents that changed on disk since the last flush.
+    stale: HashSet<PathBuf>,
 }
 
 impl std::fmt::Debug for Watches {
@@ -88,6 +110,9 @@ impl Actor for WatcherActor {
             folders: HashSet::new(),
             pending: HashMap::new(),
             flush_scheduled: false,
+            follow: None,
+            documents: HashSet::new(),
+            stale: HashSet::new(),
         })
     }
 
@@ -121,16 +146,23 @@ impl Actor for WatcherActor {
             WatcherMsg::Forget { key } => {
                 watches.servers.remove(&key);
                 watches.pending.remove(&key);
-                if watches.servers.is_empty() {
+                if watches.servers.is_empty() && watches.follow.is_none() {
                     watches.os = None;
                     watches.folders.clear();
                 }
             }
             WatcherMsg::Synced { path } => {
+                if watches.follow.is_some() && watches.documents.insert(path.clone()) {
+                    if let Some(folder) = path.parent() {
+                        watches.watch_folder(&myself, folder);
+                    }
+                }
                 watches.gather(&myself, vec![(path, FileChangeType::CHANGED)])
             }
+            WatcherMsg::Follow { changes } => watches.follow = Some(changes),
             WatcherMsg::Disk(event) => {
                 let mut changes = changes_of(&event);
+                watches.note_stale(&myself, &changes);
                 for (path, change) in &changes {
                     if *change == FileChangeType::DELETED {
                         watches.forget_folders(path);
@@ -163,21 +195,8 @@ impl Watches {
     /// returns the files found in the folders it started to watch.
     fn watch_tree(&mut self, myself: &ActorRef<WatcherMsg>, top: &Path) -> Vec<PathBuf> {
         let mut files = Vec::new();
-        if self.os.is_none() {
-            let actor = myself.clone();
-            let handler = move |event: notify::Result<Event>| match event {
-                Ok(event) => {
-                    let _ = actor.cast(WatcherMsg::Disk(event));
-                }
-                Err(err) => tracing::debug!(%err, "file watcher error"),
-            };
-            match notify::recommended_watcher(handler) {
-                Ok(watcher) => self.os = Some(watcher),
-                Err(err) => {
-                    tracing::warn!(%err, "cannot watch files; servers will not hear of changes on disk");
-                    return files;
-                }
-            }
+        if !self.os_watcher(myself) {
+            return files;
         }
         let mut stack = vec![top.to_path_buf()];
         while let Some(folder) = stack.pop() {
@@ -205,6 +224,56 @@ impl Watches {
             }
         }
         files
+    }
+
+    /// Watches one folder (not the folders under it), for the documents in it.
+    fn watch_folder(&mut self, myself: &ActorRef<WatcherMsg>, folder: &Path) {
+        if self.folders.contains(folder) || !self.os_watcher(myself) {
+            return;
+        }
+        if let Some(os) = self.os.as_mut() {
+            if os.watch(folder, RecursiveMode::NonRecursive).is_ok() {
+                self.folders.insert(folder.to_path_buf());
+            }
+        }
+    }
+
+    /// Notes followed documents that changed on disk, and schedules a flush.
+    fn note_stale(&mut self, myself: &ActorRef<WatcherMsg>, changes: &[(PathBuf, FileChangeType)]) {
+        let before = self.stale.len();
+        for (path, _) in changes {
+            if self.documents.contains(path) {
+                self.stale.insert(path.clone());
+            }
+        }
+        if self.stale.len() > before && !self.flush_scheduled {
+            self.flush_scheduled = true;
+            myself.send_after(DEBOUNCE, || WatcherMsg::Flush);
+        }
+    }
+
+    /// The OS watcher, made if there is none yet; false when none can be made.
+    fn os_watcher(&mut self, myself: &ActorRef<WatcherMsg>) -> bool {
+        if self.os.is_some() {
+            return true;
+        }
+        let actor = myself.clone();
+        let handler = move |event: notify::Result<Event>| match event {
+            Ok(event) => {
+                let _ = actor.cast(WatcherMsg::Disk(event));
+            }
+            Err(err) => tracing::debug!(%err, "file watcher error"),
+        };
+        match notify::recommended_watcher(handler) {
+            Ok(watcher) => {
+                self.os = Some(watcher);
+                true
+            }
+            Err(err) => {
+                tracing::warn!(%err, "cannot watch files; servers will not hear of changes on disk");
+                false
+            }
+        }
     }
 
     /// Forgets a deleted folder and the folders under it, so that they are watched again if
@@ -272,9 +341,24 @@ impl Watches {
         }
     }
 
-    /// Sends each server its gathered events, one event per file.
+    /// Sends each server its gathered events, one event per file, and reports the followed
+    /// documents that changed (or went away) on disk.
     fn flush(&mut self) {
         self.flush_scheduled = false;
+        if let Some(follow) = &self.follow {
+            for path in self.stale.drain() {
+                // What the disk holds now decides, whatever the events on the way were
+                // (`sed -i` and editors replace a file through a rename).
+                let change = match path.exists() {
+                    true => DiskChange::Changed(path),
+                    false => {
+                        self.documents.remove(&path);
+                        DiskChange::Deleted(path)
+                    }
+                };
+                let _ = follow.send(change);
+            }
+        }
         for (key, events) in self.pending.drain() {
             let Some(watching) = self.servers.get(&key) else {
                 continue;

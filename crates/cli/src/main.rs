@@ -2,6 +2,7 @@
 
 mod answers;
 mod check;
+mod daemon;
 mod folders;
 mod mcp;
 mod mcp_stdio;
@@ -68,6 +69,12 @@ enum Command {
     /// `navigation_tools = false` in the configuration hides the navigation tools. Stdout
     /// carries protocol bytes only; logs go to stderr.
     Mcp(mcp::McpArgs),
+    /// See or stop the per-workspace background daemons that keep servers warm for `check`.
+    ///
+    /// `squiggle check` starts one per workspace root and configuration when none runs, and
+    /// asks it from then on; it exits after `daemon_idle_seconds` (900) without a request.
+    /// `--no-daemon`, `daemon = false` or SQUIGGLE_NO_DAEMON=1 check in-process instead.
+    Daemon(daemon::DaemonArgs),
 }
 
 fn main() -> ExitCode {
@@ -94,6 +101,7 @@ fn main() -> ExitCode {
         Command::Check(args) => runtime.block_on(check::run(args)),
         Command::Serve(args) => runtime.block_on(serve::run(args)),
         Command::Mcp(args) => runtime.block_on(mcp::run(args)),
+        Command::Daemon(args) => runtime.block_on(daemon::run(args)),
         Command::Status(args) => servers::status(args),
         Command::Servers(args) => servers::servers(args),
     };

@@ -45,6 +45,8 @@ pub(crate) struct Layer {
     pub navigation_tools: Option<bool>,
     pub max_file_bytes: Option<u64>,
     pub max_open_documents: Option<usize>,
+    pub daemon: Option<bool>,
+    pub daemon_idle_seconds: Option<u64>,
     pub servers: Vec<ServerLayer>,
 }
 
@@ -203,6 +205,8 @@ impl Config {
         set(&mut next.navigation_tools, layer.navigation_tools);
         set(&mut next.max_file_bytes, layer.max_file_bytes);
         set(&mut next.max_open_documents, layer.max_open_documents);
+        set(&mut next.daemon, layer.daemon);
+        set(&mut next.daemon_idle_seconds, layer.daemon_idle_seconds);
         for server in layer.servers {
             match next.servers.get_mut(&server.id) {
                 Some(spec) => server.patch(spec),

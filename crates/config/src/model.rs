@@ -35,6 +35,11 @@ pub struct Config {
     pub max_file_bytes: u64,
     /// The most documents one server keeps open; the least recently used are closed first.
     pub max_open_documents: usize,
+    /// Whether `squiggle check` goes through a per-workspace background daemon (toml key
+    /// `daemon`).
+    pub daemon: bool,
+    /// How many seconds a daemon waits without a request before it exits (15 minutes).
+    pub daemon_idle_seconds: u64,
     /// The language servers, built-ins merged with overrides and additions, keyed by id.
     pub servers: BTreeMap<String, ServerSpec>,
 }
@@ -68,6 +73,8 @@ impl Default for Config {
             navigation_tools: true,
             max_file_bytes: 2 * 1024 * 1024,
             max_open_documents: 200,
+            daemon: true,
+            daemon_idle_seconds: 900,
             servers: crate::builtin::builtin_servers(),
         }
     }

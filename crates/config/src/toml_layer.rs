@@ -25,6 +25,8 @@ struct TomlFile {
     navigation_tools: Option<bool>,
     max_file_bytes: Option<u64>,
     max_open_documents: Option<usize>,
+    daemon: Option<bool>,
+    daemon_idle_seconds: Option<u64>,
     servers: Option<BTreeMap<String, Spanned<TomlServer>>>,
 }
 
@@ -104,6 +106,8 @@ pub(crate) fn parse_toml(text: &str) -> Result<Layer, LayerError> {
         navigation_tools: file.navigation_tools,
         max_file_bytes: file.max_file_bytes,
         max_open_documents: file.max_open_documents,
+        daemon: file.daemon,
+        daemon_idle_seconds: file.daemon_idle_seconds,
         servers,
     })
 }
