@@ -332,7 +332,8 @@ impl Squiggle {
     /// such as the `squiggle check` daemon, whose callers only ever name files on disk).
     pub fn follow_disk(&self) {
         let (changes, mut news) = tokio::sync::mpsc::unbounded_channel();
-        let _ = self.inner.watcher.cast(WatcherMsg::Follow { changes });
+        let root = self.inner.workspace_root.clone();
+        let _ = (self.inner.watcher).cast(WatcherMsg::Follow { root, changes });
         let inner = Arc::downgrade(&self.inner);
         tokio::spawn(async move {
             while let Some(change) = news.recv().await {

@@ -40,8 +40,10 @@ pub enum WatcherMsg {
     Forget { key: ServerKey },
     /// Squiggle checked this file (synced it to its servers); watchers of it hear of a change.
     Synced { path: PathBuf },
-    /// From now on, report synced documents that change or go away on disk to `changes`.
+    /// From now on, watch the folders under `root` and report synced documents that change
+    /// or go away on disk to `changes`.
     Follow {
+        root: PathBuf,
         changes: UnboundedSender<DiskChange>,
     },
     /// The operating system reported a change.
@@ -159,7 +161,12 @@ impl Actor for WatcherActor {
                 }
                 watches.gather(&myself, vec![(path, FileChangeType::CHANGED)])
             }
-            WatcherMsg::Follow { changes } => watches.follow = Some(changes),
+            WatcherMsg::Follow { root, changes } => {
+                watches.follow = Some(changes);
+                // Watched up front, so that a change right after a document's first check
+                // is seen (its folder is watched when it is synced, if new).
+                watches.watch_tree(&myself, &root);
+            }
             WatcherMsg::Disk(event) => {
                 let mut changes = changes_of(&event);
                 watches.note_stale(&myself, &changes);

@@ -17,7 +17,9 @@ use super::wire::{self, Reply, Request, MAX_REPLY};
 use crate::check::{CheckAnswer, CheckRequest};
 
 /// How long a started daemon has to open its socket.
-const START_LIMIT: Duration = Duration::from_secs(5);
+const START_LIMIT: Duration = Duration::from_secs(10);
+/// The size over which a daemon log is started afresh, in bytes.
+const MAX_LOG: u64 = 1 << 20;
 /// How often the socket is tried while a daemon starts.
 const START_POLL: Duration = Duration::from_millis(3);
 
@@ -117,7 +119,14 @@ pub fn log_file(key: &DaemonKey) -> anyhow::Result<PathBuf> {
 fn start(root: &Path, key: &DaemonKey) -> anyhow::Result<Child> {
     let exe = std::env::current_exe().context("cannot find the squiggle binary")?;
     let log = log_file(key)?;
-    let out = std::fs::File::create(&log)
+    // Appended to (several clients may start the key's daemon at once), restarted when large.
+    if std::fs::metadata(&log).is_ok_and(|meta| meta.len() > MAX_LOG) {
+        let _ = std::fs::remove_file(&log);
+    }
+    let out = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log)
         .with_context(|| format!("cannot write the daemon log {}", log.display()))?;
     super::paths::make_private(&log)?;
     let mut command = std::process::Command::new(exe);
