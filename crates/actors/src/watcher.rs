@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use async_lsp::lsp_types::{FileChangeType, FileEvent, Url};
 use notify::event::{ModifyKind, RenameMode};
@@ -81,8 +81,9 @@ pub struct Watches {
     flush_scheduled: bool,
     /// Where news of synced documents changed on disk goes, when followed.
     follow: Option<UnboundedSender<DiskChange>>,
-    /// The synced documents whose changes on disk are followed.
-    documents: HashSet<PathBuf>,
+    /// The synced documents whose changes on disk are followed, with the time their file was
+    /// last changed when they were synced.
+    documents: HashMap<PathBuf, Option<SystemTime>>,
     /// Followed documents that changed on disk since the last flush.
     stale: HashSet<PathBuf>,
 }
@@ -113,7 +114,7 @@ impl Actor for WatcherActor {
             pending: HashMap::new(),
             flush_scheduled: false,
             follow: None,
-            documents: HashSet::new(),
+            documents: HashMap::new(),
             stale: HashSet::new(),
         })
     }
@@ -154,9 +155,12 @@ impl Actor for WatcherActor {
                 }
             }
             WatcherMsg::Synced { path } => {
-                if watches.follow.is_some() && watches.documents.insert(path.clone()) {
-                    if let Some(folder) = path.parent() {
-                        watches.watch_folder(&myself, folder);
+                if watches.follow.is_some() {
+                    let modified = modified(&path);
+                    if watches.documents.insert(path.clone(), modified).is_none() {
+                        if let Some(folder) = path.parent() {
+                            watches.watch_folder(&myself, folder);
+                        }
                     }
                 }
                 watches.gather(&myself, vec![(path, FileChangeType::CHANGED)])
@@ -249,7 +253,7 @@ impl Watches {
     fn note_stale(&mut self, myself: &ActorRef<WatcherMsg>, changes: &[(PathBuf, FileChangeType)]) {
         let before = self.stale.len();
         for (path, _) in changes {
-            if self.documents.contains(path) {
+            if self.documents.contains_key(path) {
                 self.stale.insert(path.clone());
             }
         }
@@ -355,13 +359,17 @@ impl Watches {
         if let Some(follow) = &self.follow {
             for path in self.stale.drain() {
                 // What the disk holds now decides, whatever the events on the way were
-                // (`sed -i` and editors replace a file through a rename).
-                let change = match path.exists() {
-                    true => DiskChange::Changed(path),
-                    false => {
+                // (`sed -i` and editors replace a file through a rename); a file unchanged
+                // since it was synced (the write its check read) needs nothing.
+                let change = match (path.exists(), modified(&path)) {
+                    (false, _) => {
                         self.documents.remove(&path);
                         DiskChange::Deleted(path)
                     }
+                    (true, now) if now.is_some() && self.documents.get(&path) == Some(&now) => {
+                        continue
+                    }
+                    (true, _) => DiskChange::Changed(path),
                 };
                 let _ = follow.send(change);
             }
@@ -375,6 +383,13 @@ impl Watches {
                 .cast(ServerMsg::WatchedFiles(squash(events)));
         }
     }
+}
+
+/// When a file was last changed, if it can be read.
+fn modified(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path)
+        .and_then(|meta| meta.modified())
+        .ok()
 }
 
 /// What an OS event means for LSP: (path, created | changed | deleted) pairs.
