@@ -8,6 +8,7 @@
 
 mod answers;
 mod catalog;
+mod daemon;
 mod false_clean;
 mod final_floor;
 mod fixture;
@@ -135,6 +136,7 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
     if args.iter().any(|a| a == "--load-only") {
         return load_only(&plan, &squiggle, &xtask, &dir, ruff);
     }
+    let daemon_only = args.iter().any(|a| a == "--daemon-only");
 
     let mut rows: Vec<Value> = Vec::new();
     let mut targets: Vec<Value> = Vec::new();
@@ -218,6 +220,21 @@ pub fn measure(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
         targets: &mut targets,
         measures: &mut measures,
     };
+    // The daemon behind `squiggle check`, on the same fake server and file.
+    daemon::measure(
+        &fake,
+        &squiggle,
+        &dir,
+        &plan,
+        &cold_check,
+        &warm_floor,
+        &mut results,
+    )?;
+    if daemon_only {
+        // `bench-run --daemon-only`: the fake server's cold and warm rows and the daemon.
+        print_table(&rows, &targets, &measures, &notes);
+        return Ok(());
+    }
     let typescript_7 = typescript_7(workspace);
     let (servers, mut missing) = real_servers(&path, &typescript_7);
     notes.append(&mut missing);
