@@ -416,3 +416,46 @@ fn eight_concurrent_checks_share_one_daemon_and_all_get_their_answer() {
     assert_eq!(d.sockets().len(), 1);
     assert_eq!(d.ws.server_pids().len(), 1, "one server for all eight");
 }
+
+/// Sends raw bytes to a daemon's socket and reads its one-line reply.
+fn exchange(socket: &Path, bytes: &[u8]) -> String {
+    use std::io::{BufRead, Write};
+    let mut stream = std::os::unix::net::UnixStream::connect(socket).unwrap();
+    stream.set_read_timeout(Some(LIMIT)).unwrap();
+    stream.write_all(bytes).unwrap();
+    let mut reply = String::new();
+    std::io::BufReader::new(stream)
+        .read_line(&mut reply)
+        .unwrap();
+    reply
+}
+
+#[test]
+fn the_daemon_refuses_oversized_requests_and_files_outside_its_root() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    let socket = d.sockets().pop().unwrap();
+
+    // Exactly one byte over the bound (1 MiB), with no end of line.
+    let reply = exchange(&socket, &vec![b' '; (1 << 20) + 1]);
+    assert!(reply.contains(r#""kind":"failed""#), "{reply}");
+    assert!(reply.contains("over 1048576 bytes"), "{reply}");
+
+    let outside = d.ws.root.parent().unwrap().join("outside.fake");
+    std::fs::write(&outside, "ERROR outside\n").unwrap();
+    let request = serde_json::json!({"kind": "check", "request": {
+        "files": [outside], "format": "text", "scope": null, "severity": null, "left_out": false}});
+    let reply = exchange(&socket, format!("{request}\n").as_bytes());
+    assert!(reply.contains(r#""kind":"failed""#), "{reply}");
+    assert!(reply.contains("outside the daemon's workspace"), "{reply}");
+    assert!(
+        d.ws.received("textDocument/didOpen")
+            .iter()
+            .all(|m| !m.to_string().contains("outside.fake")),
+        "the file outside was never sent to a server"
+    );
+
+    // The daemon still answers.
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+}
