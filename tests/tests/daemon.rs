@@ -270,9 +270,14 @@ fn sigkill_of_the_daemon_leaves_no_server() {
     let servers = d.live_servers();
     assert!(!servers.is_empty());
 
+    let socket = d.sockets().pop().unwrap();
     // SAFETY: a plain kill of the daemon this test started.
     unsafe { libc::kill(daemon as i32, libc::SIGKILL) };
-    assert!(wait_until(Duration::from_secs(5), || !is_alive(daemon)));
+    // Gone for good once its socket refuses connections (its first thread can be a zombie
+    // while the others still hold the socket).
+    assert!(wait_until(Duration::from_secs(5), || {
+        !is_alive(daemon) && std::os::unix::net::UnixStream::connect(&socket).is_err()
+    }));
     assert_all_gone(&servers, "servers of the killed daemon");
 
     // The next check starts a new daemon in place of the dead one.
@@ -458,4 +463,44 @@ fn the_daemon_refuses_oversized_requests_and_files_outside_its_root() {
 
     // The daemon still answers.
     assert_found(&d.run(&["check", "a.fake"]), 1);
+}
+
+#[test]
+fn another_squiggle_build_starts_its_own_daemon_and_retires_the_old() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    let old = d.daemon_pid();
+    let old_servers = d.live_servers();
+
+    // The same program under another name stands for another build (an upgrade).
+    let other = tempfile::tempdir().unwrap();
+    let upgraded = other.path().join("squiggle");
+    std::fs::hard_link(squiggle_tests::squiggle_bin(), &upgraded).unwrap();
+    let output = std::process::Command::new(&upgraded)
+        .args(["check", "a.fake"])
+        .current_dir(&d.ws.root)
+        .env("PATH", squiggle_tests::path_with_servers())
+        .env("XDG_CONFIG_HOME", d.ws.root.join(".no-user-config"))
+        .env("SQUIGGLE_NO_DAEMON", "0")
+        .env("SQUIGGLE_RUNTIME_DIR", &d.runtime)
+        .env("XDG_STATE_HOME", &d.state)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "a.fake:1:1: error[E1]: found ERROR: one\n"
+    );
+
+    assert!(
+        wait_until(Duration::from_secs(10), || !is_alive(old)),
+        "the old build's daemon retired"
+    );
+    assert_all_gone(&old_servers, "the old daemon's servers");
+    assert_eq!(d.sockets().len(), 1, "only the new build's daemon is left");
+    // Stopped from here too (the guard's `stop --all` also reaches it).
+    let new = d.daemon_pids();
+    assert_eq!(new.len(), 1);
+    assert_ne!(new[0], old);
 }

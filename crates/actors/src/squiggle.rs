@@ -231,9 +231,10 @@ impl Squiggle {
         let outcomes = futures::future::join_all(checks).await;
         // Servers that watch the file hear of the change too: once, however many synced it,
         // and after the syncs (so also servers that registered their watchers while starting).
-        let _ = inner
-            .watcher
-            .cast(WatcherMsg::Synced { path: path.clone() });
+        let _ = inner.watcher.cast(WatcherMsg::Synced {
+            path: path.clone(),
+            text: text.clone(),
+        });
         let mut result = CheckResult {
             file,
             diagnostics: Vec::new(),

@@ -5,7 +5,8 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::sync::Arc;
+use std::time::Duration;
 
 use async_lsp::lsp_types::{FileChangeType, FileEvent, Url};
 use notify::event::{ModifyKind, RenameMode};
@@ -38,8 +39,9 @@ pub enum WatcherMsg {
     Unregister { key: ServerKey, id: String },
     /// A server is gone: forget its registrations.
     Forget { key: ServerKey },
-    /// Squiggle checked this file (synced it to its servers); watchers of it hear of a change.
-    Synced { path: PathBuf },
+    /// Squiggle checked this file (synced this text to its servers); watchers of it hear of a
+    /// change.
+    Synced { path: PathBuf, text: Arc<str> },
     /// From now on, watch the folders under `root` and report synced documents that change
     /// or go away on disk to `changes`.
     Follow {
@@ -81,9 +83,9 @@ pub struct Watches {
     flush_scheduled: bool,
     /// Where news of synced documents changed on disk goes, when followed.
     follow: Option<UnboundedSender<DiskChange>>,
-    /// The synced documents whose changes on disk are followed, with the time their file was
-    /// last changed when they were synced.
-    documents: HashMap<PathBuf, Option<SystemTime>>,
+    /// The synced documents whose changes on disk are followed, with a hash of the text last
+    /// synced.
+    documents: HashMap<PathBuf, u64>,
     /// Followed documents that changed on disk since the last flush.
     stale: HashSet<PathBuf>,
 }
@@ -154,14 +156,17 @@ impl Actor for WatcherActor {
                     watches.folders.clear();
                 }
             }
-            WatcherMsg::Synced { path } => {
+            WatcherMsg::Synced { path, text } => {
                 if watches.follow.is_some() {
-                    let modified = modified(&path);
-                    if watches.documents.insert(path.clone(), modified).is_none() {
+                    let hash = hash_of(text.as_bytes());
+                    if (watches.documents.insert(path.clone(), hash)).is_none() {
                         if let Some(folder) = path.parent() {
                             watches.watch_folder(&myself, folder);
                         }
                     }
+                    // Compared with the disk at the next flush: a write between the check's
+                    // read and now (before any event could be matched to it) is caught too.
+                    watches.note_stale(&myself, &[(path.clone(), FileChangeType::CHANGED)]);
                 }
                 watches.gather(&myself, vec![(path, FileChangeType::CHANGED)])
             }
@@ -359,17 +364,16 @@ impl Watches {
         if let Some(follow) = &self.follow {
             for path in self.stale.drain() {
                 // What the disk holds now decides, whatever the events on the way were
-                // (`sed -i` and editors replace a file through a rename); a file unchanged
-                // since it was synced (the write its check read) needs nothing.
-                let change = match (path.exists(), modified(&path)) {
-                    (false, _) => {
+                // (`sed -i` and editors replace a file through a rename); a file that holds
+                // the text last synced (the write its check read) needs nothing.
+                let change = match std::fs::read(&path) {
+                    Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
                         self.documents.remove(&path);
                         DiskChange::Deleted(path)
                     }
-                    (true, now) if now.is_some() && self.documents.get(&path) == Some(&now) => {
-                        continue
-                    }
-                    (true, _) => DiskChange::Changed(path),
+                    Err(_) => continue,
+                    Ok(bytes) if self.documents.get(&path) == Some(&hash_of(&bytes)) => continue,
+                    Ok(_) => DiskChange::Changed(path),
                 };
                 let _ = follow.send(change);
             }
@@ -385,11 +389,12 @@ impl Watches {
     }
 }
 
-/// When a file was last changed, if it can be read.
-fn modified(path: &Path) -> Option<SystemTime> {
-    std::fs::metadata(path)
-        .and_then(|meta| meta.modified())
-        .ok()
+/// A hash of a document's bytes, to tell whether the disk still holds what was synced.
+fn hash_of(bytes: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// What an OS event means for LSP: (path, created | changed | deleted) pairs.
