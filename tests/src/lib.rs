@@ -356,13 +356,15 @@ pub struct Run {
     pub stderr: String,
 }
 
-/// Runs the squiggle binary in `cwd` with `args`, real servers on PATH.
+/// Runs the squiggle binary in `cwd` with `args`, real servers on PATH, one-shot (no daemon:
+/// see [`NO_DAEMON`]).
 pub fn squiggle(cwd: &Path, args: &[&str]) -> Run {
     let output = std::process::Command::new(squiggle_bin())
         .args(args)
         .current_dir(cwd)
         .env("PATH", path_with_servers())
         .env("XDG_CONFIG_HOME", cwd.join(".no-user-config"))
+        .env(NO_DAEMON.0, NO_DAEMON.1)
         .output()
         .unwrap();
     Run {
@@ -372,8 +374,14 @@ pub fn squiggle(cwd: &Path, args: &[&str]) -> Run {
     }
 }
 
-/// Runs the squiggle binary in `cwd` with `args`, real servers on PATH and `env` on top; if it
-/// has not finished within `limit`, kills it and panics, so a hang fails the test.
+/// `squiggle check` in tests runs one-shot, in its own process, as it did before the daemon:
+/// the suites assert on the servers a check starts and leaves behind. The daemon's own tests
+/// (tests/tests/daemon.rs) turn it back on with `SQUIGGLE_NO_DAEMON=0`.
+pub const NO_DAEMON: (&str, &str) = ("SQUIGGLE_NO_DAEMON", "1");
+
+/// Runs the squiggle binary in `cwd` with `args`, real servers on PATH, one-shot (see
+/// [`NO_DAEMON`]), and `env` on top; if it has not finished within `limit`, kills it and
+/// panics, so a hang fails the test.
 pub fn squiggle_within(cwd: &Path, args: &[&str], env: &[(&str, &OsStr)], limit: Duration) -> Run {
     use std::io::Read;
     let mut child = std::process::Command::new(squiggle_bin())
@@ -381,6 +389,7 @@ pub fn squiggle_within(cwd: &Path, args: &[&str], env: &[(&str, &OsStr)], limit:
         .current_dir(cwd)
         .env("PATH", path_with_servers())
         .env("XDG_CONFIG_HOME", cwd.join(".no-user-config"))
+        .env(NO_DAEMON.0, NO_DAEMON.1)
         .envs(env.iter().copied())
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())

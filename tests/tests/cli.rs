@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use squiggle_tests::{
     assert_all_gone, broken_shim, path_with_servers, shim_calls, squiggle, squiggle_bin,
-    squiggle_within, wait_until, xtask_bin, FakeWorkspace,
+    squiggle_within, wait_until, xtask_bin, FakeWorkspace, NO_DAEMON,
 };
 
 /// A workspace whose `squiggle.toml` serves `.fake` files with the fake server.
@@ -599,6 +599,7 @@ fn with_stdout_closed(cwd: &std::path::Path, args: &[&str]) -> (i32, String) {
         .args(args)
         .current_dir(cwd)
         .env("XDG_CONFIG_HOME", cwd.join(".no-user-config"))
+        .env(NO_DAEMON.0, NO_DAEMON.1)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -8,6 +8,7 @@
 
 mod answers;
 mod catalog;
+mod daemon;
 mod false_clean;
 mod final_floor;
 mod fixture;
@@ -110,7 +111,12 @@ pub fn run(workspace: &Path, quick: bool) -> anyhow::Result<()> {
 }
 
 /// Runs every scenario (with release binaries) and reports.
-pub fn measure(workspace: &Path, quick: bool, only_load: bool) -> anyhow::Result<()> {
+pub fn measure(
+    workspace: &Path,
+    quick: bool,
+    only_load: bool,
+    daemon_only: bool,
+) -> anyhow::Result<()> {
     let plan = Plan {
         quick,
         runs: if quick { 20 } else { 100 },
@@ -216,6 +222,21 @@ pub fn measure(workspace: &Path, quick: bool, only_load: bool) -> anyhow::Result
         targets: &mut targets,
         measures: &mut measures,
     };
+    // The daemon behind `squiggle check`, on the same fake server and file.
+    daemon::measure(
+        &fake,
+        &squiggle,
+        &dir,
+        &plan,
+        &cold_check,
+        &warm_floor,
+        &mut results,
+    )?;
+    if daemon_only {
+        // `bench-run --daemon-only`: the fake server's cold and warm rows and the daemon.
+        print_table(&rows, &targets, &measures, &notes);
+        return Ok(());
+    }
     let typescript_7 = typescript_7(workspace);
     let (servers, mut missing) = real_servers(&path, &typescript_7);
     notes.append(&mut missing);
@@ -364,12 +385,12 @@ fn repeat(
     Ok(Stats::of(&timings))
 }
 
-/// One cold `squiggle check`: from process start to the first byte of its output.
+/// One cold (one-shot) `squiggle check`: from process start to the first byte of its output.
 fn time_cold_check(squiggle: &Path, root: &Path, file: &Path) -> anyhow::Result<Duration> {
     use std::io::Read;
     let started = Instant::now();
     let mut child = Command::new(squiggle)
-        .arg("check")
+        .args(["check", "--no-daemon"])
         .arg(file)
         .current_dir(root)
         .stdout(Stdio::piped())

@@ -28,7 +28,7 @@ pub fn run(workspace: &Path) -> anyhow::Result<()> {
         "$ squiggle check --root examples/demo examples/demo/app.py examples/demo/shapes.py\n"
     );
     let status = Command::new(squiggle)
-        .args(["check", "--root"])
+        .args(["check", "--no-daemon", "--root"])
         .arg(&example)
         .arg(example.join("app.py"))
         .arg(example.join("shapes.py"))

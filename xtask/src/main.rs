@@ -73,8 +73,11 @@ struct BenchRunArgs {
     #[arg(long)]
     quick: bool,
     /// Only the load run and the soak (target/bench/load-report.json).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "daemon_only")]
     load_only: bool,
+    /// Only the fake server's cold and warm rows and the daemon scenario.
+    #[arg(long)]
+    daemon_only: bool,
 }
 
 /// Arguments of `install-servers`.
@@ -115,7 +118,12 @@ fn main() -> anyhow::Result<()> {
         Task::Demo => demo::run(&workspace_root()?),
         Task::Test(args) => test::run(&workspace_root()?, &args.cargo_test),
         Task::Bench(args) => bench::run(&workspace_root()?, args.quick),
-        Task::BenchRun(args) => bench::measure(&workspace_root()?, args.quick, args.load_only),
+        Task::BenchRun(args) => bench::measure(
+            &workspace_root()?,
+            args.quick,
+            args.load_only,
+            args.daemon_only,
+        ),
     }
 }
 

@@ -35,7 +35,7 @@ use crate::registry::restarts::Restart;
 use crate::registry::{Acquired, ActiveServers, RegistryActor, RegistryArgs, RegistryMsg};
 use crate::server::watchdog::Watchdog;
 use crate::server::ServerMsg;
-use crate::watcher::{WatcherActor, WatcherMsg};
+use crate::watcher::{DiskChange, WatcherActor, WatcherMsg};
 use crate::Error;
 use turns::{Ticket, Turns};
 
@@ -291,9 +291,10 @@ impl Squiggle {
         let outcomes = futures::future::join_all(answers).await;
         // Servers that watch the file hear of the change too: once, however many synced it,
         // and after the syncs (so also servers that registered their watchers while starting).
-        let _ = inner
-            .watcher
-            .cast(WatcherMsg::Synced { path: path.clone() });
+        let _ = inner.watcher.cast(WatcherMsg::Synced {
+            path: path.clone(),
+            text: text.clone(),
+        });
         let mut result = CheckResult {
             file,
             diagnostics: Vec::new(),
@@ -385,6 +386,34 @@ impl Squiggle {
         for server in self.running_servers(&path).await {
             let _ = server.cast(ServerMsg::Save { path: path.clone() });
         }
+    }
+
+    /// Keeps the documents checked from now on in step with the disk: one changed on disk by
+    /// anyone is synced to its servers again, one deleted is closed (for a long-lived runtime
+    /// such as the `squiggle check` daemon, whose callers only ever name files on disk).
+    pub fn follow_disk(&self) {
+        let (changes, mut news) = tokio::sync::mpsc::unbounded_channel();
+        let root = self.inner.workspace_root.clone();
+        let _ = (self.inner.watcher).cast(WatcherMsg::Follow { root, changes });
+        let inner = Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            while let Some(change) = news.recv().await {
+                let Some(inner) = inner.upgrade() else {
+                    return;
+                };
+                let squiggle = Squiggle { inner };
+                match change {
+                    DiskChange::Changed(path) => {
+                        tracing::debug!(path = %path.display(), "changed on disk: synced again");
+                        tokio::spawn(async move { squiggle.check_file(&path, None).await });
+                    }
+                    DiskChange::Deleted(path) => {
+                        tracing::debug!(path = %path.display(), "deleted on disk: closed");
+                        squiggle.close_file(&path).await;
+                    }
+                }
+            }
+        });
     }
 
     /// Sends `didClose` for a file to its running servers, which then forget its text.

@@ -1,9 +1,11 @@
 //! The watcher actor: file-system events under the servers' roots, sent as
 //! `workspace/didChangeWatchedFiles` to exactly the servers whose registered globs match,
-//! debounced and batched.
+//! debounced and batched; and, when asked to follow the disk, news of the documents squiggle
+//! synced that changed or went away on disk.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_lsp::lsp_types::{FileChangeType, FileEvent, Url};
@@ -12,6 +14,8 @@ use notify::{Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use squiggle_protocol::paths;
 use squiggle_protocol::watch::{WatchPattern, SKIPPED_FOLDERS};
+
+use tokio::sync::mpsc::UnboundedSender;
 
 use crate::key::ServerKey;
 use crate::server::ServerMsg;
@@ -35,12 +39,28 @@ pub enum WatcherMsg {
     Unregister { key: ServerKey, id: String },
     /// A server is gone: forget its registrations.
     Forget { key: ServerKey },
-    /// Squiggle checked this file (synced it to its servers); watchers of it hear of a change.
-    Synced { path: PathBuf },
+    /// Squiggle checked this file (synced this text to its servers); watchers of it hear of a
+    /// change.
+    Synced { path: PathBuf, text: Arc<str> },
+    /// From now on, watch the folders under `root` and report synced documents that change
+    /// or go away on disk to `changes`.
+    Follow {
+        root: PathBuf,
+        changes: UnboundedSender<DiskChange>,
+    },
     /// The operating system reported a change.
     Disk(Event),
     /// Timer: send what was gathered.
     Flush,
+}
+
+/// A synced document changed on disk by someone else.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiskChange {
+    /// Its text on disk changed (or it was made again): sync it again.
+    Changed(PathBuf),
+    /// It is gone: close it.
+    Deleted(PathBuf),
 }
 
 /// The watcher actor.
@@ -61,6 +81,13 @@ pub struct Watches {
     folders: HashSet<PathBuf>,
     pending: HashMap<ServerKey, Vec<FileEvent>>,
     flush_scheduled: bool,
+    /// Where news of synced documents changed on disk goes, when followed.
+    follow: Option<UnboundedSender<DiskChange>>,
+    /// The synced documents whose changes on disk are followed, with a hash of the text last
+    /// synced.
+    documents: HashMap<PathBuf, u64>,
+    /// Followed documents that changed on disk since the last flush.
+    stale: HashSet<PathBuf>,
 }
 
 impl std::fmt::Debug for Watches {
@@ -88,6 +115,9 @@ impl Actor for WatcherActor {
             folders: HashSet::new(),
             pending: HashMap::new(),
             flush_scheduled: false,
+            follow: None,
+            documents: HashMap::new(),
+            stale: HashSet::new(),
         })
     }
 
@@ -121,16 +151,34 @@ impl Actor for WatcherActor {
             WatcherMsg::Forget { key } => {
                 watches.servers.remove(&key);
                 watches.pending.remove(&key);
-                if watches.servers.is_empty() {
+                if watches.servers.is_empty() && watches.follow.is_none() {
                     watches.os = None;
                     watches.folders.clear();
                 }
             }
-            WatcherMsg::Synced { path } => {
+            WatcherMsg::Synced { path, text } => {
+                if watches.follow.is_some() {
+                    let hash = hash_of(text.as_bytes());
+                    if (watches.documents.insert(path.clone(), hash)).is_none() {
+                        if let Some(folder) = path.parent() {
+                            watches.watch_folder(&myself, folder);
+                        }
+                    }
+                    // Compared with the disk at the next flush: a write between the check's
+                    // read and now (before any event could be matched to it) is caught too.
+                    watches.note_stale(&myself, &[(path.clone(), FileChangeType::CHANGED)]);
+                }
                 watches.gather(&myself, vec![(path, FileChangeType::CHANGED)])
+            }
+            WatcherMsg::Follow { root, changes } => {
+                watches.follow = Some(changes);
+                // Watched up front, so that a change right after a document's first check
+                // is seen (its folder is watched when it is synced, if new).
+                watches.watch_tree(&myself, &root);
             }
             WatcherMsg::Disk(event) => {
                 let mut changes = changes_of(&event);
+                watches.note_stale(&myself, &changes);
                 for (path, change) in &changes {
                     if *change == FileChangeType::DELETED {
                         watches.forget_folders(path);
@@ -163,21 +211,8 @@ impl Watches {
     /// returns the files found in the folders it started to watch.
     fn watch_tree(&mut self, myself: &ActorRef<WatcherMsg>, top: &Path) -> Vec<PathBuf> {
         let mut files = Vec::new();
-        if self.os.is_none() {
-            let actor = myself.clone();
-            let handler = move |event: notify::Result<Event>| match event {
-                Ok(event) => {
-                    let _ = actor.cast(WatcherMsg::Disk(event));
-                }
-                Err(err) => tracing::debug!(%err, "file watcher error"),
-            };
-            match notify::recommended_watcher(handler) {
-                Ok(watcher) => self.os = Some(watcher),
-                Err(err) => {
-                    tracing::warn!(%err, "cannot watch files; servers will not hear of changes on disk");
-                    return files;
-                }
-            }
+        if !self.os_watcher(myself) {
+            return files;
         }
         let mut stack = vec![top.to_path_buf()];
         while let Some(folder) = stack.pop() {
@@ -205,6 +240,56 @@ impl Watches {
             }
         }
         files
+    }
+
+    /// Watches one folder (not the folders under it), for the documents in it.
+    fn watch_folder(&mut self, myself: &ActorRef<WatcherMsg>, folder: &Path) {
+        if self.folders.contains(folder) || !self.os_watcher(myself) {
+            return;
+        }
+        if let Some(os) = self.os.as_mut() {
+            if os.watch(folder, RecursiveMode::NonRecursive).is_ok() {
+                self.folders.insert(folder.to_path_buf());
+            }
+        }
+    }
+
+    /// Notes followed documents that changed on disk, and schedules a flush.
+    fn note_stale(&mut self, myself: &ActorRef<WatcherMsg>, changes: &[(PathBuf, FileChangeType)]) {
+        let before = self.stale.len();
+        for (path, _) in changes {
+            if self.documents.contains_key(path) {
+                self.stale.insert(path.clone());
+            }
+        }
+        if self.stale.len() > before && !self.flush_scheduled {
+            self.flush_scheduled = true;
+            myself.send_after(DEBOUNCE, || WatcherMsg::Flush);
+        }
+    }
+
+    /// The OS watcher, made if there is none yet; false when none can be made.
+    fn os_watcher(&mut self, myself: &ActorRef<WatcherMsg>) -> bool {
+        if self.os.is_some() {
+            return true;
+        }
+        let actor = myself.clone();
+        let handler = move |event: notify::Result<Event>| match event {
+            Ok(event) => {
+                let _ = actor.cast(WatcherMsg::Disk(event));
+            }
+            Err(err) => tracing::debug!(%err, "file watcher error"),
+        };
+        match notify::recommended_watcher(handler) {
+            Ok(watcher) => {
+                self.os = Some(watcher);
+                true
+            }
+            Err(err) => {
+                tracing::warn!(%err, "cannot watch files; servers will not hear of changes on disk");
+                false
+            }
+        }
     }
 
     /// Forgets a deleted folder and the folders under it, so that they are watched again if
@@ -272,9 +357,27 @@ impl Watches {
         }
     }
 
-    /// Sends each server its gathered events, one event per file.
+    /// Sends each server its gathered events, one event per file, and reports the followed
+    /// documents that changed (or went away) on disk.
     fn flush(&mut self) {
         self.flush_scheduled = false;
+        if let Some(follow) = &self.follow {
+            for path in self.stale.drain() {
+                // What the disk holds now decides, whatever the events on the way were
+                // (`sed -i` and editors replace a file through a rename); a file that holds
+                // the text last synced (the write its check read) needs nothing.
+                let change = match std::fs::read(&path) {
+                    Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                        self.documents.remove(&path);
+                        DiskChange::Deleted(path)
+                    }
+                    Err(_) => continue,
+                    Ok(bytes) if self.documents.get(&path) == Some(&hash_of(&bytes)) => continue,
+                    Ok(_) => DiskChange::Changed(path),
+                };
+                let _ = follow.send(change);
+            }
+        }
         for (key, events) in self.pending.drain() {
             let Some(watching) = self.servers.get(&key) else {
                 continue;
@@ -284,6 +387,14 @@ impl Watches {
                 .cast(ServerMsg::WatchedFiles(squash(events)));
         }
     }
+}
+
+/// A hash of a document's bytes, to tell whether the disk still holds what was synced.
+fn hash_of(bytes: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// What an OS event means for LSP: (path, created | changed | deleted) pairs.

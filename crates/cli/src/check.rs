@@ -6,9 +6,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::ValueEnum;
-use squiggle_actors::{CheckResult, Config, Scope, Squiggle};
+use squiggle_actors::{CheckResult, Config, Feedback, Scope, Squiggle};
 use squiggle_protocol::render::{display_path, json, llm, one_line, text};
-use squiggle_protocol::{merge, paths, Report, ServerReport, ServerState, Severity};
+use squiggle_protocol::{
+    merge, not_checked_section, paths, render_feedback, Caps, Report, ServerReport, ServerState,
+    Severity,
+};
 
 use crate::folders::{self, MAX_FOLDER_FILES};
 use crate::progress::Progress;
@@ -35,6 +38,10 @@ pub struct CheckArgs {
     /// `include_severities`, which defaults to `error`).
     #[arg(long, value_delimiter = ',', value_name = "SEVERITY,...")]
     severity: Option<Vec<Severity>>,
+    /// Check in this process, without the workspace's background daemon (as `daemon = false`
+    /// in the configuration, or the environment variable SQUIGGLE_NO_DAEMON=1, do).
+    #[arg(long)]
+    no_daemon: bool,
     /// The files to check (relative to the current folder); a folder stands for the files of
     /// known types under it (as git lists them, so without what .gitignore excludes; else
     /// skipping hidden, build and dependency folders), at most 500.
@@ -127,7 +134,10 @@ impl CheckArgs {
 
 /// Runs `squiggle check`; returns the exit code.
 pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
-    let (root, config) = args.workspace.load()?;
+    let (root, mut config) = args.workspace.load()?;
+    if args.no_daemon {
+        config.daemon = false;
+    }
     let request = args.request(&root, &config)?;
     perform(&root, config, &request, print_answer).await
 }
@@ -142,17 +152,24 @@ fn print_answer(answer: &CheckAnswer) -> anyhow::Result<()> {
     }
 }
 
-/// Answers a check request and hands the answer to `deliver` as soon as it is known, before
-/// the servers shut down; returns the exit code.
+/// Answers a check request and hands the answer to `deliver` as soon as it is known; returns
+/// the exit code. The workspace's daemon answers when the configuration allows one (starting
+/// it if none runs); otherwise, or when it cannot be reached, this process starts the servers,
+/// answers, and shuts them down after delivering.
 pub async fn perform(
     root: &Path,
     config: Config,
     request: &CheckRequest,
     deliver: impl FnOnce(&CheckAnswer) -> anyhow::Result<()>,
 ) -> anyhow::Result<u8> {
-    let mut config = config;
-    if let Some(severities) = &request.severity {
-        config.include_severities = severities.clone();
+    if crate::daemon::wanted(&config) {
+        match crate::daemon::client::check(root, &config, request).await {
+            Ok(answer) => {
+                deliver(&answer)?;
+                return Ok(answer.code);
+            }
+            Err(err) => tracing::info!("checking in this process: {err:#}"),
+        }
     }
     let squiggle = Squiggle::start(root, config).await?;
     let progress = Progress::start(squiggle.clone());
@@ -169,8 +186,7 @@ pub async fn perform(
     Ok(code)
 }
 
-/// Answers a check request with a running squiggle. (Its `--scope` and `delta` texts follow
-/// the squiggle's own configured severities.)
+/// Answers a check request with a running squiggle.
 pub async fn answer(squiggle: &Squiggle, request: &CheckRequest) -> anyhow::Result<CheckAnswer> {
     let files = &request.files;
     let severities =
@@ -189,7 +205,13 @@ pub async fn answer(squiggle: &Squiggle, request: &CheckRequest) -> anyhow::Resu
                 ScopeArg::Write => Scope::Write,
             };
             let feedback = squiggle.feedback(first, None, scope).await;
-            (Some(feedback.text), feedback.check)
+            let text = match &request.severity {
+                // Rendered again with the severities asked for, so one runtime (a daemon)
+                // answers any severities.
+                Some(severities) => feedback_text(&feedback, scope, severities, squiggle.config()),
+                None => feedback.text,
+            };
+            (Some(text), feedback.check)
         }
         None => (None, squiggle.check_file(first, None).await),
     };
@@ -224,6 +246,34 @@ pub async fn answer(squiggle: &Squiggle, request: &CheckRequest) -> anyhow::Resu
         stderr,
         code: exit_code(&report, request.left_out),
     })
+}
+
+/// The text of a tool's feedback, with the severities given in place of the configured ones.
+fn feedback_text(
+    feedback: &Feedback,
+    scope: Scope,
+    severities: &[Severity],
+    config: &Config,
+) -> String {
+    let check = &feedback.check;
+    let mut text = match check.outcome().reason() {
+        Some(reason) => not_checked_section(&check.file, reason),
+        None => String::new(),
+    };
+    if check.skipped.is_none() {
+        let caps = Caps {
+            include_severities: severities.to_vec(),
+            ..config.caps()
+        };
+        text.push_str(&render_feedback(
+            scope,
+            &check.file,
+            &check.diagnostics,
+            &feedback.others,
+            &caps,
+        ));
+    }
+    text
 }
 
 /// 1 when diagnostics were found, else 3 when some file was not checked (or left out of a

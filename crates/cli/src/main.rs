@@ -16,6 +16,7 @@
 
 mod answers;
 mod check;
+mod daemon;
 mod folders;
 mod hook;
 mod init;
@@ -102,6 +103,12 @@ enum Command {
     /// Set squiggle up for an agent host in this project: its edit hook and the `squiggle mcp`
     /// server, merged into the host's project settings files.
     Init(init::InitArgs),
+    /// See or stop the per-workspace background daemons that keep servers warm for `check`.
+    ///
+    /// `squiggle check` starts one per workspace root and configuration when none runs, and
+    /// asks it from then on; it exits after `daemon_idle_seconds` (900) without a request.
+    /// `--no-daemon`, `daemon = false` or SQUIGGLE_NO_DAEMON=1 check in-process instead.
+    Daemon(daemon::DaemonArgs),
 }
 
 fn main() -> ExitCode {
@@ -135,6 +142,7 @@ fn main() -> ExitCode {
         Command::Mcp(args) => runtime.block_on(mcp::run(args)),
         Command::Hook(args) => runtime.block_on(hook::run(args)),
         Command::Init(args) => init::run(args),
+        Command::Daemon(args) => runtime.block_on(daemon::run(args)),
         Command::Status(args) => servers::status(args),
         Command::Servers(args) => servers::servers(args),
         Command::Install(args) => install::run(args),

@@ -5,6 +5,15 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use squiggle_config::Config;
 
+/// The configuration file given with `--config`, as loaded (a daemon started for this
+/// command loads it too).
+static EXTRA_CONFIG_FILE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// The configuration file this command applied with `--config`, if any.
+pub fn extra_config_file() -> Option<&'static Path> {
+    EXTRA_CONFIG_FILE.get().map(PathBuf::as_path)
+}
+
 /// Where a command works, as the flags and the current folder say.
 #[derive(Debug, clap::Args)]
 pub struct WorkspaceArgs {
@@ -30,6 +39,7 @@ impl WorkspaceArgs {
         let mut config = Config::load(&root, user_file.as_deref())?;
         if let Some(file) = &self.config {
             config.apply_file(&cwd.join(file))?;
+            let _ = EXTRA_CONFIG_FILE.set(cwd.join(file));
         }
         Ok((root, config))
     }

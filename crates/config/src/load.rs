@@ -167,6 +167,21 @@ mod tests {
     }
 
     #[test]
+    fn daemon_keys_read_from_the_project_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = Config::load(dir.path(), None).expect("loads");
+        assert!(config.daemon);
+        assert_eq!(config.daemon_idle_seconds, 900);
+        write(
+            &dir.path().join("squiggle.toml"),
+            "daemon = false\ndaemon_idle_seconds = 2\n",
+        );
+        let config = Config::load(dir.path(), None).expect("loads");
+        assert!(!config.daemon);
+        assert_eq!(config.daemon_idle_seconds, 2);
+    }
+
+    #[test]
     fn opencode_lsp_false_disables() {
         let dir = tempfile::tempdir().expect("tempdir");
         write(&dir.path().join("opencode.json"), r#"{"lsp": false}"#);

@@ -48,6 +48,10 @@ keyed! {
         /// The most documents one server keeps open; the least recently used are closed first.
         #[serde(alias = "maxOpenDocuments")]
         pub max_open_documents: usize = 200,
+        /// Whether `squiggle check` goes through a per-workspace background daemon.
+        pub daemon: bool = true,
+        /// How many seconds a daemon waits without a request before it exits (15 minutes).
+        pub daemon_idle_seconds: u64 = 900,
     }
     fixed {
         /// The language servers, built-ins merged with overrides and additions, keyed by id.

@@ -96,7 +96,15 @@ pub fn measure(
 fn cold_json(squiggle: &Path, root: &Path, file: &str) -> anyhow::Result<(Duration, String)> {
     let started = Instant::now();
     let mut child = Command::new(squiggle)
-        .args(["check", "--root", ".", "--format", "json", file])
+        .args([
+            "check",
+            "--no-daemon",
+            "--root",
+            ".",
+            "--format",
+            "json",
+            file,
+        ])
         .current_dir(root)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

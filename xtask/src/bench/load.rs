@@ -358,7 +358,7 @@ pub fn proc_status(pid: u32, field: &str) -> Option<u64> {
 }
 
 /// User + system CPU ticks a process has used.
-fn cpu_ticks(pid: u32) -> anyhow::Result<u64> {
+pub fn cpu_ticks(pid: u32) -> anyhow::Result<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
     let fields: Vec<&str> = stat
         .rsplit_once(')')

@@ -1,0 +1,136 @@
+//! Which daemon serves a check: one per canonical workspace root, configuration and squiggle
+//! build, named by a stable hash of each.
+
+use std::path::Path;
+
+use squiggle_actors::Config;
+
+/// A daemon's identity: a hash of its workspace root and one of everything it runs with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DaemonKey {
+    /// The hash of the canonical workspace root.
+    pub root: u64,
+    /// The hash of the root, the configuration, the server search path and the build.
+    pub setup: u64,
+}
+
+impl DaemonKey {
+    /// The key of a workspace root and a description of everything else a daemon runs with.
+    pub fn new(root: &Path, setup: &[&[u8]]) -> Self {
+        let root_bytes = root.as_os_str().as_encoded_bytes();
+        let mut all = vec![root_bytes];
+        all.extend_from_slice(setup);
+        DaemonKey {
+            root: fnv1a(&[root_bytes]),
+            setup: fnv1a(&all),
+        }
+    }
+
+    /// The key for this process's build, `PATH` (where server commands are found) and this
+    /// configuration.
+    pub fn of(root: &Path, config: &Config) -> Self {
+        let config = format!("{config:?}");
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        Self::new(
+            root,
+            &[
+                env!("CARGO_PKG_VERSION").as_bytes(),
+                build_identity().as_bytes(),
+                path.as_encoded_bytes(),
+                config.as_bytes(),
+            ],
+        )
+    }
+
+    /// The name its socket and lock files are made of.
+    pub fn name(&self) -> String {
+        format!("{:016x}-{:016x}", self.root, self.setup)
+    }
+
+    /// The key a file name (`<name>.sock`, `<name>.lock`) stands for.
+    pub fn parse(name: &str) -> Option<Self> {
+        let stem = name.split('.').next()?;
+        let (root, setup) = stem.split_once('-')?;
+        if root.len() != 16 || setup.len() != 16 {
+            return None;
+        }
+        Some(DaemonKey {
+            root: u64::from_str_radix(root, 16).ok()?,
+            setup: u64::from_str_radix(setup, 16).ok()?,
+        })
+    }
+}
+
+/// Which binary this is (its path, size and time of last change), so that a rebuilt or
+/// upgraded squiggle starts its own daemon.
+fn build_identity() -> String {
+    let exe = std::env::current_exe().unwrap_or_default();
+    let meta = std::fs::metadata(&exe).ok();
+    let modified = meta
+        .as_ref()
+        .and_then(|m| m.modified().ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let size = meta.map(|m| m.len()).unwrap_or_default();
+    format!("{}:{size}:{modified}", exe.display())
+}
+
+/// The 64-bit FNV-1a hash of the parts, each followed by a separator; stable across builds.
+fn fnv1a(parts: &[&[u8]]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for byte in part.iter().chain(std::iter::once(&0xff)) {
+            hash ^= u64::from(*byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    hash
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_root_and_setup_give_one_name() {
+        let a = DaemonKey::new(Path::new("/ws"), &[b"v1", b"config"]);
+        let b = DaemonKey::new(Path::new("/ws"), &[b"v1", b"config"]);
+        assert_eq!(a.name(), b.name());
+        assert_eq!(a.name().len(), 33);
+    }
+
+    #[test]
+    fn another_setup_shares_the_root_part_only() {
+        let a = DaemonKey::new(Path::new("/ws"), &[b"v1", b"config"]);
+        let b = DaemonKey::new(Path::new("/ws"), &[b"v1", b"other config"]);
+        let c = DaemonKey::new(Path::new("/ws2"), &[b"v1", b"config"]);
+        assert_eq!(a.root, b.root);
+        assert_ne!(a.setup, b.setup);
+        assert_ne!(a.root, c.root);
+        assert_ne!(a.setup, c.setup);
+    }
+
+    #[test]
+    fn parts_do_not_run_together() {
+        let a = DaemonKey::new(Path::new("/ws"), &[b"ab", b"c"]);
+        let b = DaemonKey::new(Path::new("/ws"), &[b"a", b"bc"]);
+        assert_ne!(a.setup, b.setup);
+    }
+
+    #[test]
+    fn names_parse_back() {
+        let key = DaemonKey::new(Path::new("/ws"), &[b"x"]);
+        assert_eq!(DaemonKey::parse(&format!("{}.sock", key.name())), Some(key));
+        assert_eq!(DaemonKey::parse("notes.txt"), None);
+        assert_eq!(DaemonKey::parse("zz-yy.sock"), None);
+    }
+
+    #[test]
+    fn the_hash_is_fnv1a() {
+        // Fixed values, so that names stay the same from build to build.
+        assert_eq!(fnv1a(&[]), 0xcbf2_9ce4_8422_2325);
+        // FNV-1a 64 of the bytes "a", 0xff.
+        assert_eq!(fnv1a(&[b"a"]), 0x089b_c907_b544_c769);
+    }
+}

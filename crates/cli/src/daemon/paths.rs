@@ -1,0 +1,118 @@
+//! Where daemons live: a private per-user runtime folder for their sockets and locks, and a
+//! state folder for their logs.
+
+use std::ffi::OsStr;
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// The environment variable that names the runtime folder outright (tests use it).
+pub const RUNTIME_ENV: &str = "SQUIGGLE_RUNTIME_DIR";
+
+/// The runtime folder the environment names: `$SQUIGGLE_RUNTIME_DIR`, else
+/// `$XDG_RUNTIME_DIR/squiggle`, else `/tmp/squiggle-$UID`.
+pub fn runtime_dir_from(explicit: Option<&OsStr>, xdg: Option<&OsStr>, uid: u32) -> PathBuf {
+    let given = |value: Option<&OsStr>| value.filter(|v| !v.is_empty()).map(PathBuf::from);
+    match (given(explicit), given(xdg)) {
+        (Some(dir), _) => dir,
+        (None, Some(xdg)) => xdg.join("squiggle"),
+        (None, None) => PathBuf::from(format!("/tmp/squiggle-{uid}")),
+    }
+}
+
+/// The folder for daemon logs: `$XDG_STATE_HOME/squiggle`, else `~/.local/state/squiggle`.
+pub fn log_dir_from(state: Option<&OsStr>, home: Option<&OsStr>) -> Option<PathBuf> {
+    let given = |value: Option<&OsStr>| value.filter(|v| !v.is_empty()).map(PathBuf::from);
+    match (given(state), given(home)) {
+        (Some(state), _) => Some(state.join("squiggle")),
+        (None, Some(home)) => Some(home.join(".local/state/squiggle")),
+        (None, None) => None,
+    }
+}
+
+/// This user's id.
+pub fn uid() -> u32 {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::getuid() }
+}
+
+/// The runtime folder, made (0700) if missing; refused unless it belongs to this user and no
+/// one else may enter it.
+pub fn runtime_dir() -> io::Result<PathBuf> {
+    let dir = runtime_dir_from(
+        std::env::var_os(RUNTIME_ENV).as_deref(),
+        std::env::var_os("XDG_RUNTIME_DIR").as_deref(),
+        uid(),
+    );
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)?;
+    let meta = std::fs::symlink_metadata(&dir)?;
+    if !meta.is_dir() || meta.uid() != uid() || meta.mode() & 0o077 != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "the daemon folder {} must be a folder of this user that no one else can \
+                 enter (mode 0700); fix or remove it, or set {RUNTIME_ENV}",
+                dir.display()
+            ),
+        ));
+    }
+    Ok(dir)
+}
+
+/// The log folder, made if missing.
+pub fn log_dir() -> io::Result<PathBuf> {
+    let dir = log_dir_from(
+        std::env::var_os("XDG_STATE_HOME").as_deref(),
+        std::env::var_os("HOME").as_deref(),
+    )
+    .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "neither XDG_STATE_HOME nor HOME"))?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)?;
+    Ok(dir)
+}
+
+/// Makes a file readable and writable by this user only.
+pub fn make_private(path: &Path) -> io::Result<()> {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_explicit_folder_wins_then_xdg_then_tmp() {
+        let os = |s: &'static str| Some(OsStr::new(s));
+        assert_eq!(
+            runtime_dir_from(os("/t/run"), os("/run/user/7"), 7),
+            PathBuf::from("/t/run")
+        );
+        assert_eq!(
+            runtime_dir_from(None, os("/run/user/7"), 7),
+            PathBuf::from("/run/user/7/squiggle")
+        );
+        assert_eq!(
+            runtime_dir_from(os(""), os(""), 7),
+            PathBuf::from("/tmp/squiggle-7")
+        );
+    }
+
+    #[test]
+    fn logs_go_to_the_state_folder() {
+        let os = |s: &'static str| Some(OsStr::new(s));
+        assert_eq!(
+            log_dir_from(os("/s"), os("/h")),
+            Some(PathBuf::from("/s/squiggle"))
+        );
+        assert_eq!(
+            log_dir_from(None, os("/h")),
+            Some(PathBuf::from("/h/.local/state/squiggle"))
+        );
+        assert_eq!(log_dir_from(None, None), None);
+    }
+}

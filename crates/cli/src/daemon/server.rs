@@ -1,0 +1,262 @@
+//! The daemon: a warm squiggle for one workspace behind a Unix socket. It answers one request
+//! per connection, only from this user, and exits when idle, when asked, when its socket is
+//! removed, or on SIGTERM/SIGINT; its servers die with it (and with a SIGKILL, through their
+//! parent-death signal and the watchdog).
+
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use squiggle_actors::Squiggle;
+use squiggle_protocol::paths;
+use tokio::io::BufReader;
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::Notify;
+
+use super::key::DaemonKey;
+use super::paths::{make_private, runtime_dir, uid};
+use super::wire::{self, DaemonStatus, Reply, Request, MAX_REQUEST};
+use crate::check;
+
+/// How long a connected client has to send its request.
+const REQUEST_LIMIT: Duration = Duration::from_secs(10);
+/// How long a new daemon waits for the key's lock while another holds it without serving.
+const LOCK_LIMIT: Duration = Duration::from_secs(15);
+
+/// What the connections of a daemon share.
+#[derive(Debug)]
+struct Daemon {
+    squiggle: Squiggle,
+    root: PathBuf,
+    started: Instant,
+    idle: Duration,
+    last_request: Mutex<Instant>,
+    active: AtomicUsize,
+    checks: AtomicU64,
+    stop: Notify,
+}
+
+/// Counts a connection as active while it lives.
+#[derive(Debug)]
+struct Active<'a>(&'a Daemon);
+
+impl<'a> Active<'a> {
+    /// Marks a connection as begun.
+    fn begin(daemon: &'a Daemon) -> Self {
+        daemon.active.fetch_add(1, Ordering::SeqCst);
+        daemon.touch();
+        Active(daemon)
+    }
+}
+
+impl Drop for Active<'_> {
+    fn drop(&mut self) {
+        self.0.touch();
+        self.0.active.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Daemon {
+    /// Notes that a request came or ended now.
+    fn touch(&self) {
+        if let Ok(mut last) = self.last_request.lock() {
+            *last = Instant::now();
+        }
+    }
+
+    /// Whether no request came for the idle time and none is under way.
+    fn idle_over(&self) -> bool {
+        let last = self.last_request.lock().map(|last| *last).ok();
+        self.active.load(Ordering::SeqCst) == 0
+            && last.is_some_and(|last| last.elapsed() >= self.idle)
+    }
+
+    /// What `squiggle daemon status` shows.
+    async fn status(&self) -> DaemonStatus {
+        let rss_bytes = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|status| wire::rss_of(&status));
+        DaemonStatus {
+            root: self.root.clone(),
+            pid: std::process::id(),
+            uptime_secs: self.started.elapsed().as_secs(),
+            checks: self.checks.load(Ordering::SeqCst),
+            rss_bytes,
+            idle_exit_secs: self.idle.as_secs(),
+            servers: self.squiggle.status().await,
+        }
+    }
+
+    /// Answers one connection: checks the peer is this user, reads a request, answers it.
+    async fn serve(self: Arc<Self>, stream: UnixStream) {
+        let peer = stream.peer_cred().map(|cred| cred.uid());
+        if peer.as_ref().ok() != Some(&uid()) {
+            eprintln!("squiggle daemon: refused a connection from user {peer:?}");
+            return;
+        }
+        let _active = Active::begin(&self);
+        let (read, mut write) = stream.into_split();
+        let mut reader = BufReader::new(read);
+        let request = tokio::time::timeout(
+            REQUEST_LIMIT,
+            wire::read_message::<Request>(&mut reader, MAX_REQUEST),
+        )
+        .await;
+        let request = match request {
+            Ok(Ok(request)) => request,
+            Ok(Err(err)) => {
+                let reply = Reply::Failed {
+                    error: format!("bad request: {err}"),
+                };
+                let _ = wire::write_message(&mut write, &reply).await;
+                return;
+            }
+            Err(_) => return,
+        };
+        let reply = match request {
+            Request::Check { request } => self.check(&request).await,
+            Request::Status => Reply::Status {
+                status: self.status().await,
+            },
+            Request::Stop => {
+                self.stop.notify_one();
+                Reply::Stopping
+            }
+        };
+        if let Err(err) = wire::write_message(&mut write, &reply).await {
+            eprintln!("squiggle daemon: could not answer: {err}");
+        }
+    }
+
+    /// Answers a check of files inside the workspace root.
+    async fn check(&self, request: &check::CheckRequest) -> Reply {
+        if let Some(outside) = (request.files.iter()).find(|f| !paths::is_within(&self.root, f)) {
+            return Reply::Failed {
+                error: format!(
+                    "{} is outside the daemon's workspace {}",
+                    outside.display(),
+                    self.root.display()
+                ),
+            };
+        }
+        self.checks.fetch_add(1, Ordering::SeqCst);
+        match check::answer(&self.squiggle, request).await {
+            Ok(answer) => Reply::Checked { answer },
+            Err(err) => Reply::Failed {
+                error: format!("{err:#}"),
+            },
+        }
+    }
+}
+
+/// Runs the daemon for the workspace at `root` with `config`, under `expected` (the name the
+/// client computed); returns the exit code.
+pub async fn run(
+    root: PathBuf,
+    config: squiggle_actors::Config,
+    expected: &str,
+) -> anyhow::Result<u8> {
+    let key = DaemonKey::of(&root, &config);
+    anyhow::ensure!(
+        key.name() == expected,
+        "the configuration is not the one the daemon was started for ({} != {expected}); \
+         it changed in between, or was made another way",
+        key.name()
+    );
+    let dir = runtime_dir()?;
+    let socket = dir.join(format!("{}.sock", key.name()));
+    let Some(_lock) = take_lock(&dir.join(format!("{}.lock", key.name())), &socket).await? else {
+        eprintln!("squiggle daemon: another daemon serves {}", root.display());
+        return Ok(0);
+    };
+    // The lock is ours, so any socket left is a dead daemon's.
+    let _ = std::fs::remove_file(&socket);
+    let listener = UnixListener::bind(&socket)
+        .with_context(|| format!("cannot listen on {}", socket.display()))?;
+    make_private(&socket)?;
+    let inode = std::fs::metadata(&socket)?.ino();
+    let idle = Duration::from_secs(config.daemon_idle_seconds);
+    let squiggle = Squiggle::start(&root, config).await?;
+    squiggle.follow_disk();
+    eprintln!(
+        "squiggle daemon {}: serving {} on {}",
+        std::process::id(),
+        root.display(),
+        socket.display()
+    );
+    let daemon = Arc::new(Daemon {
+        squiggle: squiggle.clone(),
+        root,
+        started: Instant::now(),
+        idle,
+        last_request: Mutex::new(Instant::now()),
+        active: AtomicUsize::new(0),
+        checks: AtomicU64::new(0),
+        stop: Notify::new(),
+    });
+    let tick = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(2));
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let why = loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    tokio::spawn(daemon.clone().serve(stream));
+                }
+                Err(err) => eprintln!("squiggle daemon: accept failed: {err}"),
+            },
+            () = daemon.stop.notified() => break "asked to stop",
+            _ = terminate.recv() => break "terminated",
+            _ = tokio::signal::ctrl_c() => break "interrupted",
+            () = tokio::time::sleep(tick) => {
+                if !is_ours(&socket, inode) {
+                    break "its socket was removed";
+                }
+                if daemon.idle_over() {
+                    break "idle";
+                }
+            }
+        }
+    };
+    eprintln!("squiggle daemon {}: exiting ({why})", std::process::id());
+    // New clients find no socket (and start a new daemon once this one let go of the lock).
+    if is_ours(&socket, inode) {
+        let _ = std::fs::remove_file(&socket);
+    }
+    drop(listener);
+    squiggle.shutdown().await;
+    Ok(0)
+}
+
+/// Whether the socket file is still the one this daemon made.
+fn is_ours(socket: &Path, inode: u64) -> bool {
+    std::fs::metadata(socket).is_ok_and(|meta| meta.ino() == inode)
+}
+
+/// Takes the key's lock, so that two daemons never serve one key. `None` when another daemon
+/// holds it and serves; a daemon that holds it without serving (one that is stopping) is
+/// waited for.
+async fn take_lock(path: &Path, socket: &Path) -> anyhow::Result<Option<std::fs::File>> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    make_private(path)?;
+    let deadline = Instant::now() + LOCK_LIMIT;
+    loop {
+        // SAFETY: flock on a descriptor this function owns; no memory is involved.
+        let taken = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+        if taken {
+            return Ok(Some(file));
+        }
+        if UnixStream::connect(socket).await.is_ok() || Instant::now() >= deadline {
+            return Ok(None);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

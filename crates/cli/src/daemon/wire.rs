@@ -1,0 +1,169 @@
+//! What a client and a daemon say to each other: one JSON line each way per connection.
+
+use std::io;
+use std::path::PathBuf;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use squiggle_protocol::ServerStatus;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use crate::check::{CheckAnswer, CheckRequest};
+
+/// The largest request a daemon reads, in bytes.
+pub const MAX_REQUEST: u64 = 1 << 20;
+/// The largest answer a client reads, in bytes.
+pub const MAX_REPLY: u64 = 64 << 20;
+
+/// A request to a daemon.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Request {
+    /// Check files and answer as `squiggle check` would.
+    Check {
+        /// The check asked for.
+        request: CheckRequest,
+    },
+    /// Say who you are and what you run.
+    Status,
+    /// Stop: shut the servers down and exit.
+    Stop,
+}
+
+/// A daemon's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Reply {
+    /// The answer to a check.
+    Checked {
+        /// What to print and the exit code.
+        answer: CheckAnswer,
+    },
+    /// The request could not be answered; the client checks in its own process.
+    Failed {
+        /// Why.
+        error: String,
+    },
+    /// The daemon's status.
+    Status {
+        /// What it is and runs.
+        status: DaemonStatus,
+    },
+    /// The daemon is stopping.
+    Stopping,
+}
+
+/// What `squiggle daemon status` shows of one daemon.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DaemonStatus {
+    /// The workspace root it serves.
+    pub root: PathBuf,
+    /// Its process id.
+    pub pid: u32,
+    /// How long it has run, in seconds.
+    pub uptime_secs: u64,
+    /// How many checks it answered.
+    pub checks: u64,
+    /// Its resident memory (not its servers'), in bytes, when known.
+    pub rss_bytes: Option<u64>,
+    /// How many seconds it stays without a request before it exits.
+    pub idle_exit_secs: u64,
+    /// Its language servers.
+    pub servers: Vec<ServerStatus>,
+}
+
+/// Reads one JSON line of at most `limit` bytes.
+pub async fn read_message<T: DeserializeOwned>(
+    reader: &mut (impl AsyncBufRead + Unpin),
+    limit: u64,
+) -> io::Result<T> {
+    let mut line = Vec::new();
+    reader.take(limit + 1).read_until(b'\n', &mut line).await?;
+    if line.len() as u64 > limit {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("message over {limit} bytes"),
+        ));
+    }
+    if line.last() != Some(&b'\n') {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "the other side hung up",
+        ));
+    }
+    serde_json::from_slice(&line).map_err(|err| io::Error::new(io::ErrorKind::InvalidData, err))
+}
+
+/// Writes one JSON line and flushes it.
+pub async fn write_message<T: Serialize>(
+    writer: &mut (impl AsyncWrite + Unpin),
+    message: &T,
+) -> io::Result<()> {
+    let mut line = serde_json::to_vec(message)?;
+    line.push(b'\n');
+    writer.write_all(&line).await?;
+    writer.flush().await
+}
+
+/// The resident memory in a `/proc/<pid>/status` text, in bytes.
+pub fn rss_of(status: &str) -> Option<u64> {
+    let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::check::Format;
+
+    fn check_request() -> Request {
+        Request::Check {
+            request: CheckRequest {
+                files: vec![PathBuf::from("/ws/a.py")],
+                format: Format::Delta,
+                scope: None,
+                severity: None,
+                left_out: false,
+            },
+        }
+    }
+
+    #[tokio::test]
+    async fn a_request_goes_over_as_one_line_and_back() {
+        let mut bytes = Vec::new();
+        write_message(&mut bytes, &check_request()).await.unwrap();
+        assert_eq!(bytes.iter().filter(|b| **b == b'\n').count(), 1);
+        let mut reader = bytes.as_slice();
+        let back: Request = read_message(&mut reader, MAX_REQUEST).await.unwrap();
+        assert_eq!(back, check_request());
+    }
+
+    #[tokio::test]
+    async fn an_oversized_request_is_refused() {
+        let mut bytes = vec![b' '; 2048];
+        bytes.push(b'\n');
+        let mut reader = bytes.as_slice();
+        let err = read_message::<Request>(&mut reader, 1024)
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+    }
+
+    #[tokio::test]
+    async fn a_cut_request_is_refused() {
+        let mut reader: &[u8] = b"{\"kind\":\"status\"}";
+        let err = read_message::<Request>(&mut reader, 1024)
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
+    }
+
+    #[test]
+    fn memory_is_read_from_proc_status() {
+        let status = "Name:\tsquiggle\nVmPeak:\t  9000 kB\nVmRSS:\t   12345 kB\n";
+        assert_eq!(rss_of(status), Some(12345 * 1024));
+        assert_eq!(rss_of("Name: x\n"), None);
+    }
+}

@@ -1,0 +1,506 @@
+//! The `squiggle check` daemon against the fake server: started on demand and reused, a fresh
+//! one for a changed configuration, idle exit, stop, socket removal, SIGKILL, fallback to an
+//! in-process check, freshness against the disk, the delta baseline across calls, and
+//! concurrent checks. Each test has its own runtime folder, and stops its daemons at the end.
+
+#![allow(clippy::unwrap_used)]
+
+use std::ffi::OsStr;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use squiggle_tests::{
+    assert_all_gone, is_alive, squiggle_within, wait_until, xtask_bin, FakeWorkspace, Run,
+};
+
+/// How long one squiggle command may take.
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// A fake-server workspace with its own daemon runtime and state folders.
+struct Daemons {
+    ws: FakeWorkspace,
+    runtime: PathBuf,
+    state: PathBuf,
+    _dirs: tempfile::TempDir,
+}
+
+impl Daemons {
+    /// A workspace whose `squiggle.toml` serves `.fake` files with the fake server, plus
+    /// `extra` configuration lines.
+    fn new(extra: &str) -> Self {
+        let ws = FakeWorkspace::new();
+        let dirs = tempfile::tempdir().unwrap();
+        let runtime = dirs.path().join("run");
+        let state = dirs.path().join("state");
+        let daemons = Daemons {
+            ws,
+            runtime,
+            state,
+            _dirs: dirs,
+        };
+        daemons.configure(extra);
+        daemons
+    }
+
+    /// Writes the workspace's `squiggle.toml` with `extra` lines on top.
+    fn configure(&self, extra: &str) {
+        let config = format!(
+            "settle_ms = 20\n{extra}\n[servers.fake]\ncommand = {command:?}\nargs = [\"fake-server\"]\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_PID_DIR = {pids:?}, FAKE_LSP_LOG = {log:?} }}\n",
+            command = xtask_bin().display().to_string(),
+            pids = self.ws.pids.display().to_string(),
+            log = self.ws.log.display().to_string(),
+        );
+        self.ws.write("squiggle.toml", &config);
+    }
+
+    /// Runs squiggle with the daemon on, in this test's runtime folder.
+    fn run(&self, args: &[&str]) -> Run {
+        self.run_in(&self.runtime, args)
+    }
+
+    /// Runs squiggle with the daemon on, with `runtime` as the runtime folder.
+    fn run_in(&self, runtime: &Path, args: &[&str]) -> Run {
+        let env: [(&str, &OsStr); 4] = [
+            ("SQUIGGLE_LOG", OsStr::new("info")),
+            ("SQUIGGLE_NO_DAEMON", OsStr::new("0")),
+            ("SQUIGGLE_RUNTIME_DIR", runtime.as_os_str()),
+            ("XDG_STATE_HOME", self.state.as_os_str()),
+        ];
+        squiggle_within(&self.ws.root, args, &env, LIMIT)
+    }
+
+    /// The pids of the running daemons, as `squiggle daemon status` lists them.
+    fn daemon_pids(&self) -> Vec<u32> {
+        let status = self.run(&["daemon", "status"]);
+        status
+            .stdout
+            .lines()
+            .filter_map(|line| line.trim().strip_prefix("pid "))
+            .filter_map(|rest| rest.split(',').next()?.parse().ok())
+            .collect()
+    }
+
+    /// The one running daemon's pid.
+    fn daemon_pid(&self) -> u32 {
+        let pids = self.daemon_pids();
+        assert_eq!(
+            pids.len(),
+            1,
+            "expected one daemon, found {pids:?}; logs:\n{}",
+            self.logs()
+        );
+        pids[0]
+    }
+
+    /// The daemons' logs, for failure messages.
+    fn logs(&self) -> String {
+        let Ok(entries) = std::fs::read_dir(self.state.join("squiggle")) else {
+            return String::new();
+        };
+        (entries.flatten())
+            .map(|entry| std::fs::read_to_string(entry.path()).unwrap_or_default())
+            .collect()
+    }
+
+    /// The fake servers still running.
+    fn live_servers(&self) -> Vec<u32> {
+        (self.ws.server_pids().into_iter())
+            .filter(|pid| is_alive(*pid))
+            .collect()
+    }
+
+    /// The daemon sockets in the runtime folder.
+    fn sockets(&self) -> Vec<PathBuf> {
+        let Ok(entries) = std::fs::read_dir(&self.runtime) else {
+            return Vec::new();
+        };
+        (entries.flatten())
+            .map(|entry| entry.path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "sock"))
+            .collect()
+    }
+}
+
+impl Drop for Daemons {
+    fn drop(&mut self) {
+        let pids = self.daemon_pids();
+        let _ = self.run(&["daemon", "stop", "--all"]);
+        for pid in pids {
+            if is_alive(pid) {
+                // SAFETY: a plain kill of a daemon this test started.
+                unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            }
+        }
+    }
+}
+
+/// Asserts a check found the fake server's error on line `line`.
+fn assert_found(run: &Run, line: usize) {
+    assert_eq!(
+        run.code, 1,
+        "stdout: {}\nstderr: {}",
+        run.stdout, run.stderr
+    );
+    assert!(
+        run.stdout.contains(&format!(":{line}:")),
+        "stdout: {}",
+        run.stdout
+    );
+}
+
+#[test]
+fn the_first_check_starts_a_daemon_and_later_ones_reuse_it() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "x\n  ERROR broken\n");
+
+    let first = d.run(&["check", "a.fake"]);
+    assert_found(&first, 2);
+    assert_eq!(first.stdout, "a.fake:2:3: error[E1]: found ERROR: broken\n");
+    let daemon = d.daemon_pid();
+    let servers = d.live_servers();
+    assert_eq!(servers.len(), 1, "the daemon keeps its server warm");
+
+    let second = d.run(&["check", "a.fake"]);
+    assert_eq!(second.stdout, first.stdout);
+    assert_eq!(second.code, 1);
+    assert_eq!(d.daemon_pid(), daemon, "the same daemon answered");
+    assert_eq!(d.ws.server_pids().len(), 1, "no second server was started");
+    let status = d.run(&["daemon", "status"]).stdout;
+    assert!(
+        status.contains(&d.ws.root.display().to_string()),
+        "{status}"
+    );
+    assert!(status.contains("2 checks"), "{status}");
+    assert!(status.contains("fake (.): active"), "{status}");
+    assert!(status.contains(" MiB"), "{status}");
+
+    // The socket and its folder are this user's alone.
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&d.runtime), 0o700);
+    let sockets = d.sockets();
+    assert_eq!(sockets.len(), 1);
+    assert_eq!(mode(&sockets[0]), 0o600);
+}
+
+#[test]
+fn a_changed_configuration_starts_a_fresh_daemon_and_retires_the_old() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    let old = d.daemon_pid();
+    let old_servers = d.live_servers();
+
+    d.configure("max_total_lines = 40");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+
+    assert!(
+        wait_until(Duration::from_secs(10), || !is_alive(old)),
+        "the old daemon retired"
+    );
+    assert_all_gone(&old_servers, "the old daemon's servers");
+    let new = d.daemon_pid();
+    assert_ne!(new, old);
+    assert_eq!(d.sockets().len(), 1);
+}
+
+#[test]
+fn an_idle_daemon_exits_and_takes_its_servers() {
+    let d = Daemons::new("daemon_idle_seconds = 1");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    let daemon = d.daemon_pid();
+    let servers = d.live_servers();
+    assert!(!servers.is_empty());
+
+    assert!(
+        wait_until(Duration::from_secs(15), || !is_alive(daemon)),
+        "the daemon exited when idle"
+    );
+    assert_all_gone(&servers, "servers of the idle daemon");
+    assert!(d.sockets().is_empty(), "the socket went with it");
+}
+
+#[test]
+fn daemon_stop_leaves_no_daemon_and_no_server() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    let daemon = d.daemon_pid();
+    let servers = d.live_servers();
+
+    let stop = d.run(&["daemon", "stop"]);
+    assert_eq!(stop.code, 0, "stderr: {}", stop.stderr);
+    assert!(
+        stop.stdout.contains("stopped the daemon"),
+        "{}",
+        stop.stdout
+    );
+    // `stop` returns once the daemon is gone, and the daemon once its servers are.
+    assert!(!is_alive(daemon));
+    let alive: Vec<u32> = servers.into_iter().filter(|p| is_alive(*p)).collect();
+    assert!(alive.is_empty(), "servers left: {alive:?}");
+    assert!(d.daemon_pids().is_empty());
+}
+
+#[test]
+fn removing_the_socket_makes_the_daemon_exit() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    let daemon = d.daemon_pid();
+    let servers = d.live_servers();
+
+    for socket in d.sockets() {
+        std::fs::remove_file(socket).unwrap();
+    }
+    assert!(
+        wait_until(Duration::from_secs(15), || !is_alive(daemon)),
+        "the daemon exited without its socket"
+    );
+    assert_all_gone(&servers, "servers of the daemon without a socket");
+}
+
+#[test]
+fn sigkill_of_the_daemon_leaves_no_server() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    let daemon = d.daemon_pid();
+    let servers = d.live_servers();
+    assert!(!servers.is_empty());
+
+    let socket = d.sockets().pop().unwrap();
+    // SAFETY: a plain kill of the daemon this test started.
+    unsafe { libc::kill(daemon as i32, libc::SIGKILL) };
+    // Gone for good once its socket refuses connections (its first thread can be a zombie
+    // while the others still hold the socket).
+    assert!(wait_until(Duration::from_secs(5), || {
+        !is_alive(daemon) && std::os::unix::net::UnixStream::connect(&socket).is_err()
+    }));
+    assert_all_gone(&servers, "servers of the killed daemon");
+
+    // The next check starts a new daemon in place of the dead one.
+    let run = d.run(&["check", "a.fake"]);
+    assert_found(&run, 1);
+    eprintln!("{}", run.stderr);
+    assert_ne!(d.daemon_pid(), daemon);
+}
+
+#[test]
+fn a_check_falls_back_to_this_process_when_no_daemon_can_run() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    let scratch = tempfile::tempdir().unwrap();
+    let blocker = scratch.path().join("a-file");
+    std::fs::write(&blocker, "not a folder").unwrap();
+    // A runtime folder that cannot be made (even by root), and one others may enter.
+    let open = scratch.path().join("open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    for runtime in [blocker.join("run"), open.clone()] {
+        let run = d.run_in(&runtime, &["check", "a.fake"]);
+        assert_found(&run, 1);
+        assert_eq!(run.stdout, "a.fake:1:1: error[E1]: found ERROR: one\n");
+        // One-shot: its server is gone with it, and no daemon was left listening.
+        let servers = d.ws.server_pids();
+        assert_all_gone(&servers, "servers of the in-process check");
+    }
+    let entries = std::fs::read_dir(&open).unwrap().count();
+    assert_eq!(entries, 0, "nothing was made in a folder others may enter");
+
+    // `daemon = false` and --no-daemon check in this process too.
+    let run = d.run(&["check", "--no-daemon", "a.fake"]);
+    assert_found(&run, 1);
+    d.configure("daemon = false");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    assert!(d.sockets().is_empty(), "no daemon was started");
+}
+
+#[test]
+fn a_check_after_an_out_of_band_write_reflects_the_disk() {
+    let d = Daemons::new("");
+    let file = d.ws.write("a.fake", "x\nERROR old\n");
+    assert_found(&d.run(&["check", "a.fake"]), 2);
+
+    // sed -i replaces the file through a rename, as formatters do.
+    let sed = std::process::Command::new("sed")
+        .args(["-i", "s/ERROR old/fine/"])
+        .arg(&file)
+        .status()
+        .unwrap();
+    assert!(sed.success());
+    // The daemon syncs the changed document without being asked.
+    let synced = wait_until(Duration::from_secs(10), || {
+        d.ws.received("textDocument/didChange").iter().any(|m| {
+            m["params"]["contentChanges"][0]["text"]
+                .as_str()
+                .is_some_and(|text| text == "x\nfine\n")
+        })
+    });
+    assert!(synced, "the changed file was synced from the disk");
+
+    let run = d.run(&["check", "a.fake"]);
+    assert_eq!(
+        run.code, 0,
+        "stdout: {}\nstderr: {}",
+        run.stdout, run.stderr
+    );
+    assert_eq!(run.stdout, "");
+
+    // A write with no watcher event in between is read from the disk all the same.
+    std::fs::write(&file, "ERROR new\n").unwrap();
+    let run = d.run(&["check", "a.fake"]);
+    assert_eq!(run.stdout, "a.fake:1:1: error[E1]: found ERROR: new\n");
+
+    // A deleted document is closed.
+    std::fs::remove_file(&file).unwrap();
+    let closed = wait_until(Duration::from_secs(10), || {
+        !d.ws.received("textDocument/didClose").is_empty()
+    });
+    assert!(closed, "the deleted file was closed");
+}
+
+#[test]
+fn delta_reports_what_each_call_added() {
+    let d = Daemons::new("");
+    let file = d.ws.write("a.fake", "ERROR one\n");
+    let first = d.run(&["check", "--format", "delta", "a.fake"]);
+    assert_eq!(
+        first.stdout,
+        "New LSP errors introduced by your last edit (fix these):\na.fake:1:1: error: found ERROR: one\n"
+    );
+
+    std::fs::write(&file, "ERROR one\nERROR two\n").unwrap();
+    let second = d.run(&["check", "--format", "delta", "a.fake"]);
+    assert_eq!(
+        second.stdout,
+        "New LSP errors introduced by your last edit (fix these):\na.fake:2:1: error: found ERROR: two\n"
+    );
+
+    let third = d.run(&["check", "--format", "delta", "a.fake"]);
+    assert_eq!(third.stdout, "", "nothing new");
+
+    // Stopping the daemon resets the baseline.
+    d.run(&["daemon", "stop"]);
+    let fresh = d.run(&["check", "--format", "delta", "a.fake"]);
+    assert!(
+        fresh.stdout.contains("found ERROR: one"),
+        "{}",
+        fresh.stdout
+    );
+}
+
+#[test]
+fn eight_concurrent_checks_share_one_daemon_and_all_get_their_answer() {
+    let d = Daemons::new("");
+    for i in 0..8 {
+        let lines = "ok\n".repeat(i);
+        d.ws.write(&format!("f{i}.fake"), &format!("{lines}ERROR in {i}\n"));
+    }
+    let d = std::sync::Arc::new(d);
+    let checks: Vec<_> = (0..8)
+        .map(|i| {
+            let d = d.clone();
+            std::thread::spawn(move || d.run(&["check", &format!("f{i}.fake")]))
+        })
+        .collect();
+    for (i, check) in checks.into_iter().enumerate() {
+        let run = check.join().unwrap();
+        assert_eq!(
+            run.stdout,
+            format!("f{i}.fake:{}:1: error[E1]: found ERROR: in {i}\n", i + 1),
+            "stderr: {}",
+            run.stderr
+        );
+        assert_eq!(run.code, 1);
+    }
+    // Two daemons never serve one key: the eight first calls found or started the same one.
+    d.daemon_pid();
+    assert_eq!(d.sockets().len(), 1);
+    assert_eq!(d.ws.server_pids().len(), 1, "one server for all eight");
+}
+
+/// Sends raw bytes to a daemon's socket and reads its one-line reply.
+fn exchange(socket: &Path, bytes: &[u8]) -> String {
+    use std::io::{BufRead, Write};
+    let mut stream = std::os::unix::net::UnixStream::connect(socket).unwrap();
+    stream.set_read_timeout(Some(LIMIT)).unwrap();
+    stream.write_all(bytes).unwrap();
+    let mut reply = String::new();
+    std::io::BufReader::new(stream)
+        .read_line(&mut reply)
+        .unwrap();
+    reply
+}
+
+#[test]
+fn the_daemon_refuses_oversized_requests_and_files_outside_its_root() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    let socket = d.sockets().pop().unwrap();
+
+    // Exactly one byte over the bound (1 MiB), with no end of line.
+    let reply = exchange(&socket, &vec![b' '; (1 << 20) + 1]);
+    assert!(reply.contains(r#""kind":"failed""#), "{reply}");
+    assert!(reply.contains("over 1048576 bytes"), "{reply}");
+
+    let outside = d.ws.root.parent().unwrap().join("outside.fake");
+    std::fs::write(&outside, "ERROR outside\n").unwrap();
+    let request = serde_json::json!({"kind": "check", "request": {
+        "files": [outside], "format": "text", "scope": null, "severity": null, "left_out": false}});
+    let reply = exchange(&socket, format!("{request}\n").as_bytes());
+    assert!(reply.contains(r#""kind":"failed""#), "{reply}");
+    assert!(reply.contains("outside the daemon's workspace"), "{reply}");
+    assert!(
+        d.ws.received("textDocument/didOpen")
+            .iter()
+            .all(|m| !m.to_string().contains("outside.fake")),
+        "the file outside was never sent to a server"
+    );
+
+    // The daemon still answers.
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+}
+
+#[test]
+fn another_squiggle_build_starts_its_own_daemon_and_retires_the_old() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    let old = d.daemon_pid();
+    let old_servers = d.live_servers();
+
+    // The same program under another name stands for another build (an upgrade).
+    let other = tempfile::tempdir().unwrap();
+    let upgraded = other.path().join("squiggle");
+    std::fs::hard_link(squiggle_tests::squiggle_bin(), &upgraded).unwrap();
+    let output = std::process::Command::new(&upgraded)
+        .args(["check", "a.fake"])
+        .current_dir(&d.ws.root)
+        .env("PATH", squiggle_tests::path_with_servers())
+        .env("XDG_CONFIG_HOME", d.ws.root.join(".no-user-config"))
+        .env("SQUIGGLE_NO_DAEMON", "0")
+        .env("SQUIGGLE_RUNTIME_DIR", &d.runtime)
+        .env("XDG_STATE_HOME", &d.state)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "a.fake:1:1: error[E1]: found ERROR: one\n"
+    );
+
+    assert!(
+        wait_until(Duration::from_secs(10), || !is_alive(old)),
+        "the old build's daemon retired"
+    );
+    assert_all_gone(&old_servers, "the old daemon's servers");
+    assert_eq!(d.sockets().len(), 1, "only the new build's daemon is left");
+    // Stopped from here too (the guard's `stop --all` also reaches it).
+    let new = d.daemon_pids();
+    assert_eq!(new.len(), 1);
+    assert_ne!(new[0], old);
+}
