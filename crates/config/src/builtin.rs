@@ -14,6 +14,8 @@ use std::collections::BTreeMap;
 /// One row of the built-in table.
 struct Row {
     id: &'static str,
+    /// Whether it runs unless configured off (an opt-in server is configured off).
+    enabled: bool,
     command: &'static str,
     args: &'static [&'static str],
     extensions: &'static [&'static str],
@@ -36,6 +38,7 @@ struct Row {
 /// A row with the common defaults: no package, no fallback, one versioned publish per version.
 const BASE: Row = Row {
     id: "",
+    enabled: true,
     command: "",
     args: &[],
     extensions: &[],
@@ -322,6 +325,9 @@ const ROWS: &[Row] = &[
         extensions: &["md", "markdown"],
         language_id: "markdown",
         root_markers: &[".marksman.toml"],
+        // Opt-in: Markdown holds no errors an agent must fix after each edit, and marksman is
+        // rarely installed; on by default, every README edit would be "not checked".
+        enabled: false,
         manual_hint: "brew install marksman (or the binary from github.com/artempyanykh/marksman/releases)",
         ..BASE
     },
@@ -436,6 +442,7 @@ impl Row {
     fn spec(&self) -> ServerSpec {
         ServerSpec {
             id: self.id.to_string(),
+            enabled: self.enabled,
             command: self.command.to_string(),
             args: strings(self.args),
             extensions: strings(self.extensions),
@@ -550,7 +557,8 @@ mod tests {
             assert!(!spec.command.is_empty(), "{}", spec.id);
             assert!(!spec.extensions.is_empty(), "{}", spec.id);
             assert!(!spec.install_hint.is_empty(), "{}", spec.id);
-            assert!(spec.enabled, "{}", spec.id);
+            // Only opt-in servers are configured off.
+            assert_eq!(spec.enabled, spec.id != "marksman", "{}", spec.id);
             for ext in &spec.extensions {
                 assert_eq!(ext, &ext.to_ascii_lowercase());
                 assert!(!ext.starts_with('.'));
