@@ -232,3 +232,48 @@ fn install_pip(dir: &Path) -> anyhow::Result<()> {
     std::fs::write(&stamp, wanted)?;
     Ok(())
 }
+
+/// Installs Debian's gopls (and the go it runs) with apt when gopls is not on PATH, as root on
+/// a machine with apt-get; elsewhere it says what to run.
+pub fn install_gopls() -> anyhow::Result<()> {
+    let on_path = |command: &str| {
+        std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(command).is_file()))
+    };
+    if on_path("gopls") && on_path("go") {
+        return Ok(());
+    }
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|out| out.stdout.trim_ascii() == b"0");
+    if !root || !on_path("apt-get") {
+        bail!("not root with apt-get here (run: apt install gopls golang-go)");
+    }
+    let install = || {
+        Command::new("apt-get")
+            .args([
+                "install",
+                "-y",
+                "--no-install-recommends",
+                "gopls",
+                "golang-go",
+            ])
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .status()
+            .is_ok_and(|status| status.success())
+    };
+    eprintln!("xtask: installing gopls and golang-go (apt)");
+    if install() {
+        return Ok(());
+    }
+    // The package lists may be missing on a fresh machine.
+    let updated = Command::new("apt-get")
+        .arg("update")
+        .status()
+        .is_ok_and(|status| status.success());
+    if updated && install() {
+        return Ok(());
+    }
+    bail!("apt-get install gopls golang-go failed")
+}
