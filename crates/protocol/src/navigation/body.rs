@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{split_lines, Symbol};
+use super::lines::split_lines;
+use super::types::Symbol;
 
 /// The source of a symbol: its lines, where they are, and how many were left out.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{plural, Location};
+use super::render::plural;
+use super::types::Location;
 
 /// Which way a call hierarchy goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

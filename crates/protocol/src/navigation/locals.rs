@@ -1,6 +1,6 @@
 //! Outlines without local symbols: what is declared inside a function's body.
 
-use super::Symbol;
+use super::types::Symbol;
 
 /// Whether the symbols inside a symbol of this kind are local to its body.
 fn has_body(kind: &str) -> bool {

@@ -1,7 +1,9 @@
 //! Finding a symbol by the name a model gives: plain, `Class.method` or `module.function`,
 //! with an optional line hint; an ambiguous name is said, with its candidates, not hidden.
 
-use super::{is_identifier_char, split_lines, Symbol};
+use super::lines::split_lines;
+use super::types::Symbol;
+use super::words::is_identifier_char;
 
 /// A symbol of the outline that the name asked about matches.
 #[derive(Debug, Clone, PartialEq, Eq)]
