@@ -1,8 +1,10 @@
 //! Hover contents (markdown, plain text, marked strings) as plain text.
 
 use lsp_types::{Hover, HoverContents, MarkedString, MarkupKind};
+use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
+use std::ops::Range;
 
-/// Hover contents as plain text: markdown code fences removed (their code kept), emphasis/heading markers and link syntax `[text](url)` -> `text` stripped, HTML-ish `&nbsp;` -> space, runs of blank lines collapsed to one, trimmed; MarkedString::LanguageString -> its value; arrays joined by a blank line.
+/// Hover contents as plain text: markdown parsed as CommonMark and written back with its line layout (see [`markdown_to_text`]); MarkedString::LanguageString -> its value; arrays joined by a blank line.
 pub fn hover_text(hover: &Hover) -> String {
     match &hover.contents {
         HoverContents::Scalar(marked) => marked_text(marked),
@@ -40,292 +42,225 @@ fn tidy(lines: impl Iterator<Item = String>) -> String {
     out.join("\n").trim().to_string()
 }
 
-/// Markdown as plain text (see [`hover_text`]).
+/// Markdown as plain text, keeping the author's lines: code blocks keep their code without the
+/// fences, headings lose their `#` marks, emphasis, link and image syntax give way to their text
+/// (`[text](url)` -> `text`), code spans stay as written, entities are decoded (`&nbsp;` -> a
+/// space), list and quote markers and indentation are kept as written, and blocks are separated
+/// as in the source (a blank line where it has one); then [`tidy`].
 fn markdown_to_text(markdown: &str) -> String {
-    let mut out = Vec::new();
-    let mut fence: Option<(char, usize)> = None;
-    for raw in markdown.lines() {
-        let trimmed = raw.trim_start();
-        if let Some((ch, len)) = fence {
-            if closes_fence(trimmed, ch, len) {
-                fence = None;
-            } else {
-                out.push(raw.to_string());
+    let mut writer = Writer::new(markdown);
+    for (event, range) in Parser::new_ext(markdown, Options::empty()).into_offset_iter() {
+        writer.event(event, range);
+    }
+    tidy(writer.out.lines().map(str::to_string))
+}
+
+/// Writes parser events as text lines, taking line layout and prefixes from the source.
+struct Writer<'a> {
+    /// The markdown being converted.
+    source: &'a str,
+    /// The byte offsets of its line breaks, to tell which line an offset is on.
+    newlines: Vec<usize>,
+    /// The text written so far.
+    out: String,
+    /// Where the last written block or inline piece ends in the source (None: nothing yet).
+    last_end: Option<usize>,
+    /// A line was started for a list item and nothing is on it yet.
+    line_open: bool,
+    /// The next inline piece starts a line and is preceded by its source prefix (indent, markers).
+    need_prefix: bool,
+    /// Inside a heading (its `#` marks are not part of the prefix).
+    in_heading: bool,
+    /// Inside a code block: the prefix each of its lines takes (its container's indent and
+    /// quote marks); None outside one.
+    code_prefix: Option<String>,
+    /// The code block is written from the source already (an indented one): skip its text.
+    code_written: bool,
+    /// The next code text starts a line.
+    code_line_start: bool,
+}
+
+impl<'a> Writer<'a> {
+    /// A writer over `source` with nothing written.
+    fn new(source: &'a str) -> Self {
+        Writer {
+            source,
+            newlines: source.match_indices('\n').map(|(at, _)| at).collect(),
+            out: String::new(),
+            last_end: None,
+            line_open: false,
+            need_prefix: false,
+            in_heading: false,
+            code_prefix: None,
+            code_written: false,
+            code_line_start: true,
+        }
+    }
+
+    /// Handles one parser event found at `range` of the source.
+    fn event(&mut self, event: Event<'a>, range: Range<usize>) {
+        match event {
+            Event::Start(tag) => self.start(tag, range),
+            Event::End(tag) => self.end(tag, range),
+            Event::Text(text) if self.code_prefix.is_some() => self.code(&text),
+            Event::Text(text) => self.inline(&text.replace('\u{a0}', " "), range),
+            Event::Code(_) | Event::InlineHtml(_) | Event::InlineMath(_) => {
+                let written = &self.source[range.clone()];
+                self.inline(written, range);
             }
-            continue;
-        }
-        if let Some(open) = opens_fence(trimmed) {
-            fence = Some(open);
-            continue;
-        }
-        if is_thematic_break(trimmed) {
-            out.push(String::new());
-            continue;
-        }
-        match strip_heading(trimmed) {
-            Some(heading) => out.push(inline_text(heading)),
-            None => out.push(inline_text(raw)),
-        }
-    }
-    tidy(out.into_iter())
-}
-
-/// The fence character and length when `line` (left-trimmed) opens a code fence.
-fn opens_fence(line: &str) -> Option<(char, usize)> {
-    let ch = line.chars().next().filter(|&ch| ch == '`' || ch == '~')?;
-    let len = line.chars().take_while(|&c| c == ch).count();
-    (len >= 3).then_some((ch, len))
-}
-
-/// Whether `line` (left-trimmed) closes a fence opened with `len` times `ch`.
-fn closes_fence(line: &str, ch: char, len: usize) -> bool {
-    let run = line.chars().take_while(|&c| c == ch).count();
-    run >= len && line.chars().skip(run).all(char::is_whitespace)
-}
-
-/// Whether `line` (left-trimmed) is a thematic break such as `---`, `***` or `_ _ _`.
-fn is_thematic_break(line: &str) -> bool {
-    let mut marks = line.chars().filter(|ch| !ch.is_whitespace());
-    let Some(first) = marks.next() else {
-        return false;
-    };
-    matches!(first, '-' | '*' | '_') && {
-        let rest: Vec<char> = marks.collect();
-        rest.len() >= 2 && rest.iter().all(|&ch| ch == first)
-    }
-}
-
-/// The text of an ATX heading (`# Title ##` -> `Title`), None when `line` (left-trimmed) is not one.
-fn strip_heading(line: &str) -> Option<&str> {
-    let hashes = line.chars().take_while(|&ch| ch == '#').count();
-    if hashes == 0 || hashes > 6 {
-        return None;
-    }
-    let rest = &line[hashes..];
-    if rest.is_empty() {
-        return Some("");
-    }
-    let text = rest.strip_prefix([' ', '\t'])?.trim();
-    let without_closing = text.trim_end_matches('#');
-    if without_closing.is_empty() {
-        return Some("");
-    }
-    Some(match without_closing.strip_suffix([' ', '\t']) {
-        Some(heading) => heading.trim_end(),
-        None => text,
-    })
-}
-
-/// Inline markdown pieces: literal text, or a run of `*`/`_` that may open or close emphasis.
-enum Piece {
-    Text(String),
-    Delimiter {
-        ch: char,
-        len: usize,
-        can_open: bool,
-        can_close: bool,
-        matched: bool,
-    },
-}
-
-/// Whether `ch` counts as punctuation for emphasis flanking.
-fn is_punctuation(ch: char) -> bool {
-    !ch.is_alphanumeric() && !ch.is_whitespace()
-}
-
-/// One line of markdown without emphasis markers, link syntax, escapes and entities; code spans kept verbatim.
-fn inline_text(line: &str) -> String {
-    let chars: Vec<char> = line.chars().collect();
-    let mut pieces: Vec<Piece> = Vec::new();
-    let push = |pieces: &mut Vec<Piece>, text: &str| match pieces.last_mut() {
-        Some(Piece::Text(last)) => last.push_str(text),
-        _ => pieces.push(Piece::Text(text.to_string())),
-    };
-    let mut i = 0;
-    while i < chars.len() {
-        let ch = chars[i];
-        match ch {
-            '\\' if chars.get(i + 1).is_some_and(char::is_ascii_punctuation) => {
-                push(&mut pieces, &chars[i + 1].to_string());
-                i += 2;
+            Event::Html(html) => self.out.push_str(&html),
+            Event::SoftBreak | Event::HardBreak => {
+                self.out.push('\n');
+                self.need_prefix = true;
+                self.last_end = Some(range.end);
             }
-            '`' => {
-                let len = run_length(&chars, i, '`');
-                let end = closing_backticks(&chars, i + len, len).unwrap_or(i + len);
-                push(&mut pieces, &chars[i..end].iter().collect::<String>());
-                i = end;
+            Event::Rule => {
+                self.begin_line(range.start);
+                self.finish_block(range.end);
             }
-            '[' | '!' => {
-                let start = if ch == '!' { i + 1 } else { i };
-                match link(&chars, start) {
-                    Some((label, end)) => {
-                        push(&mut pieces, &inline_text(&label));
-                        i = end;
-                    }
-                    None => {
-                        push(&mut pieces, &ch.to_string());
-                        i += 1;
-                    }
+            Event::FootnoteReference(_) | Event::TaskListMarker(_) | Event::DisplayMath(_) => {
+                self.inline(&self.source[range.clone()], range);
+            }
+        }
+    }
+
+    /// The start of a block: a new line for leaf blocks and list items.
+    fn start(&mut self, tag: Tag<'a>, range: Range<usize>) {
+        match tag {
+            Tag::Item => {
+                if !self.line_open {
+                    self.begin_line(range.start);
                 }
+                self.line_open = true;
             }
-            '&' => match entity(&chars[i..]) {
-                Some((text, len)) => {
-                    push(&mut pieces, text);
-                    i += len;
+            Tag::Paragraph | Tag::Heading { .. } | Tag::HtmlBlock => {
+                if !self.line_open {
+                    self.begin_line(range.start);
                 }
-                None => {
-                    push(&mut pieces, "&");
-                    i += 1;
-                }
-            },
-            '*' | '_' => {
-                let len = run_length(&chars, i, ch);
-                let before = i.checked_sub(1).map(|j| chars[j]);
-                let after = chars.get(i + len).copied();
-                let space_or_punct =
-                    |c: Option<char>| c.is_none_or(|c| c.is_whitespace() || is_punctuation(c));
-                let left = after.is_some_and(|c| !c.is_whitespace())
-                    && (!after.is_some_and(is_punctuation) || space_or_punct(before));
-                let right = before.is_some_and(|c| !c.is_whitespace())
-                    && (!before.is_some_and(is_punctuation) || space_or_punct(after));
-                let (can_open, can_close) = if ch == '*' {
-                    (left, right)
-                } else {
-                    (
-                        left && (!right || before.is_some_and(is_punctuation)),
-                        right && (!left || after.is_some_and(is_punctuation)),
-                    )
-                };
-                if len <= 3 && (can_open || can_close) {
-                    pieces.push(Piece::Delimiter {
-                        ch,
-                        len,
-                        can_open,
-                        can_close,
-                        matched: false,
-                    });
-                } else {
-                    push(&mut pieces, &chars[i..i + len].iter().collect::<String>());
-                }
-                i += len;
+                self.line_open = false;
+                self.in_heading = matches!(tag, Tag::Heading { .. });
             }
-            _ => {
-                push(&mut pieces, &ch.to_string());
-                i += 1;
+            Tag::CodeBlock(kind) => {
+                if !self.line_open {
+                    self.begin_line(range.start);
+                }
+                self.line_open = false;
+                self.need_prefix = false;
+                let from = line_start(self.source, range.start);
+                self.code_written = matches!(kind, CodeBlockKind::Indented);
+                if self.code_written {
+                    // An indented block's indent is what marks it as code: keep its lines as written.
+                    self.out.push_str(&self.source[from..range.end]);
+                }
+                let prefix = self.source[from..range.start]
+                    .chars()
+                    .map(|ch| {
+                        if ch == '>' || ch.is_whitespace() {
+                            ch
+                        } else {
+                            ' '
+                        }
+                    })
+                    .collect();
+                self.code_prefix = Some(prefix);
+                self.code_line_start = true;
             }
+            Tag::Emphasis
+            | Tag::Strong
+            | Tag::Strikethrough
+            | Tag::Superscript
+            | Tag::Subscript
+            | Tag::Link { .. }
+            | Tag::Image { .. } => self.inline("", range.start..range.start),
+            _ => {}
         }
     }
-    match_delimiters(&mut pieces);
-    let mut out = String::new();
-    for piece in pieces {
-        match piece {
-            Piece::Text(text) => out.push_str(&text),
-            Piece::Delimiter { matched: true, .. } => {}
-            Piece::Delimiter { ch, len, .. } => out.extend(std::iter::repeat_n(ch, len)),
-        }
-    }
-    out
-}
 
-/// Pairs each closing delimiter with the nearest earlier unmatched opener of the same character and length.
-fn match_delimiters(pieces: &mut [Piece]) {
-    for close in 0..pieces.len() {
-        let (close_ch, close_len) = match pieces[close] {
-            Piece::Delimiter {
-                ch,
-                len,
-                can_close: true,
-                matched: false,
-                ..
-            } => (ch, len),
-            _ => continue,
-        };
-        let opener = (0..close).rev().find(|&open| {
-            matches!(pieces[open], Piece::Delimiter { ch, len, can_open: true, matched: false, .. }
-                if ch == close_ch && len == close_len)
-        });
-        if let Some(open) = opener {
-            for index in [open, close] {
-                if let Piece::Delimiter { matched, .. } = &mut pieces[index] {
-                    *matched = true;
-                }
+    /// The end of a block: remembers where it ends for the spacing before the next one.
+    fn end(&mut self, tag: TagEnd, range: Range<usize>) {
+        match tag {
+            TagEnd::CodeBlock | TagEnd::HtmlBlock => {
+                self.code_prefix = None;
+                let kept = self.out.trim_end_matches('\n').len();
+                self.out.truncate(kept);
+                self.finish_block(range.end);
             }
-        }
-    }
-}
-
-/// How many times `ch` repeats from `start`.
-fn run_length(chars: &[char], start: usize, ch: char) -> usize {
-    chars[start..].iter().take_while(|&&c| c == ch).count()
-}
-
-/// The index just past a run of exactly `len` backticks at or after `from`.
-fn closing_backticks(chars: &[char], from: usize, len: usize) -> Option<usize> {
-    let mut i = from;
-    while i < chars.len() {
-        if chars[i] == '`' {
-            let run = run_length(chars, i, '`');
-            if run == len {
-                return Some(i + run);
-            }
-            i += run;
-        } else {
-            i += 1;
-        }
-    }
-    None
-}
-
-/// A link `[label](target)` starting at `start`: its label and the index just past it.
-fn link(chars: &[char], start: usize) -> Option<(String, usize)> {
-    if chars.get(start) != Some(&'[') {
-        return None;
-    }
-    let close = matching(chars, start, '[', ']')?;
-    if chars.get(close + 1) != Some(&'(') {
-        return None;
-    }
-    let end = matching(chars, close + 1, '(', ')')?;
-    Some((chars[start + 1..close].iter().collect(), end + 1))
-}
-
-/// The index of the bracket closing the one at `open`, skipping backslash escapes.
-fn matching(chars: &[char], open: usize, left: char, right: char) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut i = open;
-    while i < chars.len() {
-        match chars[i] {
-            '\\' => i += 1,
-            c if c == left => depth += 1,
-            c if c == right => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
+            TagEnd::Paragraph | TagEnd::Heading(_) | TagEnd::Item => {
+                self.in_heading = false;
+                self.finish_block(range.end);
             }
             _ => {}
         }
-        i += 1;
     }
-    None
+
+    /// Ends the current line before a block starting at `start`: with a blank line when the
+    /// source has one between the previous block and this one.
+    fn begin_line(&mut self, start: usize) {
+        if let Some(end) = self.last_end {
+            let end_line = self.line_of(self.source[..end].trim_end().len());
+            let start_line = self.line_of(start);
+            self.out.push_str(if start_line > end_line + 1 {
+                "\n\n"
+            } else {
+                "\n"
+            });
+        }
+        self.last_end = Some(start);
+        self.need_prefix = true;
+    }
+
+    /// The 0-based line that byte `at` of the source is on.
+    fn line_of(&self, at: usize) -> usize {
+        self.newlines.partition_point(|&newline| newline < at)
+    }
+
+    /// Marks a block as written up to `end` (an empty one still takes its line).
+    fn finish_block(&mut self, end: usize) {
+        self.line_open = false;
+        self.need_prefix = false;
+        self.last_end = Some(end);
+    }
+
+    /// Writes inline text found at `range`, preceded by its line's source prefix when it starts one.
+    fn inline(&mut self, text: &str, range: Range<usize>) {
+        if self.need_prefix {
+            let prefix = &self.source[line_start(self.source, range.start)..range.start];
+            // An escaped character's text starts after its backslash.
+            let prefix = prefix.strip_suffix('\\').unwrap_or(prefix);
+            let prefix = if self.in_heading {
+                prefix.trim_end_matches([' ', '\t']).trim_end_matches('#')
+            } else {
+                prefix
+            };
+            self.out.push_str(prefix);
+            self.need_prefix = false;
+        }
+        self.out.push_str(text);
+        self.line_open = false;
+        self.last_end = Some(range.end);
+    }
+
+    /// Writes code text verbatim, each line after the block's prefix (none for an indented block,
+    /// written from the source already).
+    fn code(&mut self, text: &str) {
+        if self.code_written {
+            return;
+        }
+        let prefix = self.code_prefix.as_deref().unwrap_or_default();
+        for piece in text.split_inclusive('\n') {
+            if self.code_line_start {
+                self.out.push_str(prefix);
+            }
+            self.out.push_str(piece);
+            self.code_line_start = piece.ends_with('\n');
+        }
+    }
 }
 
-/// The text of an HTML entity at the start of `chars`, and its length.
-fn entity(chars: &[char]) -> Option<(&'static str, usize)> {
-    const ENTITIES: [(&str, &str); 6] = [
-        ("&nbsp;", " "),
-        ("&lt;", "<"),
-        ("&gt;", ">"),
-        ("&amp;", "&"),
-        ("&quot;", "\""),
-        ("&#39;", "'"),
-    ];
-    ENTITIES.iter().find_map(|&(name, text)| {
-        let len = name.chars().count();
-        (chars.len() >= len && chars[..len].iter().copied().eq(name.chars())).then_some((text, len))
-    })
+/// The index where the line holding byte `at` of `source` begins.
+fn line_start(source: &str, at: usize) -> usize {
+    source[..at].rfind('\n').map_or(0, |newline| newline + 1)
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -421,5 +356,54 @@ mod tests {
             range: None,
         };
         assert_eq!(hover_text(&hover), "x: int");
+    }
+    #[test]
+    fn hover_markdown_keeps_list_and_quote_markers_and_indentation() {
+        let hover = markdown(
+            "`int` *docs*:\n\n* `x`: an *int*\n  continued\n  - nested\n\n1. first\n\n> quoted **bold**\n> more",
+        );
+        assert_eq!(
+            hover_text(&hover),
+            "`int` docs:\n\n* `x`: an int\n  continued\n  - nested\n\n1. first\n\n> quoted bold\n> more"
+        );
+    }
+
+    #[test]
+    fn hover_markdown_code_keeps_its_indent_in_items_and_as_indented_blocks() {
+        let hover = markdown(
+            "- item\n\n  ```\n  code in item\n  ```\n- next\n\n    indented code\n\nafter",
+        );
+        assert_eq!(
+            hover_text(&hover),
+            "- item\n\n  code in item\n- next\n\n    indented code\n\nafter"
+        );
+    }
+
+    #[test]
+    fn hover_markdown_escapes_and_entities_are_decoded_and_code_spans_kept() {
+        let hover = markdown("\\*not em\\* &lt;T&gt; &amp; &copy; ``a`b`` 2 * 3 * 4 snake_case");
+        assert_eq!(
+            hover_text(&hover),
+            "*not em* <T> & © ``a`b`` 2 * 3 * 4 snake_case"
+        );
+    }
+
+    #[test]
+    fn hover_markdown_autolinks_references_setext_and_hard_breaks_read_as_text() {
+        let hover = markdown(
+            "Setext\n======\nsee <http://x.org> and [ref][r]\n\n[r]: http://x\n\nline one\\\nline two",
+        );
+        assert_eq!(
+            hover_text(&hover),
+            "Setext\nsee http://x.org and ref\n\nline one\nline two"
+        );
+    }
+
+    #[test]
+    fn hover_markdown_of_nothing_or_empty_blocks_is_empty() {
+        assert_eq!(hover_text(&markdown("a\n- - x")), "a\n- - x");
+        for empty in ["", "   ", "#", "```", "---", "\r\n\r\n"] {
+            assert_eq!(hover_text(&markdown(empty)), "", "{empty:?}");
+        }
     }
 }
