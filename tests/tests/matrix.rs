@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use squiggle_tests::{assert_no_process_in, fixture, repo_root, squiggle_bin};
+use squiggle_tests::{assert_no_process_in, fixture, repo_root, squiggle_bin, NO_DAEMON};
 
 /// The folder `cargo xtask install-servers --all` installs the matrix servers into (laid out
 /// like `squiggle install`'s data folder).
@@ -125,6 +125,7 @@ fn check_via(
         .env("PATH", path.unwrap())
         .env("XDG_CONFIG_HOME", project.join(".no-user-config"))
         .env(squiggle_config::install::DATA_DIR_ENV, &data)
+        .env(NO_DAEMON.0, NO_DAEMON.1)
         .output()
         .unwrap();
     let took = started.elapsed();
