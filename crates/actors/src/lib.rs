@@ -22,6 +22,7 @@
 //! - `server`: the server actor and, under `server/`, the process, its I/O and its documents.
 //! - `diagnostics`: the store actor (`diagnostics/completion`: when results are final).
 //! - `watcher`: the watcher actor.
+//! - `watchdog`: the guard process that kills the servers' process groups if squiggle is killed.
 //! - `commands`: whether each server's command can run, probed once per runtime.
 //! - `key`: the identity of one running server (server id, root).
 
@@ -38,6 +39,7 @@ mod manager;
 mod registry;
 mod server;
 mod squiggle;
+mod watchdog;
 mod watcher;
 
 pub use check::{CheckResult, Skip};

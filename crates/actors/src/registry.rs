@@ -18,9 +18,9 @@ use crate::commands::Commands;
 use crate::diagnostics::DiagnosticsMsg;
 use crate::events::{Events, LspEvent};
 use crate::key::ServerKey;
-use crate::server::watchdog::Watchdog;
-use crate::server::{ServerActor, ServerArgs, ServerMsg};
-use crate::watcher::WatcherMsg;
+use crate::server::{ServerActor, ServerArgs, ServerMsg, Supervisor};
+use crate::watchdog::Watchdog;
+use crate::watcher::WatcherHandle;
 use restarts::{Decision, Limits, Restart, Restarts};
 
 /// How long one server may take to shut down before it is killed.
@@ -59,6 +59,20 @@ pub enum RegistryMsg {
     Shutdown(RpcReplyPort<()>),
 }
 
+/// The registry actor as a server actor talks to it: its messages stay in this module.
+#[derive(Debug, Clone)]
+pub struct RegistryHandle(ActorRef<RegistryMsg>);
+
+impl Supervisor for RegistryHandle {
+    fn server_up(&self, key: ServerKey, pid: Option<u32>) {
+        let _ = self.0.cast(RegistryMsg::ServerUp { key, pid });
+    }
+
+    fn note(&self, key: ServerKey, note: String) {
+        let _ = self.0.cast(RegistryMsg::Note { key, note });
+    }
+}
+
 /// The answer to [`RegistryMsg::Acquire`].
 #[derive(Debug, Clone)]
 pub enum Acquired {
@@ -87,7 +101,7 @@ pub struct RegistryArgs {
     /// The guard that kills servers should squiggle be killed outright.
     pub watchdog: Option<Arc<Watchdog>>,
     /// The file watcher, told when a server goes away.
-    pub watcher: ActorRef<WatcherMsg>,
+    pub watcher: WatcherHandle,
     /// Kept in step with the entries: every server that is active.
     pub active: ActiveServers,
 }
@@ -387,7 +401,7 @@ impl Servers {
             spec,
             program,
             workspace_root: self.args.workspace_root.clone(),
-            registry: myself.clone(),
+            registry: Arc::new(RegistryHandle(myself.clone())),
             diagnostics: self.args.diagnostics.clone(),
             init_timeout: Duration::from_millis(config.initialize_timeout_ms),
             max_file_bytes: config.max_file_bytes,
@@ -440,10 +454,7 @@ impl Servers {
             .args
             .diagnostics
             .cast(DiagnosticsMsg::ServerGone { key: key.clone() });
-        let _ = self
-            .args
-            .watcher
-            .cast(WatcherMsg::Forget { key: key.clone() });
+        self.args.watcher.forget(key.clone());
         if self.shutting_down {
             self.args.active.remove(&key);
             self.entries.remove(&key);

@@ -18,7 +18,6 @@ mod sidecar;
 mod stderr;
 mod stdin_queue;
 mod tsserver;
-pub mod watchdog;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -43,8 +42,8 @@ use crate::diagnostics::completion::Traits;
 use crate::diagnostics::DiagnosticsMsg;
 use crate::diagnostics::{Freshness, Source};
 use crate::key::ServerKey;
-use crate::registry::RegistryMsg;
-use crate::watcher::WatcherMsg;
+use crate::watchdog::Watchdog;
+use crate::watcher::{Listener, WatcherHandle};
 use client::ClientContext;
 use documents::{Document, Documents};
 use lifecycle::{Lifecycle, Save};
@@ -54,7 +53,6 @@ use process::ProcessGroup;
 use progress::Busy;
 use pull::Pulled;
 use stderr::StderrTail;
-use watchdog::Watchdog;
 
 /// How long a server gets to answer `shutdown`.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
@@ -132,6 +130,58 @@ pub enum ServerMsg {
     Shutdown(RpcReplyPort<()>),
 }
 
+/// A server actor as its connection, its sidecar and the watcher talk to it: its messages stay
+/// in this module.
+#[derive(Debug, Clone)]
+pub struct ServerHandle(ActorRef<ServerMsg>);
+
+impl ServerHandle {
+    /// Files changed on disk (from the watcher): told to the server.
+    pub fn watched_files(&self, events: Vec<FileEvent>) {
+        let _ = self.0.cast(ServerMsg::WatchedFiles(events));
+    }
+
+    /// The server registered pull diagnostics.
+    pub fn pull_registered(&self) {
+        let _ = self.0.cast(ServerMsg::PullRegistered);
+    }
+
+    /// The server asked for all pull diagnostics again.
+    pub fn repull(&self) {
+        let _ = self.0.cast(ServerMsg::Repull);
+    }
+
+    /// The server finished its work.
+    pub fn work_done(&self) {
+        let _ = self.0.cast(ServerMsg::WorkDone);
+    }
+
+    /// The sidecar failed or stopped, and why.
+    pub fn sidecar_failed(&self, reason: String) {
+        let _ = self.0.cast(ServerMsg::SidecarFailed(reason));
+    }
+
+    /// The process exited or its connection ended, and why.
+    pub fn exited(&self, reason: String) {
+        let _ = self.0.cast(ServerMsg::Exited(reason));
+    }
+}
+
+impl Listener for ServerHandle {
+    fn watched_files(&self, events: Vec<FileEvent>) {
+        ServerHandle::watched_files(self, events);
+    }
+}
+
+/// What a server tells whoever started it (the registry), which it knows only by this.
+pub trait Supervisor: Send + Sync + std::fmt::Debug {
+    /// The server finished its handshake.
+    fn server_up(&self, key: ServerKey, pid: Option<u32>);
+    /// Something a host should know about the running server (its sidecar failed, a pull
+    /// failed); shown as the reason in its status.
+    fn note(&self, key: ServerKey, note: String);
+}
+
 /// How [`ServerMsg::Open`] found a document.
 #[derive(Debug)]
 pub enum Opened {
@@ -179,7 +229,7 @@ pub struct ServerArgs {
     /// The workspace root, resolved.
     pub workspace_root: PathBuf,
     /// The registry, told when the server is ready.
-    pub registry: ActorRef<RegistryMsg>,
+    pub registry: Arc<dyn Supervisor>,
     /// The diagnostics store.
     pub diagnostics: ActorRef<DiagnosticsMsg>,
     /// How long `initialize` may take.
@@ -189,7 +239,7 @@ pub struct ServerArgs {
     /// The guard that kills the server's group should squiggle be killed outright.
     pub watchdog: Option<Arc<Watchdog>>,
     /// Where file-watcher registrations go.
-    pub watcher: ActorRef<WatcherMsg>,
+    pub watcher: WatcherHandle,
     /// The quiet time for this server's diagnostics.
     pub settle: Duration,
     /// The most documents kept open.
@@ -205,7 +255,7 @@ pub struct ServerActor;
 pub struct Connection {
     key: ServerKey,
     spec: ServerSpec,
-    registry: ActorRef<RegistryMsg>,
+    registry: Arc<dyn Supervisor>,
     socket: ServerSocket,
     documents: Documents,
     encoding: Arc<OnceLock<PositionEncoding>>,
@@ -275,7 +325,7 @@ impl Actor for ServerActor {
                 &key.root,
                 &workspace_root,
                 &spec.env,
-                myself.clone(),
+                ServerHandle(myself.clone()),
             );
         }
         let pid = child.id();
@@ -303,7 +353,7 @@ impl Actor for ServerActor {
             diagnostics,
             max_file_bytes,
             busy: busy.clone(),
-            server: myself.clone(),
+            server: ServerHandle(myself.clone()),
             watcher,
             pulls: pulls.clone(),
         };
@@ -462,10 +512,7 @@ impl Actor for ServerActor {
             }
             ServerMsg::SidecarFailed(reason) => {
                 if !conn.life.is_stopping() {
-                    let _ = conn.registry.cast(RegistryMsg::Note {
-                        key: conn.key.clone(),
-                        note: reason,
-                    });
+                    conn.registry.note(conn.key.clone(), reason);
                 }
             }
             ServerMsg::Pull { path, attempt } => conn.pull(&myself, path, attempt),
@@ -548,10 +595,7 @@ impl Actor for ServerActor {
             ServerMsg::Initialized(Ok(result)) => {
                 conn.life.initialized(&result.capabilities);
                 tracing::debug!(server = %conn.key.id, root = %conn.key.root.display(), encoding = ?conn.encoding.get(), "server initialized");
-                let _ = conn.registry.cast(RegistryMsg::ServerUp {
-                    key: conn.key.clone(),
-                    pid: conn.pid,
-                });
+                conn.registry.server_up(conn.key.clone(), conn.pid);
             }
             ServerMsg::Initialized(Err(reason)) => {
                 let reason = match conn.stderr.reason_line() {
@@ -854,10 +898,7 @@ impl Connection {
     fn pull_failed(&self, path: PathBuf, version: i32, error: String) {
         let reason = format!("pull diagnostics failed: {error}");
         tracing::debug!(server = %self.key.id, %reason);
-        let _ = self.registry.cast(RegistryMsg::Note {
-            key: self.key.clone(),
-            note: reason.clone(),
-        });
+        self.registry.note(self.key.clone(), reason.clone());
         let _ = self.diagnostics.cast(DiagnosticsMsg::PullFailed {
             key: self.key.clone(),
             path,

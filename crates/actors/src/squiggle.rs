@@ -33,9 +33,9 @@ use crate::feedback::{Feedback, NewErrors};
 use crate::key::ServerKey;
 use crate::registry::restarts::Restart;
 use crate::registry::{Acquired, ActiveServers, RegistryActor, RegistryArgs, RegistryMsg};
-use crate::server::watchdog::Watchdog;
 use crate::server::ServerMsg;
-use crate::watcher::{DiskChange, WatcherActor, WatcherMsg};
+use crate::watchdog::Watchdog;
+use crate::watcher::{DiskChange, WatcherHandle};
 use crate::Error;
 use turns::{Ticket, Turns};
 
@@ -62,7 +62,7 @@ struct Inner {
     active: ActiveServers,
     diagnostics: ActorRef<DiagnosticsMsg>,
     /// The file watcher.
-    watcher: ActorRef<WatcherMsg>,
+    watcher: WatcherHandle,
     /// Where server states and changed diagnostics are announced.
     events: Events,
     /// Each file's errors at the previous `new_errors` call.
@@ -117,7 +117,7 @@ impl Squiggle {
             events: events.clone(),
         };
         let (diagnostics, _) = Actor::spawn(None, DiagnosticsActor, args).await?;
-        let (watcher, _) = Actor::spawn(None, WatcherActor, ()).await?;
+        let watcher = WatcherHandle::spawn().await?;
         let commands = Arc::new(Commands::new(&workspace_root));
         let active = ActiveServers::default();
         let args = RegistryArgs {
@@ -291,10 +291,7 @@ impl Squiggle {
         let outcomes = futures::future::join_all(answers).await;
         // Servers that watch the file hear of the change too: once, however many synced it,
         // and after the syncs (so also servers that registered their watchers while starting).
-        let _ = inner.watcher.cast(WatcherMsg::Synced {
-            path: path.clone(),
-            text: text.clone(),
-        });
+        inner.watcher.synced(path.clone(), text.clone());
         let mut result = CheckResult {
             file,
             diagnostics: Vec::new(),
@@ -394,7 +391,7 @@ impl Squiggle {
     pub fn follow_disk(&self) {
         let (changes, mut news) = tokio::sync::mpsc::unbounded_channel();
         let root = self.inner.workspace_root.clone();
-        let _ = (self.inner.watcher).cast(WatcherMsg::Follow { root, changes });
+        self.inner.watcher.follow(root, changes);
         let inner = Arc::downgrade(&self.inner);
         tokio::spawn(async move {
             while let Some(change) = news.recv().await {
@@ -631,7 +628,7 @@ impl Squiggle {
         .await;
         let _ = inner.registry.stop_and_wait(None, Some(ASK_LIMIT)).await;
         let _ = inner.diagnostics.stop_and_wait(None, Some(ASK_LIMIT)).await;
-        let _ = inner.watcher.stop_and_wait(None, Some(ASK_LIMIT)).await;
+        inner.watcher.stop(ASK_LIMIT).await;
     }
 
     /// The text to check: the given text, or the file's content (read off the runtime's
