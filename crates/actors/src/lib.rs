@@ -24,10 +24,12 @@
 //! - `watcher`: the watcher actor.
 //! - `watchdog`: the guard process that kills the servers' process groups if squiggle is killed.
 //! - `commands`: whether each server's command can run, probed once per runtime.
+//! - `ask`: asking an actor a question with a time limit.
 //! - `key`: the identity of one running server (server id, root).
 
 #![deny(clippy::print_stdout)]
 
+mod ask;
 mod check;
 mod commands;
 mod diagnostics;

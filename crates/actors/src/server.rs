@@ -31,13 +31,14 @@ use async_lsp::lsp_types::{
     TextDocumentItem, Url, VersionedTextDocumentIdentifier,
 };
 use async_lsp::{LanguageServer, MainLoop, ServerSocket};
-use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use ractor::{Actor, ActorCell, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SpawnErr};
 use squiggle_config::ServerSpec;
 use squiggle_protocol::{convert_diagnostics, paths, PositionEncoding};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
+use crate::ask::ask;
 use crate::diagnostics::completion::Traits;
 use crate::diagnostics::DiagnosticsMsg;
 use crate::diagnostics::{Freshness, Source};
@@ -61,7 +62,7 @@ const EXIT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Messages of the server actor.
 #[derive(Debug)]
-pub enum ServerMsg {
+enum ServerMsg {
     /// Open or change a document to this full text, then save it if `saved` (the file holds
     /// it); the diagnostics store answers `reply` when the server's diagnostics for it are
     /// fresh (or at `deadline`).
@@ -130,12 +131,107 @@ pub enum ServerMsg {
     Shutdown(RpcReplyPort<()>),
 }
 
-/// A server actor as its connection, its sidecar and the watcher talk to it: its messages stay
-/// in this module.
+/// A server actor as the rest of the runtime talks to it (the registry, checks and questions,
+/// its connection, its sidecar, the watcher): its messages stay in this module.
 #[derive(Debug, Clone)]
 pub struct ServerHandle(ActorRef<ServerMsg>);
 
 impl ServerHandle {
+    /// Spawns a server actor, supervised by `supervisor` (the registry's actor).
+    pub async fn spawn_linked(args: ServerArgs, supervisor: ActorCell) -> Result<Self, SpawnErr> {
+        let (actor, _) = ServerActor::spawn_linked(None, ServerActor, args, supervisor).await?;
+        Ok(Self(actor))
+    }
+
+    /// The actor's id, as supervision events name it.
+    pub fn id(&self) -> ActorId {
+        self.0.get_id()
+    }
+
+    /// Opens or changes a document to this full text, then saves it if `saved`; returns where
+    /// the store answers when the server's diagnostics for it are fresh (or at `deadline`), or
+    /// None when the server is gone.
+    pub fn sync(
+        &self,
+        path: PathBuf,
+        text: Arc<str>,
+        saved: bool,
+        deadline: Instant,
+    ) -> Option<ractor::concurrency::OneshotReceiver<Freshness>> {
+        let (reply, answer) = ractor::concurrency::oneshot();
+        let sync = ServerMsg::Sync {
+            path,
+            text,
+            saved,
+            deadline,
+            reply: reply.into(),
+        };
+        self.0.cast(sync).ok().map(|()| answer)
+    }
+
+    /// Opens a document with this text unless it is open (see [`ServerMsg::Open`]); None when
+    /// the server does not answer within `limit`.
+    pub async fn open(
+        &self,
+        path: PathBuf,
+        text: Arc<str>,
+        deadline: Instant,
+        limit: Duration,
+    ) -> Option<Result<Opened, String>> {
+        let open = |reply| ServerMsg::Open {
+            path,
+            text,
+            deadline,
+            reply,
+        };
+        ask(&self.0, open, limit).await
+    }
+
+    /// What the server answers, its position encoding, and what it is busy with; None when it
+    /// does not say within `limit`.
+    pub async fn info(&self, limit: Duration) -> Option<ServerInfo> {
+        ask(&self.0, ServerMsg::Info, limit).await
+    }
+
+    /// A navigation request; None when no answer (not even an error) came within `limit`.
+    pub async fn navigate(
+        &self,
+        request: NavRequest,
+        limit: Duration,
+    ) -> Option<Result<NavAnswer, String>> {
+        let message = |reply| ServerMsg::Navigate { request, reply };
+        ask(&self.0, message, limit).await
+    }
+
+    /// Sends `didSave` for an open document, if the server wants it.
+    pub fn save(&self, path: PathBuf) {
+        let _ = self.0.cast(ServerMsg::Save { path });
+    }
+
+    /// Sends `didClose` for an open document.
+    pub fn close(&self, path: PathBuf) {
+        let _ = self.0.cast(ServerMsg::Close { path });
+    }
+
+    /// A check got nothing before its deadline: stop the server as broken unless it answers
+    /// a ping in time.
+    pub fn probe(&self) {
+        let _ = self.0.cast(ServerMsg::Probe);
+    }
+
+    /// Shuts the server down gracefully within `limit`, else kills it; returns once the actor
+    /// stopped (or a second more passed).
+    pub async fn shutdown(&self, limit: Duration) {
+        let asked = self.0.call(ServerMsg::Shutdown, Some(limit)).await;
+        if !matches!(asked, Ok(ractor::rpc::CallResult::Success(()))) {
+            self.0.kill();
+        }
+        let _ = self
+            .0
+            .stop_and_wait(None, Some(Duration::from_secs(1)))
+            .await;
+    }
+
     /// Files changed on disk (from the watcher): told to the server.
     pub fn watched_files(&self, events: Vec<FileEvent>) {
         let _ = self.0.cast(ServerMsg::WatchedFiles(events));
@@ -248,7 +344,7 @@ pub struct ServerArgs {
 
 /// The server actor.
 #[derive(Debug)]
-pub struct ServerActor;
+struct ServerActor;
 
 /// The state of a server actor: its process and connection.
 #[derive(Debug)]

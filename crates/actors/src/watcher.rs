@@ -26,7 +26,7 @@ const MAX_FOLDERS: usize = 20_000;
 
 /// Messages of the watcher actor.
 #[derive(Debug)]
-pub enum WatcherMsg {
+enum WatcherMsg {
     /// A server registered file watchers under a registration id.
     Register {
         key: ServerKey,
@@ -124,7 +124,7 @@ pub enum DiskChange {
 
 /// The watcher actor.
 #[derive(Debug)]
-pub struct WatcherActor;
+struct WatcherActor;
 
 /// One server's registrations.
 #[derive(Debug)]
