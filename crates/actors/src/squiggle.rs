@@ -31,6 +31,7 @@ use crate::diagnostics::{
 use crate::events::{Events, LspEvent, EVENT_CAPACITY};
 use crate::feedback::{Feedback, NewErrors};
 use crate::key::ServerKey;
+use crate::lock::lock;
 use crate::registry::restarts::Restart;
 use crate::registry::{Acquired, ActiveServers, RegistryArgs, RegistryHandle};
 use crate::server::ServerHandle;
@@ -859,11 +860,4 @@ fn start_watchdog() -> Option<Arc<Watchdog>> {
             None
         }
     }
-}
-
-/// Locks a mutex, carrying on with the data if a panicking thread poisoned it.
-pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
