@@ -11,6 +11,14 @@
 //!  └─ watchdog ─ a guard process that kills the servers' process groups if squiggle is killed
 //! ```
 //!
+//! The registry's, a server's and the watcher's messages are private to their modules; the rest
+//! of the runtime drives each through its handle (`RegistryHandle`, `ServerHandle`,
+//! `WatcherHandle`). Imports run one way: squiggle -> registry -> server -> watcher, and down to
+//! the diagnostics store (still sent its `DiagnosticsMsg`) and the watchdog, which import no
+//! actor. A server tells its registry through the `server::Supervisor` trait the registry's
+//! handle implements; the watcher tells a server through the `watcher::Listener` trait the
+//! server's handle implements.
+//!
 //! # Layout
 //!
 //! - `squiggle`: the public handle: start, check, navigate (`squiggle/navigation`), shut down.
@@ -22,11 +30,15 @@
 //! - `server`: the server actor and, under `server/`, the process, its I/O and its documents.
 //! - `diagnostics`: the store actor (`diagnostics/completion`: when results are final).
 //! - `watcher`: the watcher actor.
+//! - `watchdog`: the guard process that kills the servers' process groups if squiggle is killed.
 //! - `commands`: whether each server's command can run, probed once per runtime.
+//! - `ask`: asking an actor a question with a time limit.
 //! - `key`: the identity of one running server (server id, root).
+//! - `lock`: locking a mutex that a panicking thread may have poisoned.
 
 #![deny(clippy::print_stdout)]
 
+mod ask;
 mod check;
 mod commands;
 mod diagnostics;
@@ -34,10 +46,12 @@ mod edit_files;
 mod events;
 mod feedback;
 mod key;
+mod lock;
 mod manager;
 mod registry;
 mod server;
 mod squiggle;
+mod watchdog;
 mod watcher;
 
 pub use check::{CheckResult, Skip};

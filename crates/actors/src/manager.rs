@@ -11,7 +11,8 @@ use squiggle_protocol::{Diagnostic, Severity};
 use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::events::{LspEvent, EVENT_CAPACITY};
-use crate::squiggle::{lock, Saved};
+use crate::lock::lock;
+use crate::squiggle::Saved;
 use crate::Squiggle;
 
 /// How long changes to one file are coalesced before anything is sent.

@@ -14,13 +14,14 @@ use squiggle_config::Config;
 use squiggle_protocol::{paths, ServerState, ServerStatus};
 use tokio::time::Instant;
 
+use crate::ask::ask;
 use crate::commands::Commands;
 use crate::diagnostics::DiagnosticsMsg;
 use crate::events::{Events, LspEvent};
 use crate::key::ServerKey;
-use crate::server::watchdog::Watchdog;
-use crate::server::{ServerActor, ServerArgs, ServerMsg};
-use crate::watcher::WatcherMsg;
+use crate::server::{ServerArgs, ServerHandle, Supervisor};
+use crate::watchdog::Watchdog;
+use crate::watcher::WatcherHandle;
 use restarts::{Decision, Limits, Restart, Restarts};
 
 /// How long one server may take to shut down before it is killed.
@@ -28,11 +29,11 @@ const SERVER_SHUTDOWN_LIMIT: Duration = Duration::from_secs(8);
 
 /// The servers that finished their handshake and still run, by key. Only the registry writes
 /// it; checks read it without asking the registry, which keeps a message off their path.
-pub type ActiveServers = Arc<DashMap<ServerKey, ActorRef<ServerMsg>>>;
+pub type ActiveServers = Arc<DashMap<ServerKey, ServerHandle>>;
 
 /// Messages of the registry actor.
 #[derive(Debug)]
-pub enum RegistryMsg {
+enum RegistryMsg {
     /// A ready server for this key, started if needed; callers during a start share it. A
     /// broken server is restarted when the restart policy lets `restart` start it.
     Acquire {
@@ -59,12 +60,77 @@ pub enum RegistryMsg {
     Shutdown(RpcReplyPort<()>),
 }
 
+/// The registry actor as the rest of the runtime talks to it (squiggle, and a server through
+/// [`Supervisor`]): its messages stay in this module.
+#[derive(Debug, Clone)]
+pub struct RegistryHandle(ActorRef<RegistryMsg>);
+
+impl RegistryHandle {
+    /// Spawns the registry actor.
+    pub async fn spawn(args: RegistryArgs) -> Result<Self, ractor::SpawnErr> {
+        let (actor, _) = Actor::spawn(None, RegistryActor, args).await?;
+        Ok(Self(actor))
+    }
+
+    /// A ready server for this key, started if needed (see [`RegistryMsg::Acquire`]); None
+    /// when there is no answer within `limit`.
+    pub async fn acquire(
+        &self,
+        key: ServerKey,
+        restart: Restart,
+        limit: Duration,
+    ) -> Option<Acquired> {
+        let acquire = |reply| RegistryMsg::Acquire {
+            key,
+            restart,
+            reply,
+        };
+        ask(&self.0, acquire, limit).await
+    }
+
+    /// Starts the server for this key if it is not running; nobody waits for it.
+    pub fn warm(&self, key: ServerKey) {
+        let _ = self.0.cast(RegistryMsg::Warm { key });
+    }
+
+    /// The servers squiggle has tried to use with this id (all when `None`), and their states.
+    pub async fn keys(
+        &self,
+        id: Option<String>,
+        limit: Duration,
+    ) -> Option<Vec<(ServerKey, ServerState)>> {
+        ask(&self.0, |reply| RegistryMsg::Keys { id, reply }, limit).await
+    }
+
+    /// The status of every server squiggle has tried to use, sorted by id then root.
+    pub async fn status(&self, limit: Duration) -> Option<Vec<ServerStatus>> {
+        ask(&self.0, RegistryMsg::Status, limit).await
+    }
+
+    /// Stops every server gracefully, waiting at most `limit`, then stops the registry (waiting
+    /// at most `stop_limit`).
+    pub async fn shutdown(&self, limit: Duration, stop_limit: Duration) {
+        let _ = ask(&self.0, RegistryMsg::Shutdown, limit).await;
+        let _ = self.0.stop_and_wait(None, Some(stop_limit)).await;
+    }
+}
+
+impl Supervisor for RegistryHandle {
+    fn server_up(&self, key: ServerKey, pid: Option<u32>) {
+        let _ = self.0.cast(RegistryMsg::ServerUp { key, pid });
+    }
+
+    fn note(&self, key: ServerKey, note: String) {
+        let _ = self.0.cast(RegistryMsg::Note { key, note });
+    }
+}
+
 /// The answer to [`RegistryMsg::Acquire`].
 #[derive(Debug, Clone)]
 pub enum Acquired {
     /// The server is ready; `first_touch` when this call had to wait for it to start.
     Ready {
-        server: ActorRef<ServerMsg>,
+        server: ServerHandle,
         first_touch: bool,
     },
     /// The server cannot serve (broken, disabled, unavailable) and why.
@@ -87,24 +153,24 @@ pub struct RegistryArgs {
     /// The guard that kills servers should squiggle be killed outright.
     pub watchdog: Option<Arc<Watchdog>>,
     /// The file watcher, told when a server goes away.
-    pub watcher: ActorRef<WatcherMsg>,
+    pub watcher: WatcherHandle,
     /// Kept in step with the entries: every server that is active.
     pub active: ActiveServers,
 }
 
 /// The registry actor.
 #[derive(Debug)]
-pub struct RegistryActor;
+struct RegistryActor;
 
 /// One server instance as the registry sees it.
 #[derive(Debug)]
 enum Entry {
     Starting {
-        server: ActorRef<ServerMsg>,
+        server: ServerHandle,
         waiters: Vec<RpcReplyPort<Acquired>>,
     },
     Active {
-        server: ActorRef<ServerMsg>,
+        server: ServerHandle,
         pid: Option<u32>,
     },
     Unusable {
@@ -286,7 +352,7 @@ impl Servers {
         });
         let entry = match self.start(myself, &key).await {
             Ok(server) => {
-                self.by_actor.insert(server.get_id(), key.clone());
+                self.by_actor.insert(server.id(), key.clone());
                 Entry::Starting {
                     server,
                     waiters: reply.into_iter().collect(),
@@ -347,7 +413,7 @@ impl Servers {
         &self,
         myself: &ActorRef<RegistryMsg>,
         key: &ServerKey,
-    ) -> Result<ActorRef<ServerMsg>, (ServerState, String)> {
+    ) -> Result<ServerHandle, (ServerState, String)> {
         let config = &self.args.config;
         let Some(spec) = config.servers.get(&key.id) else {
             return Err((
@@ -387,7 +453,7 @@ impl Servers {
             spec,
             program,
             workspace_root: self.args.workspace_root.clone(),
-            registry: myself.clone(),
+            registry: Arc::new(RegistryHandle(myself.clone())),
             diagnostics: self.args.diagnostics.clone(),
             init_timeout: Duration::from_millis(config.initialize_timeout_ms),
             max_file_bytes: config.max_file_bytes,
@@ -396,9 +462,8 @@ impl Servers {
             watcher: self.args.watcher.clone(),
             settle,
         };
-        ServerActor::spawn_linked(None, ServerActor, args, myself.get_cell())
+        ServerHandle::spawn_linked(args, myself.get_cell())
             .await
-            .map(|(server, _)| server)
             .map_err(|err| (ServerState::Broken, format!("{err}")))
     }
 
@@ -440,10 +505,7 @@ impl Servers {
             .args
             .diagnostics
             .cast(DiagnosticsMsg::ServerGone { key: key.clone() });
-        let _ = self
-            .args
-            .watcher
-            .cast(WatcherMsg::Forget { key: key.clone() });
+        self.args.watcher.forget(key.clone());
         if self.shutting_down {
             self.args.active.remove(&key);
             self.entries.remove(&key);
@@ -525,7 +587,7 @@ impl Servers {
     /// Asks every running server to shut down and replies once all are gone.
     fn shutdown(&mut self, reply: RpcReplyPort<()>) {
         self.shutting_down = true;
-        let running: Vec<ActorRef<ServerMsg>> = self
+        let running: Vec<ServerHandle> = self
             .entries
             .values()
             .filter_map(|entry| match entry {
@@ -536,17 +598,7 @@ impl Servers {
             })
             .collect();
         tokio::spawn(async move {
-            let stops = running.into_iter().map(|server| async move {
-                let asked = server
-                    .call(ServerMsg::Shutdown, Some(SERVER_SHUTDOWN_LIMIT))
-                    .await;
-                if !matches!(asked, Ok(ractor::rpc::CallResult::Success(()))) {
-                    server.kill();
-                }
-                let _ = server
-                    .stop_and_wait(None, Some(Duration::from_secs(1)))
-                    .await;
-            });
+            let stops = (running.iter()).map(|server| server.shutdown(SERVER_SHUTDOWN_LIMIT));
             futures::future::join_all(stops).await;
             let _ = reply.send(());
         });

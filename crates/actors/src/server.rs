@@ -18,7 +18,6 @@ mod sidecar;
 mod stderr;
 mod stdin_queue;
 mod tsserver;
-pub mod watchdog;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -32,19 +31,20 @@ use async_lsp::lsp_types::{
     TextDocumentItem, Url, VersionedTextDocumentIdentifier,
 };
 use async_lsp::{LanguageServer, MainLoop, ServerSocket};
-use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use ractor::{Actor, ActorCell, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SpawnErr};
 use squiggle_config::ServerSpec;
 use squiggle_protocol::{convert_diagnostics, paths, PositionEncoding};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
+use crate::ask::ask;
 use crate::diagnostics::completion::Traits;
 use crate::diagnostics::DiagnosticsMsg;
 use crate::diagnostics::{Freshness, Source};
 use crate::key::ServerKey;
-use crate::registry::RegistryMsg;
-use crate::watcher::WatcherMsg;
+use crate::watchdog::Watchdog;
+use crate::watcher::{Listener, WatcherHandle};
 use client::ClientContext;
 use documents::{Document, Documents};
 use lifecycle::{Lifecycle, Save};
@@ -54,7 +54,6 @@ use process::ProcessGroup;
 use progress::Busy;
 use pull::Pulled;
 use stderr::StderrTail;
-use watchdog::Watchdog;
 
 /// How long a server gets to answer `shutdown`.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
@@ -63,7 +62,7 @@ const EXIT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Messages of the server actor.
 #[derive(Debug)]
-pub enum ServerMsg {
+enum ServerMsg {
     /// Open or change a document to this full text, then save it if `saved` (the file holds
     /// it); the diagnostics store answers `reply` when the server's diagnostics for it are
     /// fresh (or at `deadline`).
@@ -132,6 +131,153 @@ pub enum ServerMsg {
     Shutdown(RpcReplyPort<()>),
 }
 
+/// A server actor as the rest of the runtime talks to it (the registry, checks and questions,
+/// its connection, its sidecar, the watcher): its messages stay in this module.
+#[derive(Debug, Clone)]
+pub struct ServerHandle(ActorRef<ServerMsg>);
+
+impl ServerHandle {
+    /// Spawns a server actor, supervised by `supervisor` (the registry's actor).
+    pub async fn spawn_linked(args: ServerArgs, supervisor: ActorCell) -> Result<Self, SpawnErr> {
+        let (actor, _) = ServerActor::spawn_linked(None, ServerActor, args, supervisor).await?;
+        Ok(Self(actor))
+    }
+
+    /// The actor's id, as supervision events name it.
+    pub fn id(&self) -> ActorId {
+        self.0.get_id()
+    }
+
+    /// Opens or changes a document to this full text, then saves it if `saved`; returns where
+    /// the store answers when the server's diagnostics for it are fresh (or at `deadline`), or
+    /// None when the server is gone.
+    pub fn sync(
+        &self,
+        path: PathBuf,
+        text: Arc<str>,
+        saved: bool,
+        deadline: Instant,
+    ) -> Option<ractor::concurrency::OneshotReceiver<Freshness>> {
+        let (reply, answer) = ractor::concurrency::oneshot();
+        let sync = ServerMsg::Sync {
+            path,
+            text,
+            saved,
+            deadline,
+            reply: reply.into(),
+        };
+        self.0.cast(sync).ok().map(|()| answer)
+    }
+
+    /// Opens a document with this text unless it is open (see [`ServerMsg::Open`]); None when
+    /// the server does not answer within `limit`.
+    pub async fn open(
+        &self,
+        path: PathBuf,
+        text: Arc<str>,
+        deadline: Instant,
+        limit: Duration,
+    ) -> Option<Result<Opened, String>> {
+        let open = |reply| ServerMsg::Open {
+            path,
+            text,
+            deadline,
+            reply,
+        };
+        ask(&self.0, open, limit).await
+    }
+
+    /// What the server answers, its position encoding, and what it is busy with; None when it
+    /// does not say within `limit`.
+    pub async fn info(&self, limit: Duration) -> Option<ServerInfo> {
+        ask(&self.0, ServerMsg::Info, limit).await
+    }
+
+    /// A navigation request; None when no answer (not even an error) came within `limit`.
+    pub async fn navigate(
+        &self,
+        request: NavRequest,
+        limit: Duration,
+    ) -> Option<Result<NavAnswer, String>> {
+        let message = |reply| ServerMsg::Navigate { request, reply };
+        ask(&self.0, message, limit).await
+    }
+
+    /// Sends `didSave` for an open document, if the server wants it.
+    pub fn save(&self, path: PathBuf) {
+        let _ = self.0.cast(ServerMsg::Save { path });
+    }
+
+    /// Sends `didClose` for an open document.
+    pub fn close(&self, path: PathBuf) {
+        let _ = self.0.cast(ServerMsg::Close { path });
+    }
+
+    /// A check got nothing before its deadline: stop the server as broken unless it answers
+    /// a ping in time.
+    pub fn probe(&self) {
+        let _ = self.0.cast(ServerMsg::Probe);
+    }
+
+    /// Shuts the server down gracefully within `limit`, else kills it; returns once the actor
+    /// stopped (or a second more passed).
+    pub async fn shutdown(&self, limit: Duration) {
+        let asked = self.0.call(ServerMsg::Shutdown, Some(limit)).await;
+        if !matches!(asked, Ok(ractor::rpc::CallResult::Success(()))) {
+            self.0.kill();
+        }
+        let _ = self
+            .0
+            .stop_and_wait(None, Some(Duration::from_secs(1)))
+            .await;
+    }
+
+    /// Files changed on disk (from the watcher): told to the server.
+    pub fn watched_files(&self, events: Vec<FileEvent>) {
+        let _ = self.0.cast(ServerMsg::WatchedFiles(events));
+    }
+
+    /// The server registered pull diagnostics.
+    pub fn pull_registered(&self) {
+        let _ = self.0.cast(ServerMsg::PullRegistered);
+    }
+
+    /// The server asked for all pull diagnostics again.
+    pub fn repull(&self) {
+        let _ = self.0.cast(ServerMsg::Repull);
+    }
+
+    /// The server finished its work.
+    pub fn work_done(&self) {
+        let _ = self.0.cast(ServerMsg::WorkDone);
+    }
+
+    /// The sidecar failed or stopped, and why.
+    pub fn sidecar_failed(&self, reason: String) {
+        let _ = self.0.cast(ServerMsg::SidecarFailed(reason));
+    }
+
+    /// The process exited or its connection ended, and why.
+    pub fn exited(&self, reason: String) {
+        let _ = self.0.cast(ServerMsg::Exited(reason));
+    }
+}
+
+impl Listener for ServerHandle {
+    fn watched_files(&self, events: Vec<FileEvent>) {
+        ServerHandle::watched_files(self, events);
+    }
+}
+
+/// What a server tells whoever started it (the registry), which it knows only by this.
+pub trait Supervisor: Send + Sync + std::fmt::Debug {
+    /// The server finished its handshake.
+    fn server_up(&self, key: ServerKey, pid: Option<u32>);
+    /// Something a host should know about the running server (its sidecar failed, a pull
+    /// failed); shown as the reason in its status.
+    fn note(&self, key: ServerKey, note: String);
+}
+
 /// How [`ServerMsg::Open`] found a document.
 #[derive(Debug)]
 pub enum Opened {
@@ -179,7 +325,7 @@ pub struct ServerArgs {
     /// The workspace root, resolved.
     pub workspace_root: PathBuf,
     /// The registry, told when the server is ready.
-    pub registry: ActorRef<RegistryMsg>,
+    pub registry: Arc<dyn Supervisor>,
     /// The diagnostics store.
     pub diagnostics: ActorRef<DiagnosticsMsg>,
     /// How long `initialize` may take.
@@ -189,7 +335,7 @@ pub struct ServerArgs {
     /// The guard that kills the server's group should squiggle be killed outright.
     pub watchdog: Option<Arc<Watchdog>>,
     /// Where file-watcher registrations go.
-    pub watcher: ActorRef<WatcherMsg>,
+    pub watcher: WatcherHandle,
     /// The quiet time for this server's diagnostics.
     pub settle: Duration,
     /// The most documents kept open.
@@ -198,14 +344,14 @@ pub struct ServerArgs {
 
 /// The server actor.
 #[derive(Debug)]
-pub struct ServerActor;
+struct ServerActor;
 
 /// The state of a server actor: its process and connection.
 #[derive(Debug)]
 pub struct Connection {
     key: ServerKey,
     spec: ServerSpec,
-    registry: ActorRef<RegistryMsg>,
+    registry: Arc<dyn Supervisor>,
     socket: ServerSocket,
     documents: Documents,
     encoding: Arc<OnceLock<PositionEncoding>>,
@@ -275,7 +421,7 @@ impl Actor for ServerActor {
                 &key.root,
                 &workspace_root,
                 &spec.env,
-                myself.clone(),
+                ServerHandle(myself.clone()),
             );
         }
         let pid = child.id();
@@ -303,7 +449,7 @@ impl Actor for ServerActor {
             diagnostics,
             max_file_bytes,
             busy: busy.clone(),
-            server: myself.clone(),
+            server: ServerHandle(myself.clone()),
             watcher,
             pulls: pulls.clone(),
         };
@@ -462,10 +608,7 @@ impl Actor for ServerActor {
             }
             ServerMsg::SidecarFailed(reason) => {
                 if !conn.life.is_stopping() {
-                    let _ = conn.registry.cast(RegistryMsg::Note {
-                        key: conn.key.clone(),
-                        note: reason,
-                    });
+                    conn.registry.note(conn.key.clone(), reason);
                 }
             }
             ServerMsg::Pull { path, attempt } => conn.pull(&myself, path, attempt),
@@ -548,10 +691,7 @@ impl Actor for ServerActor {
             ServerMsg::Initialized(Ok(result)) => {
                 conn.life.initialized(&result.capabilities);
                 tracing::debug!(server = %conn.key.id, root = %conn.key.root.display(), encoding = ?conn.encoding.get(), "server initialized");
-                let _ = conn.registry.cast(RegistryMsg::ServerUp {
-                    key: conn.key.clone(),
-                    pid: conn.pid,
-                });
+                conn.registry.server_up(conn.key.clone(), conn.pid);
             }
             ServerMsg::Initialized(Err(reason)) => {
                 let reason = match conn.stderr.reason_line() {
@@ -854,10 +994,7 @@ impl Connection {
     fn pull_failed(&self, path: PathBuf, version: i32, error: String) {
         let reason = format!("pull diagnostics failed: {error}");
         tracing::debug!(server = %self.key.id, %reason);
-        let _ = self.registry.cast(RegistryMsg::Note {
-            key: self.key.clone(),
-            note: reason.clone(),
-        });
+        self.registry.note(self.key.clone(), reason.clone());
         let _ = self.diagnostics.cast(DiagnosticsMsg::PullFailed {
             key: self.key.clone(),
             path,

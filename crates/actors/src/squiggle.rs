@@ -13,8 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt;
-use ractor::rpc::CallResult;
-use ractor::{Actor, ActorRef, RpcReplyPort};
+use ractor::{Actor, ActorRef};
 use squiggle_config::{find_root, read_regular_file, Availability, Config, ReadError, ServerSpec};
 use squiggle_protocol::{
     delta, merge, not_checked_section, paths, render_feedback, DeltaKey, Diagnostic, Scope,
@@ -23,6 +22,7 @@ use squiggle_protocol::{
 use tokio::sync::broadcast;
 use tokio::time::Instant;
 
+use crate::ask::ask;
 use crate::check::{CheckResult, Skip};
 use crate::commands::Commands;
 use crate::diagnostics::{
@@ -31,11 +31,12 @@ use crate::diagnostics::{
 use crate::events::{Events, LspEvent, EVENT_CAPACITY};
 use crate::feedback::{Feedback, NewErrors};
 use crate::key::ServerKey;
+use crate::lock::lock;
 use crate::registry::restarts::Restart;
-use crate::registry::{Acquired, ActiveServers, RegistryActor, RegistryArgs, RegistryMsg};
-use crate::server::watchdog::Watchdog;
-use crate::server::ServerMsg;
-use crate::watcher::{DiskChange, WatcherActor, WatcherMsg};
+use crate::registry::{Acquired, ActiveServers, RegistryArgs, RegistryHandle};
+use crate::server::ServerHandle;
+use crate::watchdog::Watchdog;
+use crate::watcher::{DiskChange, WatcherHandle};
 use crate::Error;
 use turns::{Ticket, Turns};
 
@@ -57,12 +58,12 @@ struct Inner {
     workspace_root: PathBuf,
     config: Arc<Config>,
     commands: Arc<Commands>,
-    registry: ActorRef<RegistryMsg>,
+    registry: RegistryHandle,
     /// The active servers, as the registry keeps them.
     active: ActiveServers,
     diagnostics: ActorRef<DiagnosticsMsg>,
     /// The file watcher.
-    watcher: ActorRef<WatcherMsg>,
+    watcher: WatcherHandle,
     /// Where server states and changed diagnostics are announced.
     events: Events,
     /// Each file's errors at the previous `new_errors` call.
@@ -83,7 +84,7 @@ type UnderWay = (
 /// A server found (or started) for a check, and when its answer is due.
 struct Ready {
     key: ServerKey,
-    server: ActorRef<ServerMsg>,
+    server: ServerHandle,
     deadline: Instant,
 }
 
@@ -117,7 +118,7 @@ impl Squiggle {
             events: events.clone(),
         };
         let (diagnostics, _) = Actor::spawn(None, DiagnosticsActor, args).await?;
-        let (watcher, _) = Actor::spawn(None, WatcherActor, ()).await?;
+        let watcher = WatcherHandle::spawn().await?;
         let commands = Arc::new(Commands::new(&workspace_root));
         let active = ActiveServers::default();
         let args = RegistryArgs {
@@ -130,7 +131,7 @@ impl Squiggle {
             watcher: watcher.clone(),
             active: active.clone(),
         };
-        let (registry, _) = Actor::spawn(None, RegistryActor, args).await?;
+        let registry = RegistryHandle::spawn(args).await?;
         Ok(Self {
             inner: Arc::new(Inner {
                 workspace_root,
@@ -291,10 +292,7 @@ impl Squiggle {
         let outcomes = futures::future::join_all(answers).await;
         // Servers that watch the file hear of the change too: once, however many synced it,
         // and after the syncs (so also servers that registered their watchers while starting).
-        let _ = inner.watcher.cast(WatcherMsg::Synced {
-            path: path.clone(),
-            text: text.clone(),
-        });
+        inner.watcher.synced(path.clone(), text.clone());
         let mut result = CheckResult {
             file,
             diagnostics: Vec::new(),
@@ -359,7 +357,7 @@ impl Squiggle {
             .map(|(key, _)| key)
             .collect();
         for key in keys {
-            let _ = self.inner.registry.cast(RegistryMsg::Warm { key });
+            self.inner.registry.warm(key);
         }
     }
 
@@ -384,7 +382,7 @@ impl Squiggle {
     pub async fn save_file(&self, path: impl AsRef<Path>) {
         let (path, _) = self.locate(path.as_ref());
         for server in self.running_servers(&path).await {
-            let _ = server.cast(ServerMsg::Save { path: path.clone() });
+            server.save(path.clone());
         }
     }
 
@@ -394,7 +392,7 @@ impl Squiggle {
     pub fn follow_disk(&self) {
         let (changes, mut news) = tokio::sync::mpsc::unbounded_channel();
         let root = self.inner.workspace_root.clone();
-        let _ = (self.inner.watcher).cast(WatcherMsg::Follow { root, changes });
+        self.inner.watcher.follow(root, changes);
         let inner = Arc::downgrade(&self.inner);
         tokio::spawn(async move {
             while let Some(change) = news.recv().await {
@@ -420,7 +418,7 @@ impl Squiggle {
     pub async fn close_file(&self, path: impl AsRef<Path>) {
         let (path, _) = self.locate(path.as_ref());
         for server in self.running_servers(&path).await {
-            let _ = server.cast(ServerMsg::Close { path: path.clone() });
+            server.close(path.clone());
         }
     }
 
@@ -459,7 +457,7 @@ impl Squiggle {
     }
 
     /// The active servers for a file, without starting any.
-    async fn running_servers(&self, path: &Path) -> Vec<ActorRef<ServerMsg>> {
+    async fn running_servers(&self, path: &Path) -> Vec<ServerHandle> {
         self.keys_for(path)
             .await
             .iter()
@@ -566,7 +564,9 @@ impl Squiggle {
 
     /// The status of every server squiggle has tried to use, sorted by id.
     pub async fn status(&self) -> Vec<ServerStatus> {
-        ask(&self.inner.registry, RegistryMsg::Status, ASK_LIMIT)
+        self.inner
+            .registry
+            .status(ASK_LIMIT)
             .await
             .unwrap_or_default()
     }
@@ -577,11 +577,7 @@ impl Squiggle {
     /// that id, afterwards: a broken one's reason says why it was not restarted.
     pub async fn restart(&self, id: Option<&str>) -> Vec<ServerStatus> {
         let inner = &self.inner;
-        let keys = |reply| RegistryMsg::Keys {
-            id: id.map(String::from),
-            reply,
-        };
-        let keys = ask(&inner.registry, keys, ASK_LIMIT)
+        let keys = (inner.registry.keys(id.map(String::from), ASK_LIMIT))
             .await
             .unwrap_or_default();
         let limit = Duration::from_millis(inner.config.first_touch_timeout_ms);
@@ -589,12 +585,9 @@ impl Squiggle {
             if state != ServerState::Broken {
                 return (key, None);
             }
-            let acquire = |reply| RegistryMsg::Acquire {
-                key: key.clone(),
-                restart: Restart::Explicit,
-                reply,
-            };
-            let acquired = ask(&inner.registry, acquire, limit).await;
+            let acquired = (inner.registry)
+                .acquire(key.clone(), Restart::Explicit, limit)
+                .await;
             (key, Some(acquired))
         });
         let attempts = futures::future::join_all(attempts).await;
@@ -623,15 +616,11 @@ impl Squiggle {
     /// Shuts every server down (gracefully, then by force) and stops the runtime.
     pub async fn shutdown(&self) {
         let inner = &self.inner;
-        let _ = ask(
-            &inner.registry,
-            RegistryMsg::Shutdown,
-            Duration::from_secs(15),
-        )
-        .await;
-        let _ = inner.registry.stop_and_wait(None, Some(ASK_LIMIT)).await;
+        (inner.registry)
+            .shutdown(Duration::from_secs(15), ASK_LIMIT)
+            .await;
         let _ = inner.diagnostics.stop_and_wait(None, Some(ASK_LIMIT)).await;
-        let _ = inner.watcher.stop_and_wait(None, Some(ASK_LIMIT)).await;
+        inner.watcher.stop(ASK_LIMIT).await;
     }
 
     /// The text to check: the given text, or the file's content (read off the runtime's
@@ -662,12 +651,9 @@ impl Squiggle {
                 first_touch: false,
             }),
             None => {
-                let acquire = |reply| RegistryMsg::Acquire {
-                    key: key.clone(),
-                    restart: Restart::Automatic,
-                    reply,
-                };
-                ask(&inner.registry, acquire, first_touch_limit).await
+                (inner.registry)
+                    .acquire(key.clone(), Restart::Automatic, first_touch_limit)
+                    .await
             }
         };
         match acquired {
@@ -707,18 +693,11 @@ impl Squiggle {
         text: &Arc<str>,
         saved: bool,
     ) -> Result<Sent, Box<ServerOutcome>> {
-        let (reply, answer) = ractor::concurrency::oneshot();
-        let sync = ServerMsg::Sync {
-            path: path.to_path_buf(),
-            text: text.clone(),
-            saved,
-            deadline: ready.deadline,
-            reply: reply.into(),
-        };
-        match ready.server.cast(sync) {
-            Ok(()) => Ok(Sent { ready, answer }),
+        let sync = (ready.server).sync(path.to_path_buf(), text.clone(), saved, ready.deadline);
+        match sync {
+            Some(answer) => Ok(Sent { ready, answer }),
             // The reason comes with the answer (it takes asking the registry).
-            Err(_) => Err(Box::new(self.outcome(
+            None => Err(Box::new(self.outcome(
                 &ready.key,
                 ServerState::Broken,
                 None,
@@ -762,7 +741,7 @@ impl Squiggle {
             }
             Some(Freshness::Unsettled(diagnostics)) => {
                 // Still at work, or stopped mid-work: a live server answers the probe at once.
-                let _ = server.cast(ServerMsg::Probe);
+                server.probe();
                 let mut outcome = self.outcome(
                     &key,
                     ServerState::Active,
@@ -775,7 +754,7 @@ impl Squiggle {
             Some(Freshness::ServerGone) => self.outcome(&key, ServerState::Broken, None, false),
             Some(Freshness::TimedOut) | None => {
                 // Nothing at all: a hung server would make every later check wait as long.
-                let _ = server.cast(ServerMsg::Probe);
+                server.probe();
                 self.outcome(
                     &key,
                     ServerState::Active,
@@ -880,28 +859,5 @@ fn start_watchdog() -> Option<Arc<Watchdog>> {
             tracing::warn!(%err, "no watchdog: servers' own children may outlive a killed squiggle");
             None
         }
-    }
-}
-
-/// Locks a mutex, carrying on with the data if a panicking thread poisoned it.
-pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Asks an actor a question and waits at most `limit` for the answer.
-async fn ask<M, T>(
-    actor: &ActorRef<M>,
-    message: impl FnOnce(RpcReplyPort<T>) -> M,
-    limit: Duration,
-) -> Option<T>
-where
-    M: ractor::Message,
-    T: Send + 'static,
-{
-    match actor.call(message, Some(limit)).await {
-        Ok(CallResult::Success(answer)) => Some(answer),
-        _ => None,
     }
 }

@@ -18,7 +18,6 @@ use squiggle_protocol::watch::{WatchPattern, SKIPPED_FOLDERS};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::key::ServerKey;
-use crate::server::ServerMsg;
 
 /// How long events are gathered before they are sent.
 const DEBOUNCE: Duration = Duration::from_millis(100);
@@ -27,11 +26,11 @@ const MAX_FOLDERS: usize = 20_000;
 
 /// Messages of the watcher actor.
 #[derive(Debug)]
-pub enum WatcherMsg {
+enum WatcherMsg {
     /// A server registered file watchers under a registration id.
     Register {
         key: ServerKey,
-        server: ActorRef<ServerMsg>,
+        server: Arc<dyn Listener>,
         id: String,
         patterns: Vec<WatchPattern>,
     },
@@ -54,6 +53,66 @@ pub enum WatcherMsg {
     Flush,
 }
 
+/// Who hears of the file events a registration matched: the server that registered it.
+pub trait Listener: Send + Sync + std::fmt::Debug {
+    /// Files that changed on disk (one event per file), as `workspace/didChangeWatchedFiles`.
+    fn watched_files(&self, events: Vec<FileEvent>);
+}
+
+/// The watcher actor as the rest of the runtime talks to it; its messages stay inside.
+#[derive(Debug, Clone)]
+pub struct WatcherHandle(ActorRef<WatcherMsg>);
+
+impl WatcherHandle {
+    /// Spawns the watcher actor.
+    pub async fn spawn() -> Result<Self, ractor::SpawnErr> {
+        let (actor, _) = Actor::spawn(None, WatcherActor, ()).await?;
+        Ok(Self(actor))
+    }
+
+    /// A server registered file watchers under a registration id; `server` hears of matches.
+    pub fn register(
+        &self,
+        key: ServerKey,
+        server: Arc<dyn Listener>,
+        id: String,
+        patterns: Vec<WatchPattern>,
+    ) {
+        let _ = self.0.cast(WatcherMsg::Register {
+            key,
+            server,
+            id,
+            patterns,
+        });
+    }
+
+    /// A server withdrew a registration.
+    pub fn unregister(&self, key: ServerKey, id: String) {
+        let _ = self.0.cast(WatcherMsg::Unregister { key, id });
+    }
+
+    /// A server is gone: forget its registrations.
+    pub fn forget(&self, key: ServerKey) {
+        let _ = self.0.cast(WatcherMsg::Forget { key });
+    }
+
+    /// Squiggle synced this text of a file to its servers.
+    pub fn synced(&self, path: PathBuf, text: Arc<str>) {
+        let _ = self.0.cast(WatcherMsg::Synced { path, text });
+    }
+
+    /// From now on, watch the folders under `root` and report synced documents that change
+    /// or go away on disk to `changes`.
+    pub fn follow(&self, root: PathBuf, changes: UnboundedSender<DiskChange>) {
+        let _ = self.0.cast(WatcherMsg::Follow { root, changes });
+    }
+
+    /// Stops the watcher actor and waits for it, at most `limit`.
+    pub async fn stop(&self, limit: Duration) {
+        let _ = self.0.stop_and_wait(None, Some(limit)).await;
+    }
+}
+
 /// A synced document changed on disk by someone else.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DiskChange {
@@ -65,12 +124,12 @@ pub enum DiskChange {
 
 /// The watcher actor.
 #[derive(Debug)]
-pub struct WatcherActor;
+struct WatcherActor;
 
 /// One server's registrations.
 #[derive(Debug)]
 struct Watching {
-    server: ActorRef<ServerMsg>,
+    server: Arc<dyn Listener>,
     registrations: HashMap<String, Vec<WatchPattern>>,
 }
 
@@ -382,9 +441,7 @@ impl Watches {
             let Some(watching) = self.servers.get(&key) else {
                 continue;
             };
-            let _ = watching
-                .server
-                .cast(ServerMsg::WatchedFiles(squash(events)));
+            watching.server.watched_files(squash(events));
         }
     }
 }

@@ -33,8 +33,8 @@ use crate::key::ServerKey;
 use crate::server::documents::Documents;
 use crate::server::progress::Busy;
 use crate::server::pull::Stash;
-use crate::server::ServerMsg;
-use crate::watcher::WatcherMsg;
+use crate::server::ServerHandle;
+use crate::watcher::WatcherHandle;
 use squiggle_protocol::watch::WatchPattern;
 
 /// rust-analyzer's notification of whether it has finished its work.
@@ -84,9 +84,9 @@ pub struct ClientContext {
     /// The work-done progress the server reports.
     pub busy: Busy,
     /// The server actor this connection belongs to.
-    pub server: ActorRef<ServerMsg>,
+    pub server: ServerHandle,
     /// Where file-watcher registrations go.
-    pub watcher: ActorRef<WatcherMsg>,
+    pub watcher: WatcherHandle,
     /// Pull answers read on the fast path, until their request's future takes them.
     pub pulls: Arc<Stash>,
     /// Files written for the server's `workspace/applyEdit` requests.
@@ -130,7 +130,7 @@ pub fn router(ctx: ClientContext) -> Router<ClientContext> {
         })
         .request::<WorkDoneProgressCreate, _>(|_, _| ready(Ok(())))
         .request::<WorkspaceDiagnosticRefresh, _>(|ctx, _| {
-            let _ = ctx.server.cast(ServerMsg::Repull);
+            ctx.server.repull();
             ready(Ok(()))
         })
         .request::<ShowMessageRequest, _>(|_, _| ready(Ok(None)))
@@ -256,7 +256,7 @@ impl ClientContext {
     /// it worked may be out of date.
     fn work_changed(&self, changed: Option<bool>) {
         if changed == Some(false) {
-            let _ = self.server.cast(ServerMsg::WorkDone);
+            self.server.work_done();
         }
     }
 
@@ -285,15 +285,11 @@ impl ClientContext {
                                 .ok()
                         })
                         .collect();
-                    let _ = self.watcher.cast(WatcherMsg::Register {
-                        key: self.key.clone(),
-                        server: self.server.clone(),
-                        id: registration.id,
-                        patterns,
-                    });
+                    let server = Arc::new(self.server.clone());
+                    (self.watcher).register(self.key.clone(), server, registration.id, patterns);
                 }
                 DocumentDiagnosticRequest::METHOD => {
-                    let _ = self.server.cast(ServerMsg::PullRegistered);
+                    self.server.pull_registered();
                 }
                 method => {
                     tracing::debug!(server = %self.key.id, method, "registration acknowledged")
@@ -305,10 +301,7 @@ impl ClientContext {
     fn on_unregister(&self, unregistrations: Vec<Unregistration>) {
         for unregistration in unregistrations {
             if unregistration.method == DidChangeWatchedFiles::METHOD {
-                let _ = self.watcher.cast(WatcherMsg::Unregister {
-                    key: self.key.clone(),
-                    id: unregistration.id,
-                });
+                (self.watcher).unregister(self.key.clone(), unregistration.id);
             }
         }
     }

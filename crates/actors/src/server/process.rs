@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use tokio::process::{Child, Command};
 
-use crate::server::watchdog::Watchdog;
+use crate::watchdog::Watchdog;
 
 /// A spawned server's process group; dropping it kills every process in the group.
 #[derive(Debug)]

@@ -4,7 +4,6 @@ use squiggle_protocol::{encode_frame, FrameGuard};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, DuplexStream};
 
 use crate::server::client::{ClientContext, Fast};
-use crate::server::ServerMsg;
 
 /// A server that writes this much junk without one clean frame is broken (`command = "yes"`).
 const MAX_JUNK: u64 = 16 * 1024 * 1024;
@@ -51,7 +50,7 @@ pub fn guard_stdout(
                     MAX_JUNK >> 20
                 );
                 tracing::warn!(%server, "{reason}; stopping it");
-                let _ = client.server.cast(ServerMsg::Exited(reason));
+                client.server.exited(reason);
                 break;
             }
         }

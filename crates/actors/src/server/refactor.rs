@@ -114,12 +114,12 @@ pub struct Applied(Arc<Mutex<Vec<PathBuf>>>);
 impl Applied {
     /// Notes files an applied edit wrote.
     pub fn record(&self, paths: impl IntoIterator<Item = PathBuf>) {
-        crate::squiggle::lock(&self.0).extend(paths);
+        crate::lock::lock(&self.0).extend(paths);
     }
 
     /// The files written since the last take.
     pub fn take(&self) -> Vec<PathBuf> {
-        std::mem::take(&mut *crate::squiggle::lock(&self.0))
+        std::mem::take(&mut *crate::lock::lock(&self.0))
     }
 }
 

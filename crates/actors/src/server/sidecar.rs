@@ -5,38 +5,33 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use ractor::ActorRef;
 use squiggle_config::locate_command;
 
 use crate::server::process::ProcessGroup;
 use crate::server::stderr::StderrTail;
-use crate::server::ServerMsg;
+use crate::server::ServerHandle;
 
 /// Starts the sidecar `command` (program and arguments); what goes wrong is sent to `server`
-/// as [`ServerMsg::SidecarFailed`].
+/// through [`ServerHandle::sidecar_failed`].
 pub fn start(
     command: &[String],
     group: &ProcessGroup,
     root: &Path,
     workspace_root: &Path,
     env: &BTreeMap<String, String>,
-    server: ActorRef<ServerMsg>,
+    server: ServerHandle,
 ) {
     let Some((name, args)) = command.split_first() else {
         return;
     };
     let Some(program) = locate_command(name, workspace_root, &[]) else {
-        let _ = server.cast(ServerMsg::SidecarFailed(format!(
-            "sidecar `{name}` is not installed"
-        )));
+        server.sidecar_failed(format!("sidecar `{name}` is not installed"));
         return;
     };
     let mut child = match group.spawn_member(&program, args, root, env) {
         Ok(child) => child,
         Err(err) => {
-            let _ = server.cast(ServerMsg::SidecarFailed(format!(
-                "sidecar `{name}` did not start: {err}"
-            )));
+            server.sidecar_failed(format!("sidecar `{name}` did not start: {err}"));
             return;
         }
     };
@@ -59,6 +54,6 @@ pub fn start(
             }
         }
         tracing::warn!(%reason, "sidecar stopped");
-        let _ = server.cast(ServerMsg::SidecarFailed(reason));
+        server.sidecar_failed(reason);
     });
 }

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_lsp::lsp_types::{Position, TextDocumentIdentifier, TextDocumentPositionParams, Url};
-use ractor::ActorRef;
 use squiggle_protocol::navigation::{
     definition_targets, document_symbols, hover_text, location_from_lsp, resolve_symbol,
     snap_to_identifier, without_locals, word_at,
@@ -27,12 +26,13 @@ mod targets;
 pub use code_actions::{ActionInfo, ActionPick, CodeActions};
 pub use refactor::{EditFailure, EditMode, EditOutcome};
 
-use super::{ask, read_text, Squiggle, ASK_LIMIT};
+use super::{read_text, Squiggle, ASK_LIMIT};
 use crate::diagnostics::Freshness;
 use crate::key::ServerKey;
-use crate::registry::{Acquired, RegistryMsg};
+use crate::registry::restarts::Restart;
+use crate::registry::Acquired;
 use crate::server::navigate::{NavAnswer, NavRequest};
-use crate::server::{Opened, ServerInfo, ServerMsg};
+use crate::server::{Opened, ServerHandle, ServerInfo};
 
 /// Where in a file a question points.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,7 +144,7 @@ struct Asked {
 #[derive(Clone)]
 struct Ready {
     key: ServerKey,
-    server: ActorRef<ServerMsg>,
+    server: ServerHandle,
     info: ServerInfo,
 }
 
@@ -420,14 +420,10 @@ impl Squiggle {
         let mut reasons = Vec::new();
         let mut declined = Vec::new();
         for key in keys {
-            let acquire = |reply| RegistryMsg::Acquire {
-                key: key.clone(),
-                restart: crate::registry::restarts::Restart::Automatic,
-                reply,
-            };
-            match ask(&self.inner.registry, acquire, limit).await {
+            let acquired = (self.inner.registry).acquire(key.clone(), Restart::Automatic, limit);
+            match acquired.await {
                 Some(Acquired::Ready { server, .. }) => {
-                    let Some(info) = ask(&server, ServerMsg::Info, ASK_LIMIT).await else {
+                    let Some(info) = server.info(ASK_LIMIT).await else {
                         continue;
                     };
                     if wanted(&info.provides) {
@@ -475,13 +471,9 @@ impl Squiggle {
         notes: &mut Vec<String>,
     ) -> Option<Arc<str>> {
         let limit = Duration::from_millis(self.inner.config.first_touch_timeout_ms);
-        let open = |reply| ServerMsg::Open {
-            path: path.to_path_buf(),
-            text: text.clone(),
-            deadline: Instant::now() + limit,
-            reply,
-        };
-        match ask(&server.server, open, ASK_LIMIT).await?.ok()? {
+        let deadline = Instant::now() + limit;
+        let open = (server.server).open(path.to_path_buf(), text.clone(), deadline, ASK_LIMIT);
+        match open.await?.ok()? {
             Opened::Already(text) => Some(text),
             Opened::Now(answer) => {
                 // A server answers from the project it has loaded: wait until its diagnostics
@@ -501,9 +493,7 @@ impl Squiggle {
 
     /// Notes that a server is busy (indexing, checking) now, so its answer may be incomplete.
     async fn note_busy(&self, server: &Ready, notes: &mut Vec<String>) {
-        let busy = ask(&server.server, ServerMsg::Info, ASK_LIMIT)
-            .await
-            .and_then(|info| info.busy);
+        let busy = (server.server.info(ASK_LIMIT).await).and_then(|info| info.busy);
         if let Some(doing) = busy {
             let note = format!(
                 "{} is busy ({doing}); results may be incomplete",
@@ -537,8 +527,7 @@ impl Squiggle {
 
     /// Sends a navigation request to one server and waits for its answer.
     async fn navigate(&self, server: &Ready, request: NavRequest) -> Option<NavAnswer> {
-        let message = |reply| ServerMsg::Navigate { request, reply };
-        match ask(&server.server, message, Duration::from_secs(15)).await? {
+        match (server.server.navigate(request, Duration::from_secs(15))).await? {
             Ok(answer) => Some(answer),
             Err(err) => {
                 tracing::debug!(server = %server.key.id, %err, "navigation request failed");
@@ -669,8 +658,7 @@ impl Squiggle {
         request: NavRequest,
         notes: &mut Vec<String>,
     ) -> Option<NavAnswer> {
-        let message = |reply| ServerMsg::Navigate { request, reply };
-        match ask(&server.server, message, Duration::from_secs(15)).await {
+        match (server.server.navigate(request, Duration::from_secs(15))).await {
             Some(Ok(answer)) => Some(answer),
             Some(Err(err)) => {
                 notes.push(format!("{} answered with an error: {err}", server.key.id));

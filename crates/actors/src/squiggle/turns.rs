@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
 
-use super::lock;
+use crate::lock::lock;
 
 /// The turns of every document with checks under way.
 #[derive(Debug, Default)]

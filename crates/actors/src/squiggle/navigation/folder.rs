@@ -13,10 +13,10 @@ use squiggle_protocol::{convert_diagnostics, merge, paths, Diagnostic};
 
 use super::{Answer, NavError, Ready};
 use crate::key::ServerKey;
-use crate::registry::{Acquired, RegistryMsg};
+use crate::registry::restarts::Restart;
+use crate::registry::Acquired;
 use crate::server::navigate::{NavAnswer, NavRequest};
-use crate::server::ServerMsg;
-use crate::squiggle::{ask, Squiggle, ASK_LIMIT};
+use crate::squiggle::{Squiggle, ASK_LIMIT};
 
 /// How many files are checked at the same time.
 const PARALLEL_CHECKS: usize = 4;
@@ -113,16 +113,11 @@ impl Squiggle {
     /// `workspace/diagnostic`.
     async fn pulling_server(&self, key: &ServerKey) -> Option<Ready> {
         let limit = Duration::from_millis(self.inner.config.first_touch_timeout_ms);
-        let acquire = |reply| RegistryMsg::Acquire {
-            key: key.clone(),
-            restart: crate::registry::restarts::Restart::Automatic,
-            reply,
-        };
-        let Some(Acquired::Ready { server, .. }) = ask(&self.inner.registry, acquire, limit).await
-        else {
+        let acquired = (self.inner.registry).acquire(key.clone(), Restart::Automatic, limit);
+        let Some(Acquired::Ready { server, .. }) = acquired.await else {
             return None;
         };
-        let info = ask(&server, ServerMsg::Info, ASK_LIMIT).await?;
+        let info = server.info(ASK_LIMIT).await?;
         info.provides.workspace_diagnostics.then(|| Ready {
             key: key.clone(),
             server,

@@ -17,8 +17,7 @@ use crate::check::CheckResult;
 use crate::edit_files;
 use crate::server::navigate::{NavAnswer, NavRequest};
 use crate::server::refactor::{EditAnswer, EditRequest};
-use crate::server::ServerMsg;
-use crate::squiggle::{ask, Squiggle};
+use crate::squiggle::Squiggle;
 
 /// How long a rename, code action or command may take on the server.
 const EDIT_LIMIT: Duration = Duration::from_secs(30);
@@ -309,11 +308,8 @@ impl Squiggle {
         server: &Ready,
         request: EditRequest,
     ) -> Result<EditAnswer, String> {
-        let message = |reply| ServerMsg::Navigate {
-            request: NavRequest::Edit(Box::new(request)),
-            reply,
-        };
-        match ask(&server.server, message, EDIT_LIMIT).await {
+        let request = NavRequest::Edit(Box::new(request));
+        match server.server.navigate(request, EDIT_LIMIT).await {
             Some(Ok(NavAnswer::Edit(answer))) => Ok(*answer),
             Some(Ok(_)) => Err("an answer of the wrong kind".to_string()),
             Some(Err(error)) => Err(error),

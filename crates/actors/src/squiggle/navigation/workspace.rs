@@ -11,10 +11,11 @@ use squiggle_protocol::{paths, Symbol};
 
 use super::{Answer, NavError, Ready};
 use crate::key::ServerKey;
-use crate::registry::{Acquired, RegistryMsg};
+use crate::registry::restarts::Restart;
+use crate::registry::Acquired;
 use crate::server::navigate::{NavAnswer, NavRequest};
-use crate::server::ServerMsg;
-use crate::squiggle::{ask, Squiggle, ASK_LIMIT};
+use crate::server::ServerHandle;
+use crate::squiggle::{Squiggle, ASK_LIMIT};
 
 /// A server for the workspace root and the file to open on it so that it loads the project.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,7 +48,7 @@ impl Squiggle {
             if searchers.iter().any(|ready: &Ready| ready.key == key) {
                 continue;
             }
-            let Some(info) = ask(&server, ServerMsg::Info, ASK_LIMIT).await else {
+            let Some(info) = server.info(ASK_LIMIT).await else {
                 continue;
             };
             if info.provides.workspace_symbols {
@@ -60,10 +61,7 @@ impl Squiggle {
         let symbols = self.search(&searchers, query, &mut notes).await;
         for pick in picks.iter().filter(|pick| pick.borrowed) {
             if let Some(ready) = searchers.iter().find(|ready| ready.key == pick.key) {
-                let close = ServerMsg::Close {
-                    path: pick.file.clone(),
-                };
-                let _ = ready.server.cast(close);
+                ready.server.close(pick.file.clone());
             }
         }
         Ok(Answer {
@@ -94,12 +92,8 @@ impl Squiggle {
     async fn prepare_searcher(&self, pick: &RootPick) -> (Option<Ready>, Vec<String>) {
         let mut notes = Vec::new();
         let limit = Duration::from_millis(self.inner.config.first_touch_timeout_ms);
-        let acquire = |reply| RegistryMsg::Acquire {
-            key: pick.key.clone(),
-            restart: crate::registry::restarts::Restart::Automatic,
-            reply,
-        };
-        let server = match ask(&self.inner.registry, acquire, limit).await {
+        let acquired = (self.inner.registry).acquire(pick.key.clone(), Restart::Automatic, limit);
+        let server = match acquired.await {
             Some(Acquired::Ready { server, .. }) => server,
             Some(Acquired::Unusable { .. }) => return (None, notes),
             None => {
@@ -108,7 +102,7 @@ impl Squiggle {
                 return (None, notes);
             }
         };
-        let Some(info) = ask(&server, ServerMsg::Info, ASK_LIMIT).await else {
+        let Some(info) = server.info(ASK_LIMIT).await else {
             return (None, notes);
         };
         if !info.provides.workspace_symbols {
@@ -191,7 +185,7 @@ impl Squiggle {
     }
 
     /// The running servers, by key.
-    fn active_servers(&self) -> Vec<(ServerKey, ractor::ActorRef<ServerMsg>)> {
+    fn active_servers(&self) -> Vec<(ServerKey, ServerHandle)> {
         let mut active: Vec<_> = (self.inner.active.iter())
             .map(|entry| (entry.key().clone(), entry.value().clone()))
             .collect();
