@@ -82,15 +82,21 @@ enum Command {
     /// LSP-framed JSON-RPC 2.0: sends `lsp/ready` once set up, then answers `lsp/checkFile`,
     /// `lsp/diagnostics`, `lsp/getDiagnosticEpoch`, `lsp/diagnosticsAfter`, `lsp/status`,
     /// `lsp/shutdown`, `squiggle/checkFile` (with whether the file was checked, and why not),
-    /// `squiggle/feedback`, `squiggle/restart` (broken servers, after their cooldown) and
-    /// `$/cancelRequest`. The environment variable
+    /// `squiggle/feedback`, `squiggle/restart` (broken servers, after their cooldown),
+    /// `squiggle/workspaceDiagnostics`, the navigation methods (`lsp/definition`,
+    /// `lsp/references`, `lsp/hover`, `lsp/documentSymbols`, `lsp/workspaceSymbols`,
+    /// `squiggle/callHierarchy`, `squiggle/implementation`, `squiggle/typeDefinition`,
+    /// `lsp/rename`, `lsp/codeActions`) and `$/cancelRequest`. The environment variable
     /// LSP_BOOTSTRAP may hold {"workspaceRoot": "...", "config": {...} | false}. Stdout carries
     /// protocol bytes only; logs go to stderr. Every language server dies with the service.
     Serve(serve::ServeArgs),
     /// Serve MCP on stdio: navigation tools (lsp_goto_definition, lsp_find_references,
-    /// lsp_hover, lsp_document_symbols, lsp_workspace_symbols) and lsp_diagnostics.
+    /// lsp_hover, lsp_document_symbols, lsp_workspace_symbols, lsp_call_hierarchy,
+    /// lsp_implementation, lsp_type_definition), refactoring tools (lsp_rename,
+    /// lsp_code_actions), lsp_diagnostics and lsp_workspace_diagnostics.
     ///
-    /// `navigation_tools = false` in the configuration hides the navigation tools. Stdout
+    /// `navigation_tools = false` in the configuration hides the navigation and refactoring
+    /// tools. Stdout
     /// carries protocol bytes only; logs go to stderr.
     Mcp(mcp::McpArgs),
     /// Answer an agent host's edit hook: read its hook input on stdin, check the edited file,
