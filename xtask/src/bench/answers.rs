@@ -40,8 +40,6 @@ pub struct Server {
     pub file: &'static str,
     /// How a line comment starts in the file's language (each warm run appends one).
     pub comment: &'static str,
-    /// The other built-in servers for the file, turned off so that squiggle waits for this one.
-    pub others: &'static [&'static str],
     /// Also measure the warm check through the embedding API.
     pub api: bool,
     pub warm_limit: WarmLimit,
@@ -65,7 +63,7 @@ pub fn measure(
         workspace,
         server.fixture,
         &dir.join(format!("answers-{}", server.label)),
-        server.others,
+        &super::fixture::builtins_but(server.label),
     )?;
     if let Some(modules) = &server.modules {
         super::fixture::link_modules(&root, modules)?;

@@ -71,11 +71,6 @@ pub fn real_servers(
             fixture: if python { "python" } else { "typescript" },
             file: if python { "orders.py" } else { "src/user.ts" },
             comment: if python { "#" } else { "//" },
-            others: match label {
-                "pyright" => &["basedpyright", "ruff"],
-                "ruff" => &["basedpyright", "pyright"],
-                _ => &["eslint"],
-            },
             api: label == "ruff",
             warm_limit: if python {
                 WarmLimit::Within {
@@ -100,7 +95,6 @@ pub fn real_servers(
             fixture: "typescript",
             file: "src/user.ts",
             comment: "//",
-            others: &["eslint", "typescript"],
             api: false,
             warm_limit: WarmLimit::Within {
                 ratio: 1.2,
@@ -135,7 +129,6 @@ pub fn real_servers(
             fixture: "rust",
             file: "src/main.rs",
             comment: "//",
-            others: &[],
             api: false,
             warm_limit: WarmLimit::Ratio(2.0),
             cold_limit: None,

@@ -11,7 +11,7 @@ pub fn copy(
     workspace: &Path,
     name: &str,
     dest: &Path,
-    disable: &[&str],
+    disable: &[String],
 ) -> anyhow::Result<PathBuf> {
     let source = workspace.join("tests/fixtures").join(name);
     if dest.exists() {
@@ -19,12 +19,23 @@ pub fn copy(
             .with_context(|| format!("cannot clear {}", dest.display()))?;
     }
     copy_dir(&source, dest)?;
-    let config: String = disable
-        .iter()
-        .map(|id| format!("[servers.{id}]\nenabled = false\n"))
-        .collect();
-    std::fs::write(dest.join("squiggle.toml"), config)?;
+    std::fs::write(dest.join("squiggle.toml"), turned_off(disable))?;
     Ok(std::fs::canonicalize(dest)?)
+}
+
+/// The configuration that turns these servers off.
+pub fn turned_off(ids: &[String]) -> String {
+    (ids.iter())
+        .map(|id| format!("[servers.{id}]\nenabled = false\n"))
+        .collect()
+}
+
+/// Every built-in server but `keep`: turned off, so squiggle waits for `keep` alone (a role's
+/// fallbacks would otherwise step in for the ones turned off).
+pub fn builtins_but(keep: &str) -> Vec<String> {
+    (squiggle_config::builtin_servers().into_keys())
+        .filter(|id| id != keep)
+        .collect()
 }
 
 /// Makes the copy at `root` a project of the TypeScript installed at `node_modules` (its
@@ -62,7 +73,12 @@ mod tests {
             .context("no workspace")?;
         let dest =
             std::env::temp_dir().join(format!("squiggle-bench-fixture-{}", std::process::id()));
-        let first = copy(workspace, "python", &dest, &["ruff", "basedpyright"])?;
+        let first = copy(
+            workspace,
+            "python",
+            &dest,
+            &["ruff".into(), "basedpyright".into()],
+        )?;
         assert!(first.join("orders.py").is_file());
         assert_eq!(
             std::fs::read_to_string(first.join("squiggle.toml"))?,

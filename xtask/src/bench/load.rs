@@ -37,10 +37,10 @@ impl Load {
         let mut config = String::from(
             "settle_ms = 0\ndiagnostic_timeout_ms = 30000\nfirst_touch_timeout_ms = 30000\n",
         );
-        // Only the numbered servers below: the built-in ones for these files stay off.
-        for builtin in ["pyright", "basedpyright", "ruff"] {
-            config.push_str(&format!("[servers.{builtin}]\nenabled = false\n"));
-        }
+        // Only the numbered servers below: every built-in stays off.
+        config.push_str(&super::fixture::turned_off(&super::fixture::builtins_but(
+            "",
+        )));
         let args: Vec<String> = self.args.iter().map(|a| a.to_string()).collect();
         for n in 0..servers {
             config.push_str(&format!(
