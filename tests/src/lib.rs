@@ -383,7 +383,6 @@ pub const NO_DAEMON: (&str, &str) = ("SQUIGGLE_NO_DAEMON", "1");
 /// [`NO_DAEMON`]), and `env` on top; if it has not finished within `limit`, kills it and
 /// panics, so a hang fails the test.
 pub fn squiggle_within(cwd: &Path, args: &[&str], env: &[(&str, &OsStr)], limit: Duration) -> Run {
-    use std::io::Read;
     let mut child = std::process::Command::new(squiggle_bin())
         .args(args)
         .current_dir(cwd)
@@ -396,6 +395,24 @@ pub fn squiggle_within(cwd: &Path, args: &[&str], env: &[(&str, &OsStr)], limit:
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    finish_within(&mut child, &[], limit, &format!("squiggle {args:?}"))
+}
+
+/// Writes `stdin` to a child (when its stdin is piped) and closes it, and collects its output
+/// and exit code; if it has not finished within `limit`, kills it and panics naming `what`.
+pub fn finish_within(
+    child: &mut std::process::Child,
+    stdin: &[u8],
+    limit: Duration,
+    what: &str,
+) -> Run {
+    use std::io::{Read, Write};
+    let writer = child.stdin.take().map(|mut input| {
+        let bytes = stdin.to_vec();
+        std::thread::spawn(move || {
+            let _ = input.write_all(&bytes);
+        })
+    });
     let mut stdout = child.stdout.take().unwrap();
     let mut stderr = child.stderr.take().unwrap();
     let out = std::thread::spawn(move || {
@@ -416,10 +433,13 @@ pub fn squiggle_within(cwd: &Path, args: &[&str], env: &[(&str, &OsStr)], limit:
         if Instant::now() >= deadline {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("squiggle {args:?} did not finish within {limit:?}");
+            panic!("{what} did not finish within {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
     };
+    if let Some(writer) = writer {
+        writer.join().unwrap();
+    }
     Run {
         code: status.code().unwrap_or(-1),
         stdout: out.join().unwrap(),

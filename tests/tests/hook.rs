@@ -4,13 +4,14 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
-use squiggle_tests::{path_with_servers, squiggle_bin, xtask_bin, FakeWorkspace, Run};
+use squiggle_tests::{
+    finish_within, path_with_servers, squiggle_bin, xtask_bin, FakeWorkspace, Run,
+};
 
 /// How long one hook or init run may take.
 const LIMIT: Duration = Duration::from_secs(30);
@@ -59,41 +60,7 @@ fn run_with_input(cwd: &Path, args: &[&str], stdin: &[u8]) -> Run {
 
 /// Writes `stdin` to a child, closes it, and collects its output; panics after [`LIMIT`].
 fn finish(child: &mut std::process::Child, stdin: &[u8], what: &str) -> Run {
-    let mut input = child.stdin.take().unwrap();
-    let bytes = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&bytes);
-    });
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stdout.read_to_string(&mut text);
-        text
-    });
-    let err = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
-        text
-    });
-    let deadline = Instant::now() + LIMIT;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what} did not finish within {LIMIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    writer.join().unwrap();
-    Run {
-        code: status.code().unwrap_or(-1),
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-    }
+    finish_within(child, stdin, LIMIT, what)
 }
 
 /// Runs `squiggle hook HOST` in `cwd` with `input` on stdin.
