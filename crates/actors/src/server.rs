@@ -611,18 +611,18 @@ impl Actor for ServerActor {
                     conn.registry.note(conn.key.clone(), reason);
                 }
             }
-            ServerMsg::Pull { path, attempt } => conn.pull(&myself, path, attempt),
+            ServerMsg::Pull { path, attempt } => conn.pull(&myself, path, attempt, REQUEST_TIMEOUT),
             ServerMsg::WorkDone => {
                 // Only what changed since the last time: a cost per change, not per document.
                 for path in std::mem::take(&mut conn.unrepulled) {
-                    conn.pull(&myself, path, 0);
+                    conn.pull(&myself, path, 0, REQUEST_TIMEOUT);
                 }
             }
             ServerMsg::Repull => {
                 let open: Vec<PathBuf> =
                     conn.documents.iter().map(|doc| doc.key().clone()).collect();
                 for path in open {
-                    conn.pull(&myself, path, 0);
+                    conn.pull(&myself, path, 0, REQUEST_TIMEOUT);
                 }
             }
             ServerMsg::PullAnswered {
@@ -810,7 +810,10 @@ impl Connection {
         let _ = self.diagnostics.cast(wait);
         let synced = self.sync(path.clone(), text, saved);
         if synced.is_ok() {
-            self.pull(myself, path, 0);
+            // The pull may take as long as the check waits (a cold project on a busy machine
+            // can take tsserver past the usual request time), and never less than that.
+            let limit = deadline.saturating_duration_since(Instant::now());
+            self.pull(myself, path, 0, limit.max(REQUEST_TIMEOUT));
         }
         self.trim();
         synced.map(|_| ())
@@ -908,9 +911,10 @@ impl Connection {
 }
 
 impl Connection {
-    /// Pulls a document's diagnostics (when the server offers that); the answer comes back as
-    /// a message. Until it does, the server counts as busy, so waits do not settle without it.
-    fn pull(&mut self, myself: &ActorRef<ServerMsg>, path: PathBuf, attempt: u8) {
+    /// Pulls a document's diagnostics (when the server offers that), waiting at most `limit`;
+    /// the answer comes back as a message. Until it does, the server counts as busy, so waits
+    /// do not settle without it.
+    fn pull(&mut self, myself: &ActorRef<ServerMsg>, path: PathBuf, attempt: u8, limit: Duration) {
         if !self.pulls_diagnostics() {
             return;
         }
@@ -927,9 +931,9 @@ impl Connection {
         self.busy.pulling(true);
         let me = myself.clone();
         tokio::spawn(async move {
-            let answer = match tokio::time::timeout(REQUEST_TIMEOUT, answer).await {
+            let answer = match tokio::time::timeout(limit, answer).await {
                 Ok(answer) => answer,
-                Err(_) => Err(format!("no answer within {} s", REQUEST_TIMEOUT.as_secs())),
+                Err(_) => Err(format!("no answer within {} s", limit.as_secs())),
             };
             let _ = me.cast(ServerMsg::PullAnswered {
                 path,
