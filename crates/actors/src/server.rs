@@ -14,6 +14,7 @@ mod pull;
 mod pump;
 mod queued;
 pub mod refactor;
+pub mod request_error;
 mod sidecar;
 mod stderr;
 mod stdin_queue;
