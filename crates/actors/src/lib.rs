@@ -55,6 +55,7 @@ mod watchdog;
 mod watcher;
 
 pub use check::{CheckResult, Skip};
+pub use server::request_error::RequestError;
 pub use events::LspEvent;
 pub use feedback::{Feedback, NewErrors};
 pub use manager::{DiagnosticsSnapshot, LspManager, COALESCE};
