@@ -2,6 +2,7 @@
 //! statuses, shut down.
 
 mod navigation;
+mod said_once;
 mod turns;
 
 pub use navigation::{ActionInfo, ActionPick, CodeActions, EditFailure, EditMode, EditOutcome};
@@ -72,6 +73,8 @@ struct Inner {
     in_flight: std::sync::Mutex<HashMap<(PathBuf, bool), UnderWay>>,
     /// Each file's checks in the order they were asked for.
     turns: Turns,
+    /// The servers this session was told are unavailable.
+    said_once: said_once::SaidOnce,
 }
 
 /// A check under way, with its text, that several callers may await; held weakly, so a check
@@ -145,6 +148,7 @@ impl Squiggle {
                 baselines: tokio::sync::Mutex::default(),
                 in_flight: std::sync::Mutex::default(),
                 turns: Turns::default(),
+                said_once: said_once::SaidOnce::default(),
             }),
         })
     }

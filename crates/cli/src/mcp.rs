@@ -57,16 +57,13 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let tools = self
-            .tools
-            .specs()
-            .into_iter()
-            .map(|spec| {
-                let schema = match spec.schema {
+        let tools = (self.tools.tools())
+            .map(|tool| {
+                let schema = match (tool.schema)() {
                     Value::Object(map) => map,
                     _ => JsonObject::new(),
                 };
-                Tool::new(spec.name, spec.description, Arc::new(schema))
+                Tool::new(tool.name, tool.description, Arc::new(schema))
             })
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
@@ -84,7 +81,7 @@ impl ServerHandler for McpServer {
                 result.structured_content = Some(output.structured);
                 result
             }
-            Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
+            Err(error) => CallToolResult::error(vec![ContentBlock::text(error.to_string())]),
         };
         Ok(result.into())
     }

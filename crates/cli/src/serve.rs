@@ -3,6 +3,7 @@
 //! `squiggle_protocol::service` for the contract.
 
 mod message;
+mod rpc_error;
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -18,17 +19,18 @@ use serde_json::{json, Value};
 use squiggle_actors::{ServerState, Severity, Squiggle};
 use squiggle_config::Config;
 use squiggle_protocol::service::{
-    error_code, method, service_diagnostics, Bootstrap, CheckFileParams, DiagnosticsAfterParams,
+    method, service_diagnostics, Bootstrap, CheckFileParams, DiagnosticsAfterParams,
     FeedbackParams, RestartParams, RestartedServer, ServiceStatus,
 };
 use squiggle_protocol::{encode_frame, BadFrame, FrameGuard};
 use tokio::sync::oneshot;
 
 use message::{Incoming, RawId};
+use rpc_error::{ErrorCode, RpcError};
 
 use crate::answers::Checks;
 use crate::servers::idle_status;
-use crate::tools::Toolbox;
+use crate::tools::{by_method, Toolbox};
 use crate::workspace::WorkspaceArgs;
 
 /// How long `lsp/diagnosticsAfter` waits when the request does not say.
@@ -178,12 +180,12 @@ impl Service {
     }
 
     /// Answers the request `id` (its exact JSON text) with a result or an error.
-    fn reply(&self, id: &RawId, result: Result<Json, (i64, String)>) {
+    fn reply(&self, id: &RawId, result: Result<Json, RpcError>) {
         let id = id.as_json();
         let body = match result {
             Ok(Json(result)) => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
-            Err((code, message)) => {
-                let error = json!({"code": code, "message": message});
+            Err(error) => {
+                let error = error.to_json();
                 format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#)
             }
         };
@@ -193,7 +195,10 @@ impl Service {
     /// Answers a bad frame (its id is unknown) with a parse error.
     fn refuse_frame(&self, bad: BadFrame) {
         let message = format!("bad frame: {bad}; skipped to the next Content-Length header");
-        self.reply(&RawId::null(), Err((error_code::PARSE_ERROR, message)));
+        self.reply(
+            &RawId::null(),
+            Err(RpcError::new(ErrorCode::ParseError, message)),
+        );
     }
 
     /// Handles one frame's body: requests are answered in tasks of their own.
@@ -206,8 +211,9 @@ impl Service {
             }
             Ok(Incoming::Notification | Incoming::Response) => return Dispatched::Going,
             Err(refusal) => {
-                self.reply(&refusal.id, Err((refusal.code, refusal.message.clone())));
-                return match refusal.not_json() {
+                let not_json = refusal.not_json();
+                self.reply(&refusal.id, Err(refusal.error));
+                return match not_json {
                     true => Dispatched::NotJson,
                     false => Dispatched::Going,
                 };
@@ -234,7 +240,7 @@ impl Service {
                 .await
                 .unwrap_or_else(|_| {
                     let message = format!("internal error while answering `{name}`");
-                    Err((error_code::INTERNAL_ERROR, message))
+                    Err(RpcError::new(ErrorCode::InternalError, message))
                 });
             self.lock_in_flight().remove(&key);
             self.reply(&id, result);
@@ -262,7 +268,7 @@ impl Service {
     }
 
     /// Answers a request; `hurry` (after a cancel) answers at once with what is known so far.
-    async fn handle(&self, name: &str, params: Value, hurry: bool) -> Result<Json, (i64, String)> {
+    async fn handle(&self, name: &str, params: Value, hurry: bool) -> Result<Json, RpcError> {
         let squiggle = &self.squiggle;
         let result = match name {
             method::CHECK_FILE => {
@@ -301,8 +307,9 @@ impl Service {
                 Json::of(&self.checks().feedback(&file_path, text, scope, hurry).await)
             }
             _ => {
-                let Some(tool) = navigation_tool(name).or_else(|| refactor_tool(name)) else {
-                    return Err((error_code::METHOD_NOT_FOUND, format!("no method `{name}`")));
+                let Some(tool) = by_method(name) else {
+                    let message = format!("no method `{name}`");
+                    return Err(RpcError::new(ErrorCode::MethodNotFound, message));
                 };
                 if hurry {
                     // Cancelled: nothing is known yet, and asking again would only take longer.
@@ -311,17 +318,11 @@ impl Service {
                 let args = match parse::<Value>(params)? {
                     Value::Object(args) => args,
                     _ => {
-                        return Err((
-                            error_code::INVALID_PARAMS,
-                            "params must be an object".to_string(),
-                        ))
+                        let message = "params must be an object";
+                        return Err(RpcError::new(ErrorCode::InvalidParams, message));
                     }
                 };
-                let output = self
-                    .tools
-                    .call(tool, &args)
-                    .await
-                    .map_err(|e| (error_code::INVALID_PARAMS, e))?;
+                let output = self.tools.call(tool.name, &args).await?;
                 let mut result = output.structured;
                 if let Value::Object(map) = &mut result {
                     map.insert("text".to_string(), Value::String(output.text));
@@ -356,10 +357,10 @@ impl Service {
     /// Restarts the broken servers (with this id) whose cooldown has passed; every server
     /// squiggle has tried with that id, in its state afterwards. An id that is not configured
     /// is an error.
-    async fn restart(&self, id: Option<&str>) -> Result<Vec<RestartedServer>, (i64, String)> {
+    async fn restart(&self, id: Option<&str>) -> Result<Vec<RestartedServer>, RpcError> {
         if let Some(id) = id.filter(|id| !self.squiggle.config().servers.contains_key(*id)) {
             let message = format!("no server `{id}` is configured");
-            return Err((error_code::INVALID_PARAMS, message));
+            return Err(RpcError::new(ErrorCode::InvalidParams, message));
         }
         let restarted = self.squiggle.restart(id).await;
         Ok(restarted
@@ -429,39 +430,6 @@ impl Service {
     }
 }
 
-/// The tool behind a navigation method of the service (same arguments and results as MCP).
-fn navigation_tool(method: &str) -> Option<&'static str> {
-    Some(match method {
-        "lsp/definition" => "lsp_goto_definition",
-        "lsp/references" => "lsp_find_references",
-        "lsp/hover" => "lsp_hover",
-        "lsp/documentSymbols" => "lsp_document_symbols",
-        "lsp/workspaceSymbols" => "lsp_workspace_symbols",
-        _ => return breadth_tool(method),
-    })
-}
-
-/// The tool behind a call hierarchy, implementation, type definition or folder diagnostics
-/// method of the service.
-fn breadth_tool(method: &str) -> Option<&'static str> {
-    Some(match method {
-        "squiggle/callHierarchy" => "lsp_call_hierarchy",
-        "squiggle/implementation" => "lsp_implementation",
-        "squiggle/typeDefinition" => "lsp_type_definition",
-        "squiggle/workspaceDiagnostics" => "lsp_workspace_diagnostics",
-        _ => return None,
-    })
-}
-
-/// The tool behind a refactoring method of the service (same arguments and results as MCP).
-fn refactor_tool(method: &str) -> Option<&'static str> {
-    Some(match method {
-        "lsp/rename" => "lsp_rename",
-        "lsp/codeActions" => "lsp_code_actions",
-        _ => return None,
-    })
-}
-
 /// Which state of a server running for several roots `lsp/status` shows: the liveliest.
 fn rank(state: ServerState) -> u8 {
     match state {
@@ -474,8 +442,8 @@ fn rank(state: ServerState) -> u8 {
 }
 
 /// A method's params, or an invalid-params error that says what is wrong.
-fn parse<T: DeserializeOwned>(params: Value) -> Result<T, (i64, String)> {
+fn parse<T: DeserializeOwned>(params: Value) -> Result<T, RpcError> {
     let params = if params.is_null() { json!({}) } else { params };
     serde_json::from_value(params)
-        .map_err(|err| (error_code::INVALID_PARAMS, format!("invalid params: {err}")))
+        .map_err(|err| RpcError::new(ErrorCode::InvalidParams, format!("invalid params: {err}")))
 }

@@ -1,20 +1,31 @@
 //! The navigation and diagnostics tools, shared by `squiggle mcp` (as MCP tools) and
-//! `squiggle serve` (as `lsp/definition`, `lsp/references`, ...): their names, schemas and
+//! `squiggle serve` (as `lsp/definition`, `lsp/references`, ...): running them and their
 //! compact results (text a model reads well, plus the same as structured JSON).
+//!
+//! - `catalog`: every tool written once: name, description, serve method, arguments.
+//! - `args`: how arguments are declared, read and described as a schema.
+//! - `error`: why a tool gave no answer.
+//! - `breadth`, `refactor`: the call hierarchy, implementation, type definition, folder
+//!   diagnostics and body tools; rename and code actions.
 
+mod args;
+mod breadth;
+mod catalog;
+mod error;
 mod refactor;
 
-use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Map, Value};
-use squiggle_actors::{Answer, Location, ServerState, Severity, Squiggle, Target};
+use squiggle_actors::{Answer, Location, Severity, Squiggle};
 use squiggle_protocol::navigation::{render_locations, render_outline, render_symbols};
 use squiggle_protocol::render::render_text;
 use squiggle_protocol::service::service_diagnostics;
-use squiggle_protocol::{merge, Report, ServerReport};
+use squiggle_protocol::{merge, Report};
 
-mod breadth;
+pub use catalog::{by_method, Tool};
+use catalog::{DiagnosticsArgs, ToolCall, TOOLS};
+pub use error::ToolError;
 
 /// At most this many definitions are listed.
 const MAX_DEFINITIONS: usize = 20;
@@ -26,17 +37,6 @@ const MAX_OUTLINE: usize = 200;
 const MAX_SYMBOLS: usize = 50;
 /// At most this many characters of hover text are returned.
 const MAX_HOVER_CHARS: usize = 4_000;
-
-/// A tool's name, what it does, and the JSON schema of its arguments.
-#[derive(Debug, Clone)]
-pub struct Spec {
-    /// The tool name (`lsp_hover`).
-    pub name: &'static str,
-    /// What it does, for the model.
-    pub description: &'static str,
-    /// Its arguments.
-    pub schema: Value,
-}
 
 /// What a tool returns: compact text and the same as structured JSON.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,8 +53,6 @@ pub struct Toolbox {
     squiggle: Squiggle,
     navigation: bool,
     severities: Vec<Severity>,
-    /// Servers already said to be unavailable this session: said once, not in every answer.
-    said_unavailable: Arc<Mutex<HashSet<String>>>,
     /// What rename and code action previews saw, for the applies that follow.
     previews: Arc<Mutex<refactor::Previews>>,
 }
@@ -68,145 +66,82 @@ impl Toolbox {
             squiggle,
             navigation,
             severities,
-            said_unavailable: Arc::default(),
             previews: Arc::default(),
         }
     }
 
     /// The tools offered: navigation ones only when `navigation_tools` is on.
-    pub fn specs(&self) -> Vec<Spec> {
-        let mut specs = Vec::new();
-        if self.navigation {
-            specs.extend([
-                Spec {
-                    name: "lsp_goto_definition",
-                    description: "Where a symbol is defined. Give `file` and `line` + `character`, or `symbol` (its name in that file, or `Class.method`, `module.function`; `line` picks among several of that name). The answer names the position it asked about and, for an ambiguous name, the candidates. Returns each location with its line of source.",
-                    schema: position_schema(Some(breadth::include_body_schema())),
-                },
-                Spec {
-                    name: "lsp_find_references",
-                    description: "Every place a symbol is used, grouped by file. Address it like lsp_goto_definition.",
-                    schema: position_schema(Some((
-                        "include_declaration",
-                        json!({"type": "boolean", "default": true, "description": "Include the declaration itself."}),
-                    ))),
-                },
-                Spec {
-                    name: "lsp_hover",
-                    description: "The type and documentation of a symbol, as plain text. Address it like lsp_goto_definition.",
-                    schema: position_schema(None),
-                },
-                Spec {
-                    name: "lsp_document_symbols",
-                    description: "The outline of a file: its classes, functions, methods and so on, nested, with line ranges; what is declared inside functions and methods only with `include_locals`.",
-                    schema: json!({"type": "object", "properties": {
-                        "file": {"type": "string", "description": "The file, relative to the workspace root."},
-                        "include_locals": {"type": "boolean", "default": false, "description": "Also list the symbols declared inside functions and methods (local variables and the like)."}
-                    }, "required": ["file"]}),
-                },
-                Spec {
-                    name: "lsp_workspace_symbols",
-                    description: "Symbols across the workspace whose names match a query, with kind, file and line.",
-                    schema: json!({"type": "object", "properties": {"query": {"type": "string", "description": "A name or part of one."}}, "required": ["query"]}),
-                },
-            ]);
-            specs.extend(breadth::specs());
-        }
-        specs.push(Spec {
-            name: "lsp_diagnostics",
-            description: "Current diagnostics (errors by default) of every file the language servers know about, or of one file (which is checked first; if no server could check it, the answer says so and why).",
-            schema: json!({"type": "object", "properties": {
-                "file": {"type": "string", "description": "Only this file (checked now)."},
-                "restart": {"type": "boolean", "default": false, "description": "First restart the language servers that crashed (each only after its restart cooldown)."}
-            }}),
-        });
-        specs.push(breadth::diagnostics_spec());
-        if self.navigation {
-            specs.extend(refactor::specs());
-        }
-        specs
+    pub fn tools(&self) -> impl Iterator<Item = &'static Tool> + '_ {
+        TOOLS
+            .iter()
+            .filter(|tool| self.navigation || !tool.navigation)
     }
 
     /// Runs a tool; an error says what was wrong with the question, for the model to fix.
-    pub async fn call(&self, name: &str, args: &Map<String, Value>) -> Result<Output, String> {
-        if !self.specs().iter().any(|spec| spec.name == name) {
-            return Err(format!("no tool `{name}`"));
-        }
-        if let Some(result) = self.call_refactor(name, args).await {
-            return result;
+    pub async fn call(&self, name: &str, args: &Map<String, Value>) -> Result<Output, ToolError> {
+        if !self.tools().any(|tool| tool.name == name) {
+            return Err(ToolError::UnknownTool(name.to_string()));
         }
         let squiggle = &self.squiggle;
-        let file = string_arg(args, "file")?;
-        let required = |what: &str| format!("`{what}` is required");
-        match name {
-            "lsp_goto_definition" => {
-                let (file, target) = (file.ok_or_else(|| required("file"))?, target_of(args)?);
-                let answer = squiggle
-                    .goto_definition(file, target)
-                    .await
-                    .map_err(|e| e.to_string())?;
+        match ToolCall::read(name, args)? {
+            ToolCall::Definition(args) => {
+                let (file, target) = (&args.at.file, args.at.target()?);
+                let answer = squiggle.goto_definition(file, target).await?;
                 let title = asked_title("definition of", &squiggle.relative_path(file), &answer);
                 let locations = answer.items.clone();
                 let found = located(answer, &title, MAX_DEFINITIONS);
-                self.with_bodies(found, &locations, args).await
+                let bodies = args.include_body.unwrap_or_default();
+                Ok(self.with_bodies(found, &locations, bodies).await)
             }
-            "lsp_find_references" => {
-                let (file, target) = (file.ok_or_else(|| required("file"))?, target_of(args)?);
-                let include = bool_arg(args, "include_declaration")?.unwrap_or(true);
-                let answer = squiggle
-                    .find_references(file, target, include)
-                    .await
-                    .map_err(|e| e.to_string())?;
+            ToolCall::References(args) => {
+                let (file, target) = (&args.at.file, args.at.target()?);
+                let answer = (squiggle)
+                    .find_references(file, target, args.include_declaration)
+                    .await?;
                 let title = asked_title("references to", &squiggle.relative_path(file), &answer);
                 Ok(located(answer, &title, MAX_REFERENCES))
             }
-            "lsp_hover" => {
-                let (file, target) = (file.ok_or_else(|| required("file"))?, target_of(args)?);
-                let answer = squiggle
-                    .hover(file, target)
-                    .await
-                    .map_err(|e| e.to_string())?;
+            ToolCall::Hover(args) => {
+                let (file, target) = (&args.file, args.target()?);
+                let answer = squiggle.hover(file, target).await?;
                 let title = asked_title("hover for", &squiggle.relative_path(file), &answer);
                 Ok(hovered(answer, &title))
             }
-            "lsp_document_symbols" => {
-                let file = file.ok_or_else(|| required("file"))?;
-                let locals = bool_arg(args, "include_locals")?.unwrap_or(false);
-                let answer = squiggle
-                    .document_symbols(file, locals)
-                    .await
-                    .map_err(|e| e.to_string())?;
+            ToolCall::DocumentSymbols(args) => {
+                let file = &args.file;
+                let answer = squiggle.document_symbols(file, args.include_locals).await?;
                 let relative = squiggle.relative_path(file);
                 let text = render_outline(&relative, &answer.items, MAX_OUTLINE);
                 let structured =
                     json!({"file": relative, "symbols": answer.items, "notes": answer.notes});
                 Ok(output(text, &answer.notes, structured))
             }
-            "lsp_workspace_symbols" => {
-                let query = string_arg(args, "query")?.ok_or_else(|| required("query"))?;
-                let answer = squiggle
-                    .workspace_symbols(query)
-                    .await
-                    .map_err(|e| e.to_string())?;
+            ToolCall::WorkspaceSymbols(args) => {
+                let answer = squiggle.workspace_symbols(&args.query).await?;
                 let text = render_symbols(&answer.items, MAX_SYMBOLS);
                 let shown: Vec<_> = answer.items.iter().take(MAX_SYMBOLS).collect();
                 let structured =
                     json!({"symbols": shown, "total": answer.items.len(), "notes": answer.notes});
                 Ok(output(text, &answer.notes, structured))
             }
-            name if breadth::NAMES.contains(&name) => self.call_breadth(name, args).await,
-            _ => {
-                let restart = bool_arg(args, "restart")?.unwrap_or(false);
-                self.diagnostics(file, restart).await
+            ToolCall::CallHierarchy(args) => self.call_hierarchy(args).await,
+            ToolCall::Implementation(args) => self.implementation(args).await,
+            ToolCall::TypeDefinition(args) => self.type_definition(args).await,
+            ToolCall::Diagnostics(args) => Ok(self.diagnostics(args).await),
+            ToolCall::WorkspaceDiagnostics(args) => {
+                self.folder_diagnostics(args.path.as_deref()).await
             }
+            ToolCall::Rename(args) => self.rename(args).await,
+            ToolCall::CodeActions(args) => self.code_actions(args).await,
         }
     }
 
     /// Known diagnostics, or one file's after checking it, at the configured severities; a
     /// file that was not checked gets a line saying so and why, never a clean answer. With
     /// `restart`, broken servers are restarted first and a note gives each server's state.
-    async fn diagnostics(&self, file: Option<&str>, restart: bool) -> Result<Output, String> {
+    async fn diagnostics(&self, args: DiagnosticsArgs) -> Output {
         let squiggle = &self.squiggle;
+        let (file, restart) = (args.file.as_deref(), args.restart);
         let mut notes = Vec::new();
         if restart {
             for server in squiggle.restart(None).await {
@@ -225,15 +160,7 @@ impl Toolbox {
                 let outcome = check.outcome();
                 // A server that did not answer must not pass unnoticed; one that is not
                 // installed (or does not run) is said once per session, not in every answer.
-                let said_before: Vec<String> = (check.servers.iter())
-                    .filter(|server| !self.first_time(server))
-                    .map(|server| format!("{}:", server.id))
-                    .collect();
-                notes.extend(
-                    (outcome.missing().iter())
-                        .filter(|line| !said_before.iter().any(|id| line.starts_with(id)))
-                        .cloned(),
-                );
+                notes.extend(squiggle.missing_news(&check));
                 let kept = merge::filter_severities(check.diagnostics, &self.severities);
                 checked = Some(json!({
                     "outcome": outcome.kind(!kept.is_empty()),
@@ -270,97 +197,8 @@ impl Toolbox {
         if let (Some(Value::Object(checked)), Value::Object(map)) = (checked, &mut structured) {
             map.extend(checked);
         }
-        Ok(output(text, &notes, structured))
+        output(text, &notes, structured)
     }
-}
-
-impl Toolbox {
-    /// Whether a server's problem is news: an unavailable server (not installed, or it does
-    /// not run) is said once per session; a broken one every time.
-    fn first_time(&self, server: &ServerReport) -> bool {
-        if server.status != ServerState::Unavailable {
-            return true;
-        }
-        let mut said = self
-            .said_unavailable
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        said.insert(server.id.clone())
-    }
-}
-
-/// The schema of a position question: a file and either line + character or a symbol.
-fn position_schema(extra: Option<(&str, Value)>) -> Value {
-    let mut properties = json!({
-        "file": {"type": "string", "description": "Relative to the workspace root."},
-        "line": {"type": "integer", "minimum": 1, "description": "1-based line (with `character`)."},
-        "character": {"type": "integer", "minimum": 1, "description": "1-based column; moved onto the nearest word."},
-        "symbol": {"type": "string", "description": "The symbol's name, instead of line + character; `line` then picks among several."}
-    });
-    if let (Some((name, schema)), Some(map)) = (extra, properties.as_object_mut()) {
-        map.insert(name.to_string(), schema);
-    }
-    json!({"type": "object", "properties": properties, "required": ["file"]})
-}
-
-/// The target of a position question from its arguments.
-fn target_of(args: &Map<String, Value>) -> Result<Target, String> {
-    match (
-        string_arg(args, "symbol")?,
-        position_arg(args, "line")?,
-        position_arg(args, "character")?,
-    ) {
-        (Some(name), line, _) => Ok(Target::Symbol {
-            name: name.to_string(),
-            line,
-        }),
-        (None, Some(line), Some(column)) => Ok(Target::At { line, column }),
-        _ => Err("give `line` and `character` (1-based), or `symbol`".to_string()),
-    }
-}
-
-/// An optional string argument (null counts as absent); any other type is an error.
-fn string_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, String> {
-    match args.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(text)) => Ok(Some(text)),
-        Some(other) => Err(wrong_type(key, "a string", other)),
-    }
-}
-
-/// An optional boolean argument (null counts as absent); any other type is an error.
-fn bool_arg(args: &Map<String, Value>, key: &str) -> Result<Option<bool>, String> {
-    match args.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Bool(flag)) => Ok(Some(*flag)),
-        Some(other) => Err(wrong_type(key, "true or false", other)),
-    }
-}
-
-/// An optional 1-based line or column (null counts as absent); anything but a whole number
-/// of at least 1 is an error.
-fn position_arg(args: &Map<String, Value>, key: &str) -> Result<Option<u32>, String> {
-    let value = match args.get(key) {
-        None | Some(Value::Null) => return Ok(None),
-        Some(value) => value,
-    };
-    match value.as_u64().and_then(|n| u32::try_from(n).ok()) {
-        Some(n) if n > 0 => Ok(Some(n)),
-        _ => Err(wrong_type(key, "a whole number from 1", value)),
-    }
-}
-
-/// The error for an argument of the wrong type.
-fn wrong_type(key: &str, expected: &str, got: &Value) -> String {
-    let got = match got {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    };
-    format!("`{key}` must be {expected}, not {got}")
 }
 
 /// The first words of a position answer: what was asked, about which identifier, where
@@ -381,6 +219,7 @@ fn position_json(position: Option<(u32, u32)>) -> Value {
     )
 }
 
+/// A list of locations under its title, at most `max`, with the structured result.
 fn located(answer: Answer<Vec<Location>>, title: &str, max: usize) -> Output {
     let text = render_locations(title, &answer.items, max);
     let shown: Vec<_> = answer.items.iter().take(max).collect();
@@ -394,6 +233,7 @@ fn located(answer: Answer<Vec<Location>>, title: &str, max: usize) -> Output {
     output(text, &answer.notes, structured)
 }
 
+/// Hover text under its title, cut at `MAX_HOVER_CHARS`, with the structured result.
 fn hovered(answer: Answer<Option<String>>, title: &str) -> Output {
     let mut text = answer
         .items
@@ -413,70 +253,4 @@ fn output(mut text: String, notes: &[String], structured: Value) -> Output {
         text.push_str(&format!("note: {note}\n"));
     }
     Output { text, structured }
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-
-    use super::*;
-
-    fn args(value: Value) -> Map<String, Value> {
-        value.as_object().unwrap().clone()
-    }
-
-    #[test]
-    fn an_argument_of_the_wrong_type_is_an_error_not_absent() {
-        let given = args(json!({"file": 5, "query": ["x"], "include_declaration": "no"}));
-        assert_eq!(
-            string_arg(&given, "file"),
-            Err("`file` must be a string, not a number".to_string())
-        );
-        assert_eq!(
-            string_arg(&given, "query"),
-            Err("`query` must be a string, not an array".to_string())
-        );
-        assert_eq!(
-            bool_arg(&given, "include_declaration"),
-            Err("`include_declaration` must be true or false, not a string".to_string())
-        );
-    }
-
-    #[test]
-    fn absent_and_null_arguments_are_absent() {
-        let given = args(json!({"file": null}));
-        assert_eq!(string_arg(&given, "file"), Ok(None));
-        assert_eq!(string_arg(&given, "query"), Ok(None));
-        assert_eq!(bool_arg(&given, "include_declaration"), Ok(None));
-        assert_eq!(position_arg(&given, "line"), Ok(None));
-    }
-
-    #[test]
-    fn positions_are_whole_numbers_from_one() {
-        let given = args(json!({"a": 3, "b": 0, "c": -1, "d": 1.5, "e": "3", "f": 4294967296u64}));
-        assert_eq!(position_arg(&given, "a"), Ok(Some(3)));
-        for key in ["b", "c", "d", "e", "f"] {
-            assert!(position_arg(&given, key).is_err(), "{key}");
-        }
-    }
-
-    #[test]
-    fn a_target_is_a_symbol_or_a_line_and_column() {
-        assert!(matches!(
-            target_of(&args(json!({"symbol": "x", "line": 2}))),
-            Ok(Target::Symbol { line: Some(2), .. })
-        ));
-        assert!(matches!(
-            target_of(&args(json!({"line": 2, "character": 3}))),
-            Ok(Target::At { line: 2, column: 3 })
-        ));
-        assert_eq!(
-            target_of(&args(json!({"line": 2}))).unwrap_err(),
-            "give `line` and `character` (1-based), or `symbol`"
-        );
-        assert_eq!(
-            target_of(&args(json!({"symbol": 7}))).unwrap_err(),
-            "`symbol` must be a string, not a number"
-        );
-    }
 }

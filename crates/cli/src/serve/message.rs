@@ -6,7 +6,9 @@ use serde::de::{Deserializer, IgnoredAny};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
-use squiggle_protocol::service::{error_code, method};
+use squiggle_protocol::service::method;
+
+use super::rpc_error::{ErrorCode, RpcError};
 
 /// A request id exactly as the client wrote it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,23 +60,21 @@ pub enum Incoming {
 pub struct Refusal {
     /// The id to answer with: the message's, or null.
     pub id: RawId,
-    /// The JSON-RPC error code.
-    pub code: i64,
-    /// What was wrong.
-    pub message: String,
+    /// The error to answer with.
+    pub error: RpcError,
 }
 
 impl Refusal {
     /// Whether the body was not JSON at all (so its frame's length may have been wrong).
     pub fn not_json(&self) -> bool {
-        self.code == error_code::PARSE_ERROR
+        self.error.code == ErrorCode::ParseError
     }
 
-    fn new(id: RawId, code: i64, message: impl Into<String>) -> Self {
+    /// A refusal of the message with this id.
+    fn new(id: RawId, code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
             id,
-            code,
-            message: message.into(),
+            error: RpcError::new(code, message),
         }
     }
 }
@@ -124,7 +124,7 @@ pub fn read(body: &[u8]) -> Result<Incoming, Refusal> {
             let reason = "not a JSON-RPC request: `id` must be a string, a number or null";
             return Err(Refusal::new(
                 RawId::null(),
-                error_code::INVALID_REQUEST,
+                ErrorCode::InvalidRequest,
                 reason,
             ));
         }
@@ -137,7 +137,7 @@ pub fn read(body: &[u8]) -> Result<Incoming, Refusal> {
         let reason = "not a JSON-RPC request: `method` is missing";
         return Err(Refusal::new(
             id.unwrap_or_else(RawId::null),
-            error_code::INVALID_REQUEST,
+            ErrorCode::InvalidRequest,
             reason,
         ));
     };
@@ -172,17 +172,17 @@ fn envelope(body: &[u8]) -> Result<Envelope<'_>, Refusal> {
     parsed.map_err(|err| match err {
         Some(err) if err.is_syntax() || err.is_eof() => Refusal::new(
             RawId::null(),
-            error_code::PARSE_ERROR,
+            ErrorCode::ParseError,
             format!("not JSON: {err}"),
         ),
         Some(err) => Refusal::new(
             RawId::null(),
-            error_code::INVALID_REQUEST,
+            ErrorCode::InvalidRequest,
             format!("not a JSON-RPC request: {err}"),
         ),
         None => Refusal::new(
             RawId::null(),
-            error_code::INVALID_REQUEST,
+            ErrorCode::InvalidRequest,
             "not a JSON-RPC request: not an object",
         ),
     })
@@ -210,9 +210,9 @@ mod tests {
         }
     }
 
-    fn refusal(body: &[u8]) -> (String, i64) {
+    fn refusal(body: &[u8]) -> (String, ErrorCode) {
         let refusal = read(body).unwrap_err();
-        (refusal.id.as_json().to_string(), refusal.code)
+        (refusal.id.as_json().to_string(), refusal.error.code)
     }
 
     #[test]
@@ -314,7 +314,7 @@ mod tests {
         ] {
             assert_eq!(
                 refusal(body),
-                ("null".into(), error_code::PARSE_ERROR),
+                ("null".into(), ErrorCode::ParseError),
                 "{body:?}"
             );
             assert!(read(body).unwrap_err().not_json());
@@ -336,7 +336,7 @@ mod tests {
         ] {
             assert_eq!(
                 refusal(body),
-                (id.to_string(), error_code::INVALID_REQUEST),
+                (id.to_string(), ErrorCode::InvalidRequest),
                 "{}",
                 String::from_utf8_lossy(body)
             );

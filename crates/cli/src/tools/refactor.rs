@@ -6,16 +6,17 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{json, Map, Value};
 use squiggle_actors::{
-    ActionPick, Answer, CheckResult, CodeActions, EditMode, EditOutcome, Severity, Target,
+    ActionPick, Answer, CheckResult, CodeActions, EditMode, EditOutcome, Severity,
 };
 use squiggle_protocol::navigation::render_diff;
 use squiggle_protocol::render::render_text;
 use squiggle_protocol::service::service_diagnostics;
 use squiggle_protocol::{merge, Report};
 
-use super::{
-    bool_arg, output, position_arg, position_json, string_arg, target_of, Output, Spec, Toolbox,
-};
+use super::args::Hashes;
+use super::catalog::{CodeActionsArgs, RenameArgs};
+use super::error::Unclear;
+use super::{output, position_json, Output, ToolError, Toolbox};
 
 /// At most this many diff lines are shown.
 const MAX_DIFF_LINES: usize = 80;
@@ -30,61 +31,16 @@ pub struct Previews(HashMap<String, Seen>);
 /// What was seen of one question: the listed title, the previewed hashes by file.
 type Seen = (Option<String>, Option<BTreeMap<String, String>>);
 
-/// The refactoring tools' specs.
-pub fn specs() -> Vec<Spec> {
-    // Terse: the position arguments are described once, on lsp_goto_definition.
-    let (text, whole, flag) = (
-        json!({"type": "string"}),
-        json!({"type": "integer", "minimum": 1}),
-        json!({"type": "boolean"}),
-    );
-    vec![
-        Spec {
-            name: "lsp_rename",
-            description: "Rename a symbol everywhere (address it like lsp_goto_definition). Shows the diff; `apply: true` writes it unless a file changed since, then gives the changed files' diagnostics.",
-            schema: json!({"type": "object", "properties": {
-                "file": text, "line": whole, "character": whole, "symbol": text,
-                "new_name": text, "apply": flag
-            }, "required": ["file", "new_name"]}),
-        },
-        Spec {
-            name: "lsp_code_actions",
-            description: "Numbered quick fixes and refactorings for `line` (to `end_line`) and its diagnostics. `action: N` previews one; `apply: true` applies it as lsp_rename does.",
-            schema: json!({"type": "object", "properties": {
-                "file": text, "line": whole, "end_line": whole, "symbol": text,
-                "action": whole, "apply": flag
-            }, "required": ["file"]}),
-        },
-    ]
-}
-
 impl Toolbox {
-    /// Runs a refactoring tool; None when `name` is not one.
-    pub(super) async fn call_refactor(
-        &self,
-        name: &str,
-        args: &Map<String, Value>,
-    ) -> Option<Result<Output, String>> {
-        match name {
-            "lsp_rename" => Some(self.rename(args).await),
-            "lsp_code_actions" => Some(self.code_actions(args).await),
-            _ => None,
-        }
-    }
-
-    async fn rename(&self, args: &Map<String, Value>) -> Result<Output, String> {
-        let file = string_arg(args, "file")?.ok_or("`file` is required")?;
-        let new_name = string_arg(args, "new_name")?.ok_or("`new_name` is required")?;
-        let target = target_of(args)?;
-        let apply = bool_arg(args, "apply")?.unwrap_or(false);
+    /// Previews a rename, or applies it.
+    pub(super) async fn rename(&self, args: RenameArgs) -> Result<Output, ToolError> {
+        let target = args.target()?;
+        let (file, new_name) = (&args.file, &args.new_name);
+        let apply = args.apply.unwrap_or(false);
         let relative = self.squiggle.relative_path(file);
         let key = format!("rename {relative} {target:?} {new_name}");
-        let mode = self.mode(&key, apply, args)?.0;
-        let answer = self
-            .squiggle
-            .rename(file, target, new_name, mode)
-            .await
-            .map_err(|e| e.to_string())?;
+        let mode = self.mode(&key, apply, args.expect).0;
+        let answer = (self.squiggle).rename(file, target, new_name, mode).await?;
         let subject = answer
             .subject
             .clone()
@@ -106,26 +62,29 @@ impl Toolbox {
         ))
     }
 
-    async fn code_actions(&self, args: &Map<String, Value>) -> Result<Output, String> {
-        let file = string_arg(args, "file")?.ok_or("`file` is required")?;
-        let target = match (string_arg(args, "symbol")?, position_arg(args, "line")?) {
-            (Some(_), _) => target_of(args)?,
-            (None, Some(line)) => Target::At { line, column: 1 },
-            (None, None) => return Err("give `line` (1-based) or `symbol`".to_string()),
-        };
-        let end_line = position_arg(args, "end_line")?;
-        let action = position_arg(args, "action")?;
-        let apply = bool_arg(args, "apply")?.unwrap_or(false);
+    /// Lists the code actions for a line, or previews or applies one.
+    pub(super) async fn code_actions(&self, args: CodeActionsArgs) -> Result<Output, ToolError> {
+        let target = args.target()?;
+        let CodeActionsArgs {
+            file,
+            end_line,
+            action,
+            apply,
+            expect,
+            ..
+        } = args;
+        let apply = apply.unwrap_or(false);
         if apply && action.is_none() {
-            return Err("`apply` needs `action`: the number of the action to apply".to_string());
+            return Err(Unclear::ApplyWithoutAction.into());
         }
+        let file = &file;
         let relative = self.squiggle.relative_path(file);
         let base = format!("action {relative} {target:?} {end_line:?}");
         let pick = match action {
             None => None,
             Some(index) => {
                 let key = format!("{base} {index}");
-                let (mode, title) = self.mode(&key, apply, args)?;
+                let (mode, title) = self.mode(&key, apply, expect);
                 Some(ActionPick {
                     index: index as usize,
                     title,
@@ -133,11 +92,9 @@ impl Toolbox {
                 })
             }
         };
-        let answer = self
-            .squiggle
+        let answer = (self.squiggle)
             .code_actions(file, target, end_line, pick)
-            .await
-            .map_err(|e| e.to_string())?;
+            .await?;
         let lines = match (answer.position, end_line) {
             (Some((line, _)), Some(end)) if end > line => format!("{relative}:{line}-{end}"),
             (Some((line, _)), _) => format!("{relative}:{line}"),
@@ -180,33 +137,18 @@ impl Toolbox {
     }
 
     /// Preview, or apply against what the preview of the same question saw (or `expect`).
-    fn mode(
-        &self,
-        key: &str,
-        apply: bool,
-        args: &Map<String, Value>,
-    ) -> Result<(EditMode, Option<String>), String> {
+    fn mode(&self, key: &str, apply: bool, expect: Option<Hashes>) -> (EditMode, Option<String>) {
         if !apply {
-            return Ok((EditMode::Preview, None));
+            return (EditMode::Preview, None);
         }
-        let given = match args.get("expect") {
-            None | Some(Value::Null) => None,
-            Some(Value::Object(map)) => Some(
-                map.iter()
-                    .map(|(file, hash)| {
-                        (file.clone(), hash.as_str().unwrap_or_default().to_string())
-                    })
-                    .collect::<BTreeMap<_, _>>(),
-            ),
-            Some(_) => return Err("`expect` must be an object of file -> hash".to_string()),
-        };
+        let given = expect.map(|Hashes(hashes)| hashes);
         let remembered = lock(&self.previews).0.get(key).cloned();
         let (title, hashes) = match (given, remembered) {
             (Some(hashes), _) => (None, Some(hashes)),
             (None, Some((title, hashes))) => (title, hashes),
             (None, None) => (None, None),
         };
-        Ok((EditMode::Apply { expect: hashes }, title))
+        (EditMode::Apply { expect: hashes }, title)
     }
 
     /// Keeps a preview's hashes for the apply that follows; an apply forgets them.
@@ -408,14 +350,5 @@ mod tests {
             listing(&CodeActions::default(), "a.ts:3"),
             "code actions for a.ts:3: none\n"
         );
-    }
-
-    #[test]
-    fn the_tool_descriptions_stay_short() {
-        let size: usize = specs()
-            .iter()
-            .map(|s| s.description.len() + s.schema.to_string().len())
-            .sum();
-        assert!(size < 900, "{size}");
     }
 }
