@@ -5,12 +5,15 @@
 //! - `check`: `squiggle check FILE...`.
 //! - `folders`: the files under a folder given to `check`, as git sees them.
 //! - `progress`: what a check waits for, shown on a terminal.
-//! - `serve`: `squiggle serve`, JSON-RPC for agent hosts (`serve/message`: one frame read).
+//! - `serve`: `squiggle serve`, JSON-RPC for agent hosts (`serve/message`: one frame read;
+//!   `serve/rpc_error`: the error answers).
 //! - `answers`: the answers of `serve`'s check methods.
 //! - `stdio`: stdin and stdout on threads of their own, for `serve`.
 //! - `mcp`: `squiggle mcp`, the MCP server.
 //! - `mcp_stdio`: MCP's stdio transport, answering a line over the size limit.
-//! - `tools`: the navigation and diagnostics tools `mcp` and `serve` share.
+//! - `tools`: the navigation and diagnostics tools `mcp` and `serve` share (`tools/catalog`:
+//!   every tool written once, with its serve method and arguments; `tools/args`: arguments
+//!   read and described from one declaration; `tools/error`: why a tool gave no answer).
 //! - `servers`: `squiggle status` and `squiggle servers`.
 //! - `workspace`: the workspace a command works in: its root and its configuration.
 

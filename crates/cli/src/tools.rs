@@ -125,8 +125,8 @@ impl Toolbox {
                 Ok(output(text, &answer.notes, structured))
             }
             ToolCall::CallHierarchy(args) => self.call_hierarchy(args).await,
-            ToolCall::Implementation(args) => self.implementation(args).await,
-            ToolCall::TypeDefinition(args) => self.type_definition(args).await,
+            ToolCall::Implementation(args) => self.implementations(args, false).await,
+            ToolCall::TypeDefinition(args) => self.implementations(args, true).await,
             ToolCall::Diagnostics(args) => Ok(self.diagnostics(args).await),
             ToolCall::WorkspaceDiagnostics(args) => {
                 self.folder_diagnostics(args.path.as_deref()).await

@@ -52,11 +52,10 @@ macro_rules! tool_args {
             fn read(
                 args: &serde_json::Map<String, serde_json::Value>,
             ) -> Result<Self, $crate::tools::error::ToolError> {
-                use $crate::tools::args::Field;
                 Ok(Self {
                     $( $shared: <$shared_ty as $crate::tools::args::ToolArgs>::read(args)?, )?
                     $(
-                        $field: <$ty as Field>::from_arg(
+                        $field: $crate::tools::args::field::<$ty>(
                             stringify!($field),
                             args.get(stringify!($field)),
                             None $(.or(Some($default)))?,
@@ -72,7 +71,8 @@ macro_rules! tool_args {
                 $( <$shared_ty as $crate::tools::args::ToolArgs>::describe(properties, required); )?
                 $(
                     let default: Option<$ty> = None $(.or(Some($default)))?;
-                    let needed = !<$ty as $crate::tools::args::Field>::OPTIONAL && default.is_none();
+                    let needed = default.is_none()
+                        && <$ty as $crate::tools::args::Field>::absent().is_none();
                     if let Some(schema) = $crate::tools::args::property_schema!($ty, default, $schema) {
                         properties.insert(stringify!($field).to_string(), schema);
                         if needed {
@@ -138,46 +138,47 @@ pub trait Arg: Sized + Serialize {
 pub trait Field: Sized + Serialize {
     /// The type of the argument's value.
     type Value: Arg;
-    /// Whether the field may be absent without a default.
-    const OPTIONAL: bool;
 
-    /// The field from its argument (absent or null: the default, if any).
-    fn from_arg(
-        key: &'static str,
-        value: Option<&Value>,
-        default: Option<Self>,
-    ) -> Result<Self, ToolError>;
+    /// The field when its argument is given.
+    fn given(value: Self::Value) -> Self;
+
+    /// The field when its argument is absent and it has no default, if it may be absent.
+    fn absent() -> Option<Self>;
 }
 
 impl<T: Arg> Field for T {
     type Value = T;
-    const OPTIONAL: bool = false;
 
-    fn from_arg(
-        key: &'static str,
-        value: Option<&Value>,
-        default: Option<Self>,
-    ) -> Result<Self, ToolError> {
-        match present(value) {
-            Some(value) => T::read(key, value),
-            None => default.ok_or(ToolError::Missing(key)),
-        }
+    fn given(value: T) -> Self {
+        value
+    }
+
+    fn absent() -> Option<Self> {
+        None
     }
 }
 
 impl<T: Arg> Field for Option<T> {
     type Value = T;
-    const OPTIONAL: bool = true;
 
-    fn from_arg(
-        key: &'static str,
-        value: Option<&Value>,
-        default: Option<Self>,
-    ) -> Result<Self, ToolError> {
-        match present(value) {
-            Some(value) => T::read(key, value).map(Some),
-            None => Ok(default.flatten()),
-        }
+    fn given(value: T) -> Self {
+        Some(value)
+    }
+
+    fn absent() -> Option<Self> {
+        Some(None)
+    }
+}
+
+/// Reads a field from its argument: absent or null is the default, if there is one.
+pub fn field<F: Field>(
+    key: &'static str,
+    value: Option<&Value>,
+    default: Option<F>,
+) -> Result<F, ToolError> {
+    match present(value) {
+        Some(value) => F::Value::read(key, value).map(F::given),
+        None => default.or_else(F::absent).ok_or(ToolError::Missing(key)),
     }
 }
 
@@ -230,28 +231,27 @@ pub fn wrong_type(key: &'static str, expected: &str, got: &Value) -> ToolError {
     }
 }
 
-impl Arg for String {
-    const EXPECTED: &'static str = "a string";
+/// Implements [`Arg`] for types serde reads as they are: their schema type, and what a value
+/// must be.
+macro_rules! plain_arg {
+    ($($ty:ty: $json_type:literal, $expected:literal;)*) => {$(
+        impl Arg for $ty {
+            const EXPECTED: &'static str = $expected;
 
-    fn schema() -> Map<String, Value> {
-        typed("string")
-    }
+            fn schema() -> Map<String, Value> {
+                typed($json_type)
+            }
 
-    fn read(key: &'static str, value: &Value) -> Result<Self, ToolError> {
-        deserialized(key, Self::EXPECTED, value)
-    }
+            fn read(key: &'static str, value: &Value) -> Result<Self, ToolError> {
+                deserialized(key, Self::EXPECTED, value)
+            }
+        }
+    )*};
 }
 
-impl Arg for bool {
-    const EXPECTED: &'static str = "true or false";
-
-    fn schema() -> Map<String, Value> {
-        typed("boolean")
-    }
-
-    fn read(key: &'static str, value: &Value) -> Result<Self, ToolError> {
-        deserialized(key, Self::EXPECTED, value)
-    }
+plain_arg! {
+    String: "string", "a string";
+    bool: "boolean", "true or false";
 }
 
 /// A 1-based line, column, depth or index: a whole number from 1.

@@ -62,23 +62,22 @@ impl Toolbox {
         Ok(output(text, &answer.notes, structured))
     }
 
-    /// Where an interface or abstract method is implemented.
-    pub(super) async fn implementation(&self, args: PositionArgs) -> Result<Output, ToolError> {
-        let answer = (self.squiggle)
-            .implementation(&args.file, args.target()?)
-            .await?;
-        let relative = self.squiggle.relative_path(&args.file);
-        let title = asked_title("implementations of", &relative, &answer);
-        Ok(located(answer, &title, MAX_IMPLEMENTATIONS))
-    }
-
-    /// Where the type of a symbol is defined.
-    pub(super) async fn type_definition(&self, args: PositionArgs) -> Result<Output, ToolError> {
-        let answer = (self.squiggle)
-            .type_definition(&args.file, args.target()?)
-            .await?;
-        let relative = self.squiggle.relative_path(&args.file);
-        let title = asked_title("type definition of", &relative, &answer);
+    /// Where an interface or abstract method is implemented, or (`of_type`) where the type of
+    /// a symbol is defined.
+    pub(super) async fn implementations(
+        &self,
+        args: PositionArgs,
+        of_type: bool,
+    ) -> Result<Output, ToolError> {
+        let (squiggle, file, target) = (&self.squiggle, &args.file, args.target()?);
+        let (answer, what) = if of_type {
+            let answer = squiggle.type_definition(file, target).await?;
+            (answer, "type definition of")
+        } else {
+            let answer = squiggle.implementation(file, target).await?;
+            (answer, "implementations of")
+        };
+        let title = asked_title(what, &squiggle.relative_path(file), &answer);
         Ok(located(answer, &title, MAX_IMPLEMENTATIONS))
     }
 

@@ -260,18 +260,14 @@ tool_args! {
 // lsp_goto_definition.
 
 tool_args! {
-    /// The arguments of `lsp_rename`.
-    pub struct RenameArgs {
+    /// What the refactoring tools share: where, whether to apply, and against what.
+    pub struct EditArgs {
         /// The file.
         file: String, {};
         /// The 1-based line.
         line: Option<u32>, {};
-        /// The 1-based column.
-        character: Option<u32>, {};
         /// The symbol's name.
         symbol: Option<String>, {};
-        /// The new name.
-        new_name: String, {};
         /// Whether to write the change.
         apply: Option<bool>, {};
         /// The hashes a preview gave, to apply against.
@@ -279,37 +275,37 @@ tool_args! {
     }
 }
 
+tool_args! {
+    /// The arguments of `lsp_rename`.
+    pub struct RenameArgs, at: EditArgs {
+        /// The 1-based column.
+        character: Option<u32>, {};
+        /// The new name.
+        new_name: String, {};
+    }
+}
+
 impl RenameArgs {
     /// What is renamed.
     pub fn target(&self) -> Result<Target, ToolError> {
-        target(self.symbol.as_deref(), self.line, self.character)
+        target(self.at.symbol.as_deref(), self.at.line, self.character)
     }
 }
 
 tool_args! {
     /// The arguments of `lsp_code_actions`.
-    pub struct CodeActionsArgs {
-        /// The file.
-        file: String, {};
-        /// The 1-based first line.
-        line: Option<u32>, {};
+    pub struct CodeActionsArgs, at: EditArgs {
         /// The 1-based last line.
         end_line: Option<u32>, {};
-        /// A symbol, instead of a line.
-        symbol: Option<String>, {};
         /// The number of the action to preview or apply.
         action: Option<u32>, {};
-        /// Whether to apply it.
-        apply: Option<bool>, {};
-        /// The hashes a preview gave, to apply against.
-        expect: Option<Hashes>, hidden;
     }
 }
 
 impl CodeActionsArgs {
     /// The line (or symbol) whose actions are asked for.
     pub fn target(&self) -> Result<Target, ToolError> {
-        match (&self.symbol, self.line) {
+        match (&self.at.symbol, self.at.line) {
             (Some(name), line) => Ok(Target::Symbol {
                 name: name.clone(),
                 line,

@@ -35,11 +35,11 @@ impl Toolbox {
     /// Previews a rename, or applies it.
     pub(super) async fn rename(&self, args: RenameArgs) -> Result<Output, ToolError> {
         let target = args.target()?;
-        let (file, new_name) = (&args.file, &args.new_name);
-        let apply = args.apply.unwrap_or(false);
+        let (file, new_name) = (&args.at.file, &args.new_name);
+        let apply = args.at.apply.unwrap_or(false);
         let relative = self.squiggle.relative_path(file);
         let key = format!("rename {relative} {target:?} {new_name}");
-        let mode = self.mode(&key, apply, args.expect).0;
+        let mode = self.mode(&key, apply, args.at.expect.clone()).0;
         let answer = (self.squiggle).rename(file, target, new_name, mode).await?;
         let subject = answer
             .subject
@@ -65,26 +65,18 @@ impl Toolbox {
     /// Lists the code actions for a line, or previews or applies one.
     pub(super) async fn code_actions(&self, args: CodeActionsArgs) -> Result<Output, ToolError> {
         let target = args.target()?;
-        let CodeActionsArgs {
-            file,
-            end_line,
-            action,
-            apply,
-            expect,
-            ..
-        } = args;
-        let apply = apply.unwrap_or(false);
+        let (file, end_line, action) = (&args.at.file, args.end_line, args.action);
+        let apply = args.at.apply.unwrap_or(false);
         if apply && action.is_none() {
             return Err(Unclear::ApplyWithoutAction.into());
         }
-        let file = &file;
         let relative = self.squiggle.relative_path(file);
         let base = format!("action {relative} {target:?} {end_line:?}");
         let pick = match action {
             None => None,
             Some(index) => {
                 let key = format!("{base} {index}");
-                let (mode, title) = self.mode(&key, apply, expect);
+                let (mode, title) = self.mode(&key, apply, args.at.expect.clone());
                 Some(ActionPick {
                     index: index as usize,
                     title,
