@@ -8,6 +8,7 @@ use squiggle_protocol::folder_report::{is_glob, render_folder, select_by_glob};
 use squiggle_protocol::navigation::{render_body, render_calls, CallCaps, Direction, MAX_DEPTH};
 
 use super::catalog::{CallHierarchyArgs, PositionArgs};
+use super::error::PathError;
 use super::{asked_title, located, output, Output, ToolError, Toolbox};
 use crate::folders;
 
@@ -120,7 +121,7 @@ impl Toolbox {
         let (files, more) = if is_glob(path) {
             let (all, _) = folders::files_in(&root, squiggle.config(), usize::MAX);
             let relative: Vec<String> = all.iter().map(|f| squiggle.relative_path(f)).collect();
-            let chosen = select_by_glob(path, &relative).map_err(ToolError::Path)?;
+            let chosen = select_by_glob(path, &relative).map_err(PathError::BadGlob)?;
             let more = chosen.len() > MAX_FOLDER_FILES;
             let files: Vec<PathBuf> = (chosen.iter().take(MAX_FOLDER_FILES))
                 .map(|f| root.join(f))
@@ -154,21 +155,48 @@ impl Toolbox {
 }
 
 /// `path` as a folder inside the workspace root, or why not.
-fn folder_inside(root: &Path, path: &str) -> Result<PathBuf, ToolError> {
+fn folder_inside(root: &Path, path: &str) -> Result<PathBuf, PathError> {
     let joined = root.join(path);
-    let folder = joined
-        .canonicalize()
-        .map_err(|err| ToolError::Path(format!("{path}: {err}")))?;
+    let folder = joined.canonicalize().map_err(|err| PathError::Unresolved {
+        path: path.to_string(),
+        reason: err.to_string(),
+    })?;
     if !folder.starts_with(root) {
-        return Err(ToolError::Path(format!(
-            "{path} is outside the workspace root {}",
-            root.display()
-        )));
+        return Err(PathError::Outside {
+            path: path.to_string(),
+            root: root.display().to_string(),
+        });
     }
     if !folder.is_dir() {
-        return Err(ToolError::Path(format!(
-            "{path} is not a folder; give a folder or a glob (use lsp_diagnostics for one file)"
-        )));
+        return Err(PathError::NotAFolder(path.to_string()));
     }
     Ok(folder)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_folder_must_be_one_inside_the_root() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .canonicalize()
+            .unwrap();
+        assert_eq!(folder_inside(&root, "src").unwrap(), root.join("src"));
+        assert_eq!(
+            folder_inside(&root, "Cargo.toml"),
+            Err(PathError::NotAFolder("Cargo.toml".into()))
+        );
+        assert!(matches!(
+            folder_inside(&root, ".."),
+            Err(PathError::Outside { .. })
+        ));
+        let missing = folder_inside(&root, "no-such-folder").unwrap_err();
+        assert!(
+            missing.to_string().starts_with("no-such-folder: "),
+            "{missing}"
+        );
+    }
 }

@@ -25,9 +25,9 @@ pub enum ToolError {
     /// The arguments do not say what to ask about.
     #[error("{0}")]
     Unclear(Unclear),
-    /// The question names a path that cannot be used, and why.
-    #[error("{0}")]
-    Path(String),
+    /// The folder or glob of `lsp_workspace_diagnostics` cannot be used.
+    #[error(transparent)]
+    Path(#[from] PathError),
     /// The question could not be asked or answered.
     #[error(transparent)]
     Nav(#[from] NavError),
@@ -54,4 +54,31 @@ impl From<Unclear> for ToolError {
     fn from(unclear: Unclear) -> Self {
         ToolError::Unclear(unclear)
     }
+}
+
+/// Why a folder or glob names no files to check.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    /// The path cannot be resolved (it does not exist, or cannot be read).
+    #[error("{path}: {reason}")]
+    Unresolved {
+        /// The path as given.
+        path: String,
+        /// Why, from the system.
+        reason: String,
+    },
+    /// The path lies outside the workspace root.
+    #[error("{path} is outside the workspace root {root}")]
+    Outside {
+        /// The path as given.
+        path: String,
+        /// The workspace root.
+        root: String,
+    },
+    /// The path is a file, not a folder.
+    #[error("{0} is not a folder; give a folder or a glob (use lsp_diagnostics for one file)")]
+    NotAFolder(String),
+    /// The glob is not one.
+    #[error("{0}")]
+    BadGlob(String),
 }
