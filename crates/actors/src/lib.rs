@@ -55,10 +55,10 @@ mod watchdog;
 mod watcher;
 
 pub use check::{CheckResult, Skip};
-pub use server::request_error::RequestError;
 pub use events::LspEvent;
 pub use feedback::{Feedback, NewErrors};
 pub use manager::{DiagnosticsSnapshot, LspManager, COALESCE};
+pub use server::request_error::RequestError;
 pub use squiggle::{ActionInfo, ActionPick, CodeActions, EditFailure, EditMode, EditOutcome};
 pub use squiggle::{Answer, NavError, Squiggle, Target};
 pub use squiggle_config::Config;

@@ -11,6 +11,7 @@ mod probe;
 mod process;
 mod progress;
 mod pull;
+mod pull_state;
 mod pump;
 mod queued;
 pub mod refactor;
@@ -20,7 +21,7 @@ mod stderr;
 mod stdin_queue;
 mod tsserver;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -48,12 +49,14 @@ use crate::watchdog::Watchdog;
 use crate::watcher::{Listener, WatcherHandle};
 use client::ClientContext;
 use documents::{Document, Documents};
-use lifecycle::{Lifecycle, Save};
+use lifecycle::{HandshakeError, Lifecycle, Save};
 use navigate::{NavAnswer, NavRequest, Provides};
 use open_set::OpenSet;
 use process::ProcessGroup;
 use progress::Busy;
 use pull::Pulled;
+use pull_state::{PullFailure, PullState, PullStep};
+use request_error::RequestError;
 use stderr::StderrTail;
 
 /// How long a server gets to answer `shutdown`.
@@ -105,12 +108,12 @@ enum ServerMsg {
     /// each open document is pulled again, once per version. (Some servers report progress
     /// while they answer a pull; pulling again after every such end never stops.)
     WorkDone,
-    /// A pull ended (sent by the pull task): its answer, or None when it failed.
+    /// A pull ended (sent by the pull task): its answer, or why there is none.
     PullAnswered {
         path: PathBuf,
         version: i32,
         attempt: u8,
-        answer: Result<Pulled, String>,
+        answer: Result<Pulled, RequestError>,
     },
     /// Send `didSave` for an open document, if the server wants it.
     Save { path: PathBuf },
@@ -120,7 +123,7 @@ enum ServerMsg {
     /// answer): it may be closed now to keep the open set within its bound.
     Release { path: PathBuf },
     /// The initialize handshake ended (sent by the actor's handshake task).
-    Initialized(Result<Box<InitializeResult>, String>),
+    Initialized(Result<Box<InitializeResult>, HandshakeError>),
     /// The process exited or its connection ended (sent by the actor's own tasks).
     Exited(String),
     /// A check got nothing before its deadline: ask something every live server answers, and
@@ -301,11 +304,6 @@ pub struct ServerInfo {
     pub applied: refactor::Applied,
 }
 
-/// How often a pull the server cancelled is sent again.
-const MAX_RETRIGGERS: u8 = 3;
-/// How long to wait before pulling again when a server cancelled a pull.
-const RETRIGGER_DELAY: Duration = Duration::from_millis(100);
-
 /// How long a navigation request may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Past this many bytes waiting to be written to a server, new checks are refused: it is not
@@ -366,13 +364,11 @@ pub struct Connection {
     diagnostics: ActorRef<DiagnosticsMsg>,
     /// The quiet time for this server's diagnostics.
     settle: Duration,
-    /// Per pulled document: the last result id (what it said is in the store).
-    pulled: HashMap<PathBuf, Option<String>>,
+    /// Per document: the last pull's result id, and whether to pull it again when the server
+    /// finishes its work.
+    pull_state: PullState,
     /// Pull answers the stdout pump read on the fast path.
     pulls: Arc<pull::Stash>,
-    /// The open documents changed since the server last finished work: pulled again when it
-    /// does (what was pulled while it worked may be out of date).
-    unrepulled: HashSet<PathBuf>,
     /// The open documents in order of use, and which are in use; bounds how many stay open.
     open: OpenSet,
     /// The last version sent for each document closed since: a reopened document goes on from
@@ -526,14 +522,11 @@ impl Actor for ServerActor {
                             );
                         match settled {
                             Ok(()) => Ok(Box::new(result)),
-                            Err(err) => Err(format!("initialized could not be sent: {err}")),
+                            Err(err) => Err(HandshakeError::NotSent(err.into())),
                         }
                     }
-                    Ok(Err(err)) => Err(format!("initialize failed: {err}")),
-                    Err(_) => Err(format!(
-                        "initialize timed out after {} ms",
-                        init_timeout.as_millis()
-                    )),
+                    Ok(Err(err)) => Err(HandshakeError::Refused(err.into())),
+                    Err(_) => Err(HandshakeError::TimedOut(init_timeout)),
                 };
             if outcome.is_err() && exits_soon(process_exit).await {
                 return; // The process exit, reported with its status, is the better reason.
@@ -556,9 +549,8 @@ impl Actor for ServerActor {
             workspace_root,
             diagnostics: diagnostics_store,
             settle,
-            pulled: HashMap::new(),
+            pull_state: PullState::default(),
             pulls,
-            unrepulled: HashSet::new(),
             open: OpenSet::new(max_open_documents),
             closed: HashMap::new(),
             busy,
@@ -615,7 +607,7 @@ impl Actor for ServerActor {
             ServerMsg::Pull { path, attempt } => conn.pull(&myself, path, attempt, REQUEST_TIMEOUT),
             ServerMsg::WorkDone => {
                 // Only what changed since the last time: a cost per change, not per document.
-                for path in std::mem::take(&mut conn.unrepulled) {
+                for path in conn.pull_state.work_done() {
                     conn.pull(&myself, path, 0, REQUEST_TIMEOUT);
                 }
             }
@@ -694,10 +686,10 @@ impl Actor for ServerActor {
                 tracing::debug!(server = %conn.key.id, root = %conn.key.root.display(), encoding = ?conn.encoding.get(), "server initialized");
                 conn.registry.server_up(conn.key.clone(), conn.pid);
             }
-            ServerMsg::Initialized(Err(reason)) => {
+            ServerMsg::Initialized(Err(error)) => {
                 let reason = match conn.stderr.reason_line() {
-                    Some(line) => format!("{reason}: {line}"),
-                    None => reason,
+                    Some(line) => format!("{error}: {line}"),
+                    None => error.to_string(),
                 };
                 myself.stop(Some(reason));
             }
@@ -863,7 +855,7 @@ impl Connection {
         };
         self.open.touch(&path);
         self.closed.remove(&path);
-        self.unrepulled.insert(path.clone());
+        self.pull_state.changed(&path);
         self.documents.insert(
             path.clone(),
             Document {
@@ -923,7 +915,7 @@ impl Connection {
         else {
             return;
         };
-        let previous = self.pulled.get(&path).cloned().flatten();
+        let previous = self.pull_state.previous_result_id(&path);
         let answer = if self.spec.tsserver_pull {
             tsserver::request(&self.socket, &uri)
         } else {
@@ -934,7 +926,7 @@ impl Connection {
         tokio::spawn(async move {
             let answer = match tokio::time::timeout(limit, answer).await {
                 Ok(answer) => answer,
-                Err(_) => Err(format!("no answer within {} s", limit.as_secs())),
+                Err(_) => Err(RequestError::timeout(limit)),
             };
             let _ = me.cast(ServerMsg::PullAnswered {
                 path,
@@ -953,42 +945,29 @@ impl Connection {
         path: PathBuf,
         version: i32,
         attempt: u8,
-        answer: Result<Pulled, String>,
+        answer: Result<Pulled, RequestError>,
     ) {
-        // An answer for a version the document no longer has (or for a closed one) is stale.
-        let current = self
-            .documents
-            .get(&path)
-            .is_some_and(|doc| doc.version == version);
-        match answer {
-            _ if !current => {}
-            Ok(Pulled::Retrigger) if attempt < MAX_RETRIGGERS => {
-                myself.send_after(RETRIGGER_DELAY, move || ServerMsg::Pull {
-                    path,
-                    attempt: attempt + 1,
-                });
+        let current = self.documents.get(&path).map(|doc| doc.version);
+        match (self.pull_state).on_answer(&path, current, version, attempt, answer) {
+            PullStep::Ignore => {}
+            PullStep::RetryAfter(delay, attempt) => {
+                myself.send_after(delay, move || ServerMsg::Pull { path, attempt });
             }
-            Ok(Pulled::Full { result_id, items }) => {
+            PullStep::Publish(items) => {
                 let text = self.documents.get(&path).map(|doc| doc.text.clone());
                 let relative = paths::relative_to(&self.workspace_root, &path);
                 let encoding = self.encoding.get().copied().unwrap_or_default();
                 let diagnostics = convert_diagnostics(items, &relative, text.as_deref(), encoding);
-                self.pulled.insert(path.clone(), result_id);
                 self.publish_pulled(path, version, diagnostics);
             }
-            Ok(Pulled::Unchanged) => {
+            PullStep::StillPulled => {
                 let _ = self.diagnostics.cast(DiagnosticsMsg::StillPulled {
                     key: self.key.clone(),
                     path,
                     version,
                 });
             }
-            Ok(Pulled::Retrigger) => self.pull_failed(
-                path,
-                version,
-                "the server kept cancelling the pull".to_string(),
-            ),
-            Err(reason) => self.pull_failed(path, version, reason),
+            PullStep::Failed(failure) => self.pull_failed(path, version, failure),
         }
         // Sent after the diagnostics: the store sees them before the server turns idle.
         self.busy.pulling(false);
@@ -996,8 +975,8 @@ impl Connection {
 
     /// Tells the store (which ends the waits that have nothing else) and the registry (for the
     /// status) that a pull failed, with the server's error.
-    fn pull_failed(&self, path: PathBuf, version: i32, error: String) {
-        let reason = format!("pull diagnostics failed: {error}");
+    fn pull_failed(&self, path: PathBuf, version: i32, failure: PullFailure) {
+        let reason = format!("pull diagnostics failed: {failure}");
         tracing::debug!(server = %self.key.id, %reason);
         self.registry.note(self.key.clone(), reason.clone());
         let _ = self.diagnostics.cast(DiagnosticsMsg::PullFailed {
@@ -1043,10 +1022,9 @@ impl Connection {
             return;
         };
         self.open.remove(path);
-        self.unrepulled.remove(path);
         self.closed.insert(path.to_path_buf(), doc.version);
         // What was pulled for it no longer holds; pushed results are the server's to clear.
-        if self.pulled.remove(path).is_some() {
+        if self.pull_state.closed(path) {
             let _ = self.diagnostics.cast(DiagnosticsMsg::Publish {
                 key: self.key.clone(),
                 path: path.to_path_buf(),
