@@ -3,6 +3,7 @@
 
 mod capabilities;
 mod client;
+mod document_sync;
 mod documents;
 mod lifecycle;
 pub mod navigate;
@@ -21,7 +22,6 @@ mod stderr;
 mod stdin_queue;
 mod tsserver;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -30,7 +30,7 @@ use async_lsp::lsp_types::{
     DidChangeConfigurationParams, DidChangeTextDocumentParams, DidChangeWatchedFilesParams,
     DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams, FileEvent,
     InitializeResult, InitializedParams, TextDocumentContentChangeEvent, TextDocumentIdentifier,
-    TextDocumentItem, Url, VersionedTextDocumentIdentifier,
+    TextDocumentItem, VersionedTextDocumentIdentifier,
 };
 use async_lsp::{LanguageServer, MainLoop, ServerSocket};
 use ractor::{Actor, ActorCell, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SpawnErr};
@@ -48,8 +48,9 @@ use crate::key::ServerKey;
 use crate::watchdog::Watchdog;
 use crate::watcher::{Listener, WatcherHandle};
 use client::ClientContext;
-use documents::{Document, Documents};
-use lifecycle::{HandshakeError, Lifecycle, Save};
+use document_sync::{DocumentSync, Notice, SyncError};
+use documents::Documents;
+use lifecycle::{HandshakeError, Lifecycle};
 use navigate::{NavAnswer, NavRequest, Provides};
 use open_set::OpenSet;
 use process::ProcessGroup;
@@ -85,7 +86,7 @@ enum ServerMsg {
         path: PathBuf,
         text: Arc<str>,
         deadline: Instant,
-        reply: RpcReplyPort<Result<Opened, String>>,
+        reply: RpcReplyPort<Result<Opened, SyncError>>,
     },
     /// What the server answers, its position encoding, and what it is busy with.
     Info(RpcReplyPort<ServerInfo>),
@@ -181,7 +182,7 @@ impl ServerHandle {
         text: Arc<str>,
         deadline: Instant,
         limit: Duration,
-    ) -> Option<Result<Opened, String>> {
+    ) -> Option<Result<Opened, SyncError>> {
         let open = |reply| ServerMsg::Open {
             path,
             text,
@@ -352,7 +353,10 @@ pub struct Connection {
     spec: ServerSpec,
     registry: Arc<dyn Supervisor>,
     socket: ServerSocket,
+    /// The open documents (read here; written only through `document_sync`).
     documents: Documents,
+    /// The documents' versions, and what each sync, save and close sends.
+    document_sync: DocumentSync,
     encoding: Arc<OnceLock<PositionEncoding>>,
     group: Arc<ProcessGroup>,
     pid: Option<u32>,
@@ -371,9 +375,6 @@ pub struct Connection {
     pulls: Arc<pull::Stash>,
     /// The open documents in order of use, and which are in use; bounds how many stay open.
     open: OpenSet,
-    /// The last version sent for each document closed since: a reopened document goes on from
-    /// it, so that a late answer for its old text is never taken for the new one's.
-    closed: HashMap<PathBuf, i32>,
     busy: Busy,
     /// Whether a liveness probe is in flight.
     probing: bool,
@@ -539,6 +540,7 @@ impl Actor for ServerActor {
             spec,
             registry,
             socket,
+            document_sync: DocumentSync::new(documents.clone()),
             documents,
             encoding,
             group,
@@ -552,7 +554,6 @@ impl Actor for ServerActor {
             pull_state: PullState::default(),
             pulls,
             open: OpenSet::new(max_open_documents),
-            closed: HashMap::new(),
             busy,
             probing: false,
             backlog,
@@ -612,9 +613,7 @@ impl Actor for ServerActor {
                 }
             }
             ServerMsg::Repull => {
-                let open: Vec<PathBuf> =
-                    conn.documents.iter().map(|doc| doc.key().clone()).collect();
-                for path in open {
+                for path in conn.document_sync.open_paths() {
                     conn.pull(&myself, path, 0, REQUEST_TIMEOUT);
                 }
             }
@@ -632,7 +631,7 @@ impl Actor for ServerActor {
                 deadline,
                 reply,
             } => {
-                if let Some(text) = conn.documents.get(&path).map(|doc| doc.text.clone()) {
+                if let Some(text) = conn.document_sync.get(&path).map(|doc| doc.text) {
                     conn.open.touch(&path);
                     let _ = reply.send(Ok(Opened::Already(text)));
                     return Ok(());
@@ -771,15 +770,6 @@ impl Connection {
         self.life.offers().pull || self.spec.tsserver_pull
     }
 
-    /// The version the next sync of a document sends: 1 to open it, then one more each time
-    /// (also across a close and a reopen).
-    fn next_version(&self, path: &Path) -> i32 {
-        match self.documents.get(path) {
-            Some(doc) => doc.version + 1,
-            None => self.closed.get(path).map_or(1, |last| last + 1),
-        }
-    }
-
     /// Syncs a text and has the store answer `reply` once the server's diagnostics for it are
     /// final (or at `deadline`). The wait is registered before the change is sent, so no answer
     /// for it is missed, and the document stays open until the answer.
@@ -791,11 +781,11 @@ impl Connection {
         saved: bool,
         deadline: Instant,
         reply: RpcReplyPort<Freshness>,
-    ) -> Result<(), String> {
+    ) -> Result<(), SyncError> {
         let wait = DiagnosticsMsg::WaitFresh {
             key: self.key.clone(),
             path: path.clone(),
-            version: self.next_version(&path),
+            version: self.document_sync.next_version(&path),
             traits: self.traits(),
             deadline,
             reply: self.hold_until_answered(myself, &path, reply),
@@ -843,63 +833,56 @@ impl Connection {
 
     /// Sends didOpen (version 1) or a full-text didChange (version + 1), then didSave when the
     /// file on disk holds the text (`saved`) and the server wants it.
-    fn sync(&mut self, path: PathBuf, text: Arc<str>, saved: bool) -> Result<i32, String> {
-        let version = self.next_version(&path);
-        let (uri, opening) = match self.documents.get(&path) {
-            Some(doc) => (doc.uri.clone(), false),
-            None => (
-                Url::parse(&paths::path_to_uri(&path.to_string_lossy()))
-                    .map_err(|err| format!("cannot make a URI of {}: {err}", path.display()))?,
-                true,
-            ),
-        };
+    fn sync(&mut self, path: PathBuf, text: Arc<str>, saved: bool) -> Result<i32, SyncError> {
+        let save = self.life.offers().save;
+        let synced = self.document_sync.sync(&path, text, saved, save)?;
         self.open.touch(&path);
-        self.closed.remove(&path);
         self.pull_state.changed(&path);
-        self.documents.insert(
-            path.clone(),
-            Document {
-                uri: uri.clone(),
-                version,
-                text: text.clone(),
-            },
-        );
-        let sent = if opening {
-            let extension = path
-                .extension()
-                .map(|e| e.to_string_lossy().to_lowercase())
-                .unwrap_or_default();
-            self.socket.did_open(DidOpenTextDocumentParams {
-                text_document: TextDocumentItem {
-                    uri: uri.clone(),
-                    language_id: self.spec.language_id_for(&extension),
-                    version,
-                    text: text.to_string(),
-                },
-            })
-        } else {
-            self.socket.did_change(DidChangeTextDocumentParams {
-                text_document: VersionedTextDocumentIdentifier {
-                    uri: uri.clone(),
-                    version,
-                },
-                content_changes: vec![TextDocumentContentChangeEvent {
-                    range: None,
-                    range_length: None,
-                    text: text.to_string(),
-                }],
-            })
-        };
-        sent.map_err(|err| format!("{} is not connected: {err}", self.key.id))?;
-        if let (true, Save::Send { include_text }) = (saved, self.life.offers().save) {
-            self.socket
-                .did_save(DidSaveTextDocumentParams {
-                    text_document: TextDocumentIdentifier { uri },
-                    text: include_text.then(|| text.to_string()),
-                })
-                .map_err(|err| format!("{} is not connected: {err}", self.key.id))?;
+        for notice in synced.notices {
+            self.notify(&path, notice)
+                .map_err(|reason| SyncError::NotConnected {
+                    server: self.key.id.clone(),
+                    reason: reason.into(),
+                })?;
         }
-        Ok(version)
+        Ok(synced.version)
+    }
+
+    /// Sends the server a notification about the document at `path`.
+    fn notify(&mut self, path: &Path, notice: Notice) -> Result<(), async_lsp::Error> {
+        match notice {
+            Notice::Open { uri, version, text } => {
+                let extension = path
+                    .extension()
+                    .map(|e| e.to_string_lossy().to_lowercase())
+                    .unwrap_or_default();
+                self.socket.did_open(DidOpenTextDocumentParams {
+                    text_document: TextDocumentItem {
+                        uri,
+                        language_id: self.spec.language_id_for(&extension),
+                        version,
+                        text: text.to_string(),
+                    },
+                })
+            }
+            Notice::Change { uri, version, text } => {
+                self.socket.did_change(DidChangeTextDocumentParams {
+                    text_document: VersionedTextDocumentIdentifier { uri, version },
+                    content_changes: vec![TextDocumentContentChangeEvent {
+                        range: None,
+                        range_length: None,
+                        text: text.to_string(),
+                    }],
+                })
+            }
+            Notice::Save { uri, text } => self.socket.did_save(DidSaveTextDocumentParams {
+                text_document: TextDocumentIdentifier { uri },
+                text: text.map(|text| text.to_string()),
+            }),
+            Notice::Close { uri } => self.socket.did_close(DidCloseTextDocumentParams {
+                text_document: TextDocumentIdentifier { uri },
+            }),
+        }
     }
 }
 
@@ -911,10 +894,10 @@ impl Connection {
         if !self.pulls_diagnostics() {
             return;
         }
-        let Some((version, uri)) = (self.documents.get(&path)).map(|d| (d.version, d.uri.clone()))
-        else {
+        let Some(doc) = self.document_sync.get(&path) else {
             return;
         };
+        let (uri, version) = (doc.uri, doc.version);
         let previous = self.pull_state.previous_result_id(&path);
         let answer = if self.spec.tsserver_pull {
             tsserver::request(&self.socket, &uri)
@@ -947,14 +930,14 @@ impl Connection {
         attempt: u8,
         answer: Result<Pulled, RequestError>,
     ) {
-        let current = self.documents.get(&path).map(|doc| doc.version);
+        let current = self.document_sync.get(&path).map(|doc| doc.version);
         match (self.pull_state).on_answer(&path, current, version, attempt, answer) {
             PullStep::Ignore => {}
             PullStep::RetryAfter(delay, attempt) => {
                 myself.send_after(delay, move || ServerMsg::Pull { path, attempt });
             }
             PullStep::Publish(items) => {
-                let text = self.documents.get(&path).map(|doc| doc.text.clone());
+                let text = self.document_sync.get(&path).map(|doc| doc.text);
                 let relative = paths::relative_to(&self.workspace_root, &path);
                 let encoding = self.encoding.get().copied().unwrap_or_default();
                 let diagnostics = convert_diagnostics(items, &relative, text.as_deref(), encoding);
@@ -1004,25 +987,17 @@ impl Connection {
 
     /// Sends didSave for an open document when the server asked for it.
     fn save(&mut self, path: &Path) {
-        let Some(doc) = self.documents.get(path).map(|d| d.clone()) else {
-            return;
-        };
-        let Save::Send { include_text } = self.life.offers().save else {
-            return;
-        };
-        let _ = self.socket.did_save(DidSaveTextDocumentParams {
-            text_document: TextDocumentIdentifier { uri: doc.uri },
-            text: include_text.then(|| doc.text.to_string()),
-        });
+        if let Some(notice) = self.document_sync.save(path, self.life.offers().save) {
+            let _ = self.notify(path, notice);
+        }
     }
 
     /// Sends didClose for an open document and forgets it.
     fn close(&mut self, path: &Path) {
-        let Some((_, doc)) = self.documents.remove(path) else {
+        let Some(notice) = self.document_sync.close(path) else {
             return;
         };
         self.open.remove(path);
-        self.closed.insert(path.to_path_buf(), doc.version);
         // What was pulled for it no longer holds; pushed results are the server's to clear.
         if self.pull_state.closed(path) {
             let _ = self.diagnostics.cast(DiagnosticsMsg::Publish {
@@ -1033,9 +1008,7 @@ impl Connection {
                 diagnostics: Vec::new(),
             });
         }
-        let _ = self.socket.did_close(DidCloseTextDocumentParams {
-            text_document: TextDocumentIdentifier { uri: doc.uri },
-        });
+        let _ = self.notify(path, notice);
     }
 }
 
