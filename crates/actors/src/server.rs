@@ -1,5 +1,7 @@
 //! The server actor: owns one language-server process for one root, performs the handshake,
-//! keeps its documents in sync, and shuts it down.
+//! keeps its documents in sync, and shuts it down. What it decides lives in pure modules
+//! beside it (`lifecycle`, `open_set`, `document_sync`, `pull_state`); the actor forwards
+//! messages to them and does the I/O they call for.
 
 mod capabilities;
 mod client;
