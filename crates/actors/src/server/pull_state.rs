@@ -116,7 +116,10 @@ mod tests {
         PathBuf::from(format!("/ws/{name}"))
     }
 
-    fn full(id: Option<&str>) -> Result<Pulled, RequestError> {
+    /// A pull's answer.
+    type Answer = Result<Pulled, RequestError>;
+
+    fn full(id: Option<&str>) -> Answer {
         Ok(Pulled::Full {
             result_id: id.map(str::to_string),
             items: vec![Diagnostic {
@@ -136,8 +139,8 @@ mod tests {
     #[test]
     fn each_answer_leads_to_its_step() {
         let late = RequestError::timeout(Duration::from_secs(10));
-        let table: Vec<(Option<i32>, i32, u8, Result<Pulled, RequestError>, PullStep)> = vec![
-            // (version now, version pulled, attempt, answer, step)
+        // (version now, version pulled, attempt, answer, step)
+        let table: Vec<(Option<i32>, i32, u8, Answer, PullStep)> = vec![
             (Some(2), 2, 0, full(Some("r")), PullStep::Publish(items())),
             (Some(2), 2, 0, Ok(Pulled::Unchanged), PullStep::StillPulled),
             (Some(3), 2, 0, full(Some("r")), PullStep::Ignore),
