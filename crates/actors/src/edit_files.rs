@@ -9,6 +9,38 @@ use async_lsp::lsp_types::WorkspaceEdit;
 use squiggle_protocol::navigation::{plan_edit, EditError, EditPlan};
 use squiggle_protocol::{paths, PositionEncoding};
 
+/// Why an edit was not (or not all) written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WriteError {
+    /// The edit cannot be planned against the files on disk.
+    #[error(transparent)]
+    Plan(#[from] EditError),
+    /// A file resolves outside the workspace root once links are followed.
+    #[error("{} resolves outside the workspace root; nothing was written", .0.display())]
+    Outside(PathBuf),
+    /// Writing a file failed, after `written` others were written.
+    #[error("cannot write {file}: {cause} ({})", written_before(*.written))]
+    Write {
+        /// The file, relative to the root.
+        file: String,
+        /// What the system said.
+        cause: String,
+        /// How many files were written before it.
+        written: usize,
+    },
+    /// The task writing the files did not finish (the runtime is shutting down).
+    #[error("the write did not finish: {0}")]
+    Interrupted(String),
+}
+
+/// What was written before a failed write, for its message.
+fn written_before(written: usize) -> String {
+    match written {
+        0 => "nothing was written".to_string(),
+        n => format!("{n} file(s) were written before it"),
+    }
+}
+
 /// The text of a file for planning: None when it does not exist; an error when it is not a
 /// regular text file within `limit` bytes.
 pub fn read_current(path: &Path, limit: u64) -> Result<Option<String>, String> {
@@ -41,24 +73,21 @@ pub fn apply_on_disk(
     root: &Path,
     encoding: PositionEncoding,
     limit: u64,
-) -> Result<Vec<PathBuf>, String> {
-    let plan = plan_on_disk(edit, root, encoding, limit).map_err(|err| err.to_string())?;
+) -> Result<Vec<PathBuf>, WriteError> {
+    let plan = plan_on_disk(edit, root, encoding, limit)?;
     write_plan(&plan, root)
 }
 
 /// Writes what the plan changes: each file atomically, deleted files removed; nothing is
 /// written unless every file lies inside `root` once links are resolved. Returns the paths
 /// changed.
-pub fn write_plan(plan: &EditPlan, root: &Path) -> Result<Vec<PathBuf>, String> {
+pub fn write_plan(plan: &EditPlan, root: &Path) -> Result<Vec<PathBuf>, WriteError> {
     let changed: Vec<_> = plan.changed().collect();
     if let Some(outside) = changed
         .iter()
         .find(|change| !paths::is_within(root, &change.path) || change.path == root)
     {
-        return Err(format!(
-            "{} resolves outside the workspace root; nothing was written",
-            outside.path.display()
-        ));
+        return Err(WriteError::Outside(outside.path.clone()));
     }
     let mut written = Vec::new();
     for change in changed {
@@ -69,13 +98,10 @@ pub fn write_plan(plan: &EditPlan, root: &Path) -> Result<Vec<PathBuf>, String> 
                 other => other,
             },
         };
-        done.map_err(|err| {
-            let before = if written.is_empty() {
-                "nothing was written".to_string()
-            } else {
-                format!("{} file(s) were written before it", written.len())
-            };
-            format!("cannot write {}: {err} ({before})", change.file)
+        done.map_err(|err| WriteError::Write {
+            file: change.file.clone(),
+            cause: err.to_string(),
+            written: written.len(),
         })?;
         written.push(change.path.clone());
     }

@@ -95,7 +95,7 @@ enum ServerMsg {
     /// A navigation request; replies with the server's answer within the request deadline.
     Navigate {
         request: NavRequest,
-        reply: RpcReplyPort<Result<NavAnswer, String>>,
+        reply: RpcReplyPort<Result<NavAnswer, RequestError>>,
     },
     /// The sidecar failed or stopped (sent by the sidecar's task).
     SidecarFailed(String),
@@ -200,14 +200,17 @@ impl ServerHandle {
         ask(&self.0, ServerMsg::Info, limit).await
     }
 
-    /// A navigation request; None when no answer (not even an error) came within `limit`.
+    /// A navigation request: the server's answer, or why there is none (no answer, not even
+    /// an error, within `limit` is a timeout).
     pub async fn navigate(
         &self,
         request: NavRequest,
         limit: Duration,
-    ) -> Option<Result<NavAnswer, String>> {
+    ) -> Result<NavAnswer, RequestError> {
         let message = |reply| ServerMsg::Navigate { request, reply };
-        ask(&self.0, message, limit).await
+        ask(&self.0, message, limit)
+            .await
+            .unwrap_or(Err(RequestError::timeout(limit)))
     }
 
     /// Sends `didSave` for an open document, if the server wants it.
@@ -668,7 +671,7 @@ impl Actor for ServerActor {
                 tokio::spawn(async move {
                     let answer = match tokio::time::timeout(REQUEST_TIMEOUT, answer).await {
                         Ok(answer) => answer,
-                        Err(_) => Err(format!("no answer within {} s", REQUEST_TIMEOUT.as_secs())),
+                        Err(_) => Err(RequestError::timeout(REQUEST_TIMEOUT)),
                     };
                     let _ = reply.send(answer);
                     if let Some(path) = held {

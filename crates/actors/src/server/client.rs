@@ -176,7 +176,7 @@ impl ClientContext {
                 crate::edit_files::apply_on_disk(&edit, &root, encoding, limit)
             })
             .await
-            .unwrap_or_else(|err| Err(err.to_string()));
+            .unwrap_or_else(|err| Err(crate::edit_files::WriteError::Interrupted(err.to_string())));
             let (done, reason) = match outcome {
                 Ok(written) => {
                     tracing::debug!(%server, files = written.len(), "applied the server's edit");
@@ -185,7 +185,7 @@ impl ClientContext {
                 }
                 Err(reason) => {
                     tracing::warn!(%server, %reason, "refused the server's edit");
-                    (false, Some(reason))
+                    (false, Some(reason.to_string()))
                 }
             };
             Ok(async_lsp::lsp_types::ApplyWorkspaceEditResponse {

@@ -14,6 +14,7 @@ use async_lsp::lsp_types::{
 use async_lsp::{LanguageServer, ServerSocket};
 
 use super::refactor::{self, EditAnswer, EditProvides, EditRequest};
+use super::request_error::RequestError;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 
@@ -179,7 +180,7 @@ impl Provides {
 pub fn send(
     socket: &ServerSocket,
     request: NavRequest,
-) -> BoxFuture<'static, Result<NavAnswer, String>> {
+) -> BoxFuture<'static, Result<NavAnswer, RequestError>> {
     let mut socket = socket.clone();
     let work = WorkDoneProgressParams::default();
     let partial = PartialResultParams::default();
@@ -236,7 +237,7 @@ pub fn send(
             .boxed(),
         other => send_breadth(socket, other),
     };
-    answer.map(|r| r.map_err(|err| err.to_string())).boxed()
+    answer.map(|r| r.map_err(RequestError::from)).boxed()
 }
 
 /// Queues one of the implementation, type definition, call hierarchy and workspace diagnostic

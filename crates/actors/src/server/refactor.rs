@@ -20,6 +20,8 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use serde_json::Value;
 
+use super::request_error::RequestError;
+
 /// A refactoring request.
 #[derive(Debug, Clone)]
 pub enum EditRequest {
@@ -184,7 +186,7 @@ pub fn declare(capabilities: &mut ClientCapabilities) {
 pub fn send(
     socket: &ServerSocket,
     request: EditRequest,
-) -> BoxFuture<'static, Result<EditAnswer, String>> {
+) -> BoxFuture<'static, Result<EditAnswer, RequestError>> {
     let mut socket = socket.clone();
     let work = WorkDoneProgressParams::default();
     let answer = match request {
@@ -217,7 +219,7 @@ pub fn send(
             .map(|r| r.map(|_: Option<Value>| EditAnswer::Executed))
             .boxed(),
     };
-    answer.map(|r| r.map_err(|err| err.to_string())).boxed()
+    answer.map(|r| r.map_err(RequestError::from)).boxed()
 }
 
 #[cfg(test)]

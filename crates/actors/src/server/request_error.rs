@@ -41,6 +41,16 @@ impl RequestError {
         Self::Timeout(limit)
     }
 
+    /// The note that tells a reader why `server` gave no answer (never an empty answer that
+    /// looks like "nothing found").
+    pub fn note_for(&self, server: &str) -> String {
+        match self {
+            Self::Timeout(limit) => format!("{server} did not answer within {} s", limit.as_secs()),
+            Self::Server { .. } => format!("{server} answered with an error: {self}"),
+            _ => format!("{server} gave no usable answer: {self}"),
+        }
+    }
+
     /// Names the step of a multi-request this error came from.
     pub fn in_step(self, step: &'static str) -> Self {
         Self::Step {
@@ -84,6 +94,25 @@ mod tests {
         assert_eq!(stopped.to_string(), "service stopped");
         let bad = RequestError::from(async_lsp::Error::Protocol("odd".into()));
         assert!(matches!(bad, RequestError::Unusable(_)));
+    }
+
+    #[test]
+    fn a_note_tells_a_refusal_from_silence_and_a_broken_answer() {
+        let refused = RequestError::Server {
+            code: -32601,
+            message: "no".into(),
+        };
+        assert_eq!(
+            refused.note_for("fake"),
+            "fake answered with an error: no (jsonrpc error -32601)"
+        );
+        let late = RequestError::timeout(Duration::from_secs(15));
+        assert_eq!(late.note_for("fake"), "fake did not answer within 15 s");
+        let gone = RequestError::Connection("service stopped".into());
+        assert_eq!(
+            gone.note_for("fake"),
+            "fake gave no usable answer: service stopped"
+        );
     }
 
     #[test]

@@ -527,7 +527,7 @@ impl Squiggle {
 
     /// Sends a navigation request to one server and waits for its answer.
     async fn navigate(&self, server: &Ready, request: NavRequest) -> Option<NavAnswer> {
-        match (server.server.navigate(request, Duration::from_secs(15))).await? {
+        match (server.server.navigate(request, Duration::from_secs(15))).await {
             Ok(answer) => Some(answer),
             Err(err) => {
                 tracing::debug!(server = %server.key.id, %err, "navigation request failed");
@@ -659,13 +659,9 @@ impl Squiggle {
         notes: &mut Vec<String>,
     ) -> Option<NavAnswer> {
         match (server.server.navigate(request, Duration::from_secs(15))).await {
-            Some(Ok(answer)) => Some(answer),
-            Some(Err(err)) => {
-                notes.push(format!("{} answered with an error: {err}", server.key.id));
-                None
-            }
-            None => {
-                notes.push(format!("{} did not answer", server.key.id));
+            Ok(answer) => Some(answer),
+            Err(err) => {
+                notes.push(err.note_for(&server.key.id));
                 None
             }
         }

@@ -17,6 +17,7 @@ use crate::check::CheckResult;
 use crate::edit_files;
 use crate::server::navigate::{NavAnswer, NavRequest};
 use crate::server::refactor::{EditAnswer, EditRequest};
+use crate::server::request_error::RequestError;
 use crate::squiggle::Squiggle;
 
 /// How long a rename, code action or command may take on the server.
@@ -70,7 +71,7 @@ pub enum EditFailure {
     Refused(String),
     /// The server failed to answer.
     #[error("{server} failed: {error}")]
-    Server { server: String, error: String },
+    Server { server: String, error: RequestError },
     /// The edit cannot be applied (outside the workspace, stale ranges, missing files).
     #[error("{0}")]
     Edit(#[from] EditError),
@@ -78,8 +79,8 @@ pub enum EditFailure {
     #[error("{} changed since the preview; nothing was written; preview again", .0.join(", "))]
     Stale(Vec<String>),
     /// Writing failed.
-    #[error("{0}")]
-    Write(String),
+    #[error(transparent)]
+    Write(#[from] edit_files::WriteError),
 }
 
 impl Squiggle {
@@ -175,7 +176,7 @@ impl Squiggle {
             edit_files::plan_on_disk(&owned, &root, encoding, limit)
         })
         .await
-        .map_err(|err| EditFailure::Write(err.to_string()))??;
+        .map_err(|err| edit_files::WriteError::Interrupted(err.to_string()))??;
         let hashes = plan.hashes();
         let EditMode::Apply { expect } = mode else {
             return Ok(EditOutcome {
@@ -196,8 +197,8 @@ impl Squiggle {
             (plan, written)
         })
         .await
-        .map_err(|err| EditFailure::Write(err.to_string()))?;
-        let written = written.map_err(EditFailure::Write)?;
+        .map_err(|err| edit_files::WriteError::Interrupted(err.to_string()))?;
+        let written = written?;
         let checks = self.sync_written(&written).await;
         Ok(EditOutcome {
             plan,
@@ -307,13 +308,13 @@ impl Squiggle {
         &self,
         server: &Ready,
         request: EditRequest,
-    ) -> Result<EditAnswer, String> {
+    ) -> Result<EditAnswer, RequestError> {
         let request = NavRequest::Edit(Box::new(request));
-        match server.server.navigate(request, EDIT_LIMIT).await {
-            Some(Ok(NavAnswer::Edit(answer))) => Ok(*answer),
-            Some(Ok(_)) => Err("an answer of the wrong kind".to_string()),
-            Some(Err(error)) => Err(error),
-            None => Err(format!("no answer within {} s", EDIT_LIMIT.as_secs())),
+        match server.server.navigate(request, EDIT_LIMIT).await? {
+            NavAnswer::Edit(answer) => Ok(*answer),
+            _ => Err(RequestError::Unusable(
+                "an answer of the wrong kind".to_string(),
+            )),
         }
     }
 }
