@@ -26,8 +26,11 @@
 //! - `check`: what one check of a file produced, and why a file was not checked.
 //! - `feedback`: the text an edit tool appends after an edit; the new errors it introduced.
 //! - `events`: what the runtime tells subscribers as it happens.
-//! - `registry`: the registry actor (`registry/restarts`: when a broken server may restart).
-//! - `server`: the server actor and, under `server/`, the process, its I/O and its documents.
+//! - `registry`: the registry actor (`registry/entries`: each server starting, with who waits
+//!   for it, active or unusable; `registry/restarts`: when a broken server may restart).
+//! - `server`: the server actor and, under `server/`, the process, its I/O and its documents
+//!   (`server/document_sync`: versions and what each sync sends; `server/pull_state`: result
+//!   ids, repulls and what each pull's answer leads to).
 //! - `diagnostics`: the store actor (`diagnostics/completion`: when results are final).
 //! - `watcher`: the watcher actor.
 //! - `watchdog`: the guard process that kills the servers' process groups if squiggle is killed.

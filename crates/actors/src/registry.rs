@@ -1,6 +1,7 @@
-//! The registry actor: which servers run for which roots, starting each at most once, and
-//! restarting a broken one as [`restarts`] allows.
+//! The registry actor: which servers run for which roots, starting each at most once (the
+//! table in [`entries`]), and restarting a broken one as [`restarts`] allows.
 
+pub mod entries;
 pub mod restarts;
 
 use std::collections::HashMap;
@@ -22,6 +23,7 @@ use crate::key::ServerKey;
 use crate::server::{ServerArgs, ServerHandle, Supervisor};
 use crate::watchdog::Watchdog;
 use crate::watcher::WatcherHandle;
+use entries::{Acquire, Answer, Entries, Entry};
 use restarts::{Decision, Limits, Restart, Restarts};
 
 /// How long one server may take to shut down before it is killed.
@@ -125,17 +127,12 @@ impl Supervisor for RegistryHandle {
     }
 }
 
-/// The answer to [`RegistryMsg::Acquire`].
-#[derive(Debug, Clone)]
-pub enum Acquired {
-    /// The server is ready; `first_touch` when this call had to wait for it to start.
-    Ready {
-        server: ServerHandle,
-        first_touch: bool,
-    },
-    /// The server cannot serve (broken, disabled, unavailable) and why.
-    Unusable { state: ServerState, reason: String },
-}
+/// The answer to [`RegistryMsg::Acquire`]: the server is ready (`first_touch` when the call
+/// had to wait for it to start), or cannot serve and why.
+pub type Acquired = Answer<ServerHandle>;
+
+/// Who waits for an answer to [`RegistryMsg::Acquire`].
+type Waiter = RpcReplyPort<Acquired>;
 
 /// What the registry is started with.
 #[derive(Debug)]
@@ -162,28 +159,12 @@ pub struct RegistryArgs {
 #[derive(Debug)]
 struct RegistryActor;
 
-/// One server instance as the registry sees it.
-#[derive(Debug)]
-enum Entry {
-    Starting {
-        server: ServerHandle,
-        waiters: Vec<RpcReplyPort<Acquired>>,
-    },
-    Active {
-        server: ServerHandle,
-        pid: Option<u32>,
-    },
-    Unusable {
-        state: ServerState,
-        reason: String,
-    },
-}
-
 /// The state of the registry.
 #[derive(Debug)]
 pub struct Servers {
     args: RegistryArgs,
-    entries: HashMap<ServerKey, Entry>,
+    /// Each server tried: starting (with who waits for it), active, or unusable.
+    entries: Entries<ServerHandle, Waiter>,
     /// Notes about running servers (a failed sidecar), shown as the reason in their status.
     notes: HashMap<ServerKey, String>,
     by_actor: HashMap<ActorId, ServerKey>,
@@ -204,7 +185,7 @@ impl Actor for RegistryActor {
     ) -> Result<Self::State, ActorProcessingErr> {
         Ok(Servers {
             args,
-            entries: HashMap::new(),
+            entries: Entries::default(),
             notes: HashMap::new(),
             by_actor: HashMap::new(),
             restarts: HashMap::new(),
@@ -269,39 +250,21 @@ impl Actor for RegistryActor {
 }
 
 impl Servers {
+    /// Answers `reply` with the server of `key` when it is ready, or when it cannot serve;
+    /// starts it (at most once however many ask) when none runs and the restart policy lets.
     async fn acquire(
         &mut self,
         myself: &ActorRef<RegistryMsg>,
         key: ServerKey,
         restart: Restart,
-        reply: Option<RpcReplyPort<Acquired>>,
+        reply: Option<Waiter>,
     ) {
-        let answer = |reply: Option<RpcReplyPort<Acquired>>, acquired: Acquired| {
-            if let Some(reply) = reply {
-                let _ = reply.send(acquired);
-            }
-        };
         let now = Instant::now();
         let mut restarting = false;
-        match self.entries.get_mut(&key) {
-            Some(Entry::Active { server, .. }) => {
-                let server = server.clone();
-                return answer(
-                    reply,
-                    Acquired::Ready {
-                        server,
-                        first_touch: false,
-                    },
-                );
-            }
-            Some(Entry::Starting { waiters, .. }) => {
-                waiters.extend(reply);
-                return;
-            }
-            Some(Entry::Unusable {
-                state: ServerState::Broken,
-                reason,
-            }) => {
+        let reply = match self.entries.acquire(&key, reply) {
+            Acquire::Answer(reply, acquired) => return answer(reply, acquired),
+            Acquire::Joined => return,
+            Acquire::Broken(reply, reason) => {
                 let decision =
                     (self.restarts.get(&key)).map_or(Decision::Start, |r| r.decide(restart, now));
                 let reason = match decision {
@@ -313,19 +276,16 @@ impl Servers {
                         "{reason}; not restarted yet: its restart cooldown ends in {:.1} s",
                         left.as_secs_f64()
                     )),
-                    Decision::Cooling(_) | Decision::Held(_) => Some(reason.clone()),
+                    Decision::Cooling(_) | Decision::Held(_) => Some(reason),
                 };
                 if let Some(reason) = reason {
                     let state = ServerState::Broken;
                     return answer(reply, Acquired::Unusable { state, reason });
                 }
+                reply
             }
-            Some(Entry::Unusable { state, reason }) => {
-                let (state, reason) = (*state, reason.clone());
-                return answer(reply, Acquired::Unusable { state, reason });
-            }
-            None => {}
-        }
+            Acquire::Absent(reply) => reply,
+        };
         if self.shutting_down {
             let reason = "squiggle is shutting down".to_string();
             return answer(
@@ -350,13 +310,10 @@ impl Servers {
             key: key.clone(),
             one_list,
         });
-        let entry = match self.start(myself, &key).await {
+        match self.start(myself, &key).await {
             Ok(server) => {
                 self.by_actor.insert(server.id(), key.clone());
-                Entry::Starting {
-                    server,
-                    waiters: reply.into_iter().collect(),
-                }
+                self.entries.starting(key.clone(), server, reply);
             }
             Err((state, reason)) => {
                 tracing::debug!(server = %key.id, %state, %reason, "server cannot start");
@@ -364,17 +321,15 @@ impl Servers {
                     ServerState::Broken => self.broke(myself, &key, reason),
                     _ => reason,
                 };
-                answer(
-                    reply,
-                    Acquired::Unusable {
-                        state,
-                        reason: reason.clone(),
-                    },
-                );
-                Entry::Unusable { state, reason }
+                let unusable = Acquired::Unusable {
+                    state,
+                    reason: reason.clone(),
+                };
+                answer(reply, unusable);
+                self.entries.unusable(key.clone(), state, reason);
             }
-        };
-        self.set(key, entry);
+        }
+        self.changed(&key);
     }
 
     /// The restart policy's limits, from the configuration.
@@ -471,17 +426,13 @@ impl Servers {
     fn server_up(&mut self, key: ServerKey, pid: Option<u32>) {
         // Supervision events overtake messages: a server that died right after its handshake is
         // already marked broken and must stay so.
-        let Some(Entry::Starting { server, waiters }) = self.entries.get_mut(&key) else {
+        let Some(answers) = self.entries.up(&key, pid) else {
             return;
         };
-        let server = server.clone();
-        for waiter in waiters.drain(..) {
-            let _ = waiter.send(Acquired::Ready {
-                server: server.clone(),
-                first_touch: true,
-            });
+        for (waiter, acquired) in answers {
+            let _ = waiter.send(acquired);
         }
-        self.set(key, Entry::Active { server, pid });
+        self.changed(&key);
     }
 
     /// Records a note about a server (kept while it runs) and announces it if it is active.
@@ -513,34 +464,28 @@ impl Servers {
         }
         tracing::info!(server = %key.id, root = %key.root.display(), %reason, "server broken");
         let reason = self.broke(myself, &key, reason);
-        let broken = Entry::Unusable {
-            state: ServerState::Broken,
-            reason: reason.clone(),
-        };
-        if let Some(Entry::Starting { waiters, .. }) = self.set(key, broken) {
-            for waiter in waiters {
-                let reason = reason.clone();
-                let _ = waiter.send(Acquired::Unusable {
-                    state: ServerState::Broken,
-                    reason,
-                });
-            }
+        let answers = self.entries.gone(&key, reason);
+        self.changed(&key);
+        for (waiter, acquired) in answers {
+            let _ = waiter.send(acquired);
         }
     }
 
-    /// Records a server's new entry and announces its state; returns the entry it replaced.
-    fn set(&mut self, key: ServerKey, entry: Entry) -> Option<Entry> {
-        let status = self.status_of(&key, &entry);
+    /// Announces a server's new state and keeps the active servers in step with its entry.
+    fn changed(&self, key: &ServerKey) {
+        let Some(entry) = self.entries.get(key) else {
+            return;
+        };
+        let status = self.status_of(key, entry);
         self.announce(status);
-        match &entry {
+        match entry {
             Entry::Active { server, .. } => {
                 self.args.active.insert(key.clone(), server.clone());
             }
             _ => {
-                self.args.active.remove(&key);
+                self.args.active.remove(key);
             }
         }
-        self.entries.insert(key, entry)
     }
 
     fn announce(&self, status: ServerStatus) {
@@ -552,7 +497,7 @@ impl Servers {
         });
     }
 
-    fn status_of(&self, key: &ServerKey, entry: &Entry) -> ServerStatus {
+    fn status_of(&self, key: &ServerKey, entry: &Entry<ServerHandle, Waiter>) -> ServerStatus {
         let (state, reason, pid) = match entry {
             Entry::Starting { .. } => (ServerState::Starting, None, None),
             Entry::Active { pid, .. } => (ServerState::Active, self.notes.get(key).cloned(), *pid),
@@ -587,10 +532,8 @@ impl Servers {
     /// Asks every running server to shut down and replies once all are gone.
     fn shutdown(&mut self, reply: RpcReplyPort<()>) {
         self.shutting_down = true;
-        let running: Vec<ServerHandle> = self
-            .entries
-            .values()
-            .filter_map(|entry| match entry {
+        let running: Vec<ServerHandle> = (self.entries.iter())
+            .filter_map(|(_, entry)| match entry {
                 Entry::Starting { server, .. } | Entry::Active { server, .. } => {
                     Some(server.clone())
                 }
@@ -602,5 +545,12 @@ impl Servers {
             futures::future::join_all(stops).await;
             let _ = reply.send(());
         });
+    }
+}
+
+/// Answers the caller, if one waits.
+fn answer(reply: Option<Waiter>, acquired: Acquired) {
+    if let Some(reply) = reply {
+        let _ = reply.send(acquired);
     }
 }

@@ -1,8 +1,11 @@
 //! The server actor: owns one language-server process for one root, performs the handshake,
-//! keeps its documents in sync, and shuts it down.
+//! keeps its documents in sync, and shuts it down. What it decides lives in pure modules
+//! beside it (`lifecycle`, `open_set`, `document_sync`, `pull_state`); the actor forwards
+//! messages to them and does the I/O they call for.
 
 mod capabilities;
 mod client;
+mod document_sync;
 mod documents;
 mod lifecycle;
 pub mod navigate;
@@ -11,6 +14,7 @@ mod probe;
 mod process;
 mod progress;
 mod pull;
+mod pull_state;
 mod pump;
 mod queued;
 pub mod refactor;
@@ -20,7 +24,6 @@ mod stderr;
 mod stdin_queue;
 mod tsserver;
 
-use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -29,7 +32,7 @@ use async_lsp::lsp_types::{
     DidChangeConfigurationParams, DidChangeTextDocumentParams, DidChangeWatchedFilesParams,
     DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams, FileEvent,
     InitializeResult, InitializedParams, TextDocumentContentChangeEvent, TextDocumentIdentifier,
-    TextDocumentItem, Url, VersionedTextDocumentIdentifier,
+    TextDocumentItem, VersionedTextDocumentIdentifier,
 };
 use async_lsp::{LanguageServer, MainLoop, ServerSocket};
 use ractor::{Actor, ActorCell, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SpawnErr};
@@ -47,13 +50,15 @@ use crate::key::ServerKey;
 use crate::watchdog::Watchdog;
 use crate::watcher::{Listener, WatcherHandle};
 use client::ClientContext;
-use documents::{Document, Documents};
-use lifecycle::{Lifecycle, Save};
+use document_sync::{DocumentSync, Notice, SyncError};
+use documents::Documents;
+use lifecycle::{HandshakeError, Lifecycle};
 use navigate::{NavAnswer, NavRequest, Provides};
 use open_set::OpenSet;
 use process::ProcessGroup;
 use progress::Busy;
 use pull::Pulled;
+use pull_state::{PullFailure, PullState, PullStep};
 use request_error::RequestError;
 use stderr::StderrTail;
 
@@ -83,7 +88,7 @@ enum ServerMsg {
         path: PathBuf,
         text: Arc<str>,
         deadline: Instant,
-        reply: RpcReplyPort<Result<Opened, String>>,
+        reply: RpcReplyPort<Result<Opened, SyncError>>,
     },
     /// What the server answers, its position encoding, and what it is busy with.
     Info(RpcReplyPort<ServerInfo>),
@@ -106,12 +111,12 @@ enum ServerMsg {
     /// each open document is pulled again, once per version. (Some servers report progress
     /// while they answer a pull; pulling again after every such end never stops.)
     WorkDone,
-    /// A pull ended (sent by the pull task): its answer, or None when it failed.
+    /// A pull ended (sent by the pull task): its answer, or why there is none.
     PullAnswered {
         path: PathBuf,
         version: i32,
         attempt: u8,
-        answer: Result<Pulled, String>,
+        answer: Result<Pulled, RequestError>,
     },
     /// Send `didSave` for an open document, if the server wants it.
     Save { path: PathBuf },
@@ -121,7 +126,7 @@ enum ServerMsg {
     /// answer): it may be closed now to keep the open set within its bound.
     Release { path: PathBuf },
     /// The initialize handshake ended (sent by the actor's handshake task).
-    Initialized(Result<Box<InitializeResult>, String>),
+    Initialized(Result<Box<InitializeResult>, HandshakeError>),
     /// The process exited or its connection ended (sent by the actor's own tasks).
     Exited(String),
     /// A check got nothing before its deadline: ask something every live server answers, and
@@ -179,7 +184,7 @@ impl ServerHandle {
         text: Arc<str>,
         deadline: Instant,
         limit: Duration,
-    ) -> Option<Result<Opened, String>> {
+    ) -> Option<Result<Opened, SyncError>> {
         let open = |reply| ServerMsg::Open {
             path,
             text,
@@ -305,11 +310,6 @@ pub struct ServerInfo {
     pub applied: refactor::Applied,
 }
 
-/// How often a pull the server cancelled is sent again.
-const MAX_RETRIGGERS: u8 = 3;
-/// How long to wait before pulling again when a server cancelled a pull.
-const RETRIGGER_DELAY: Duration = Duration::from_millis(100);
-
 /// How long a navigation request may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Past this many bytes waiting to be written to a server, new checks are refused: it is not
@@ -358,7 +358,10 @@ pub struct Connection {
     spec: ServerSpec,
     registry: Arc<dyn Supervisor>,
     socket: ServerSocket,
+    /// The open documents (read here; written only through `document_sync`).
     documents: Documents,
+    /// The documents' versions, and what each sync, save and close sends.
+    document_sync: DocumentSync,
     encoding: Arc<OnceLock<PositionEncoding>>,
     group: Arc<ProcessGroup>,
     pid: Option<u32>,
@@ -370,18 +373,13 @@ pub struct Connection {
     diagnostics: ActorRef<DiagnosticsMsg>,
     /// The quiet time for this server's diagnostics.
     settle: Duration,
-    /// Per pulled document: the last result id (what it said is in the store).
-    pulled: HashMap<PathBuf, Option<String>>,
+    /// Per document: the last pull's result id, and whether to pull it again when the server
+    /// finishes its work.
+    pull_state: PullState,
     /// Pull answers the stdout pump read on the fast path.
     pulls: Arc<pull::Stash>,
-    /// The open documents changed since the server last finished work: pulled again when it
-    /// does (what was pulled while it worked may be out of date).
-    unrepulled: HashSet<PathBuf>,
     /// The open documents in order of use, and which are in use; bounds how many stay open.
     open: OpenSet,
-    /// The last version sent for each document closed since: a reopened document goes on from
-    /// it, so that a late answer for its old text is never taken for the new one's.
-    closed: HashMap<PathBuf, i32>,
     busy: Busy,
     /// Whether a liveness probe is in flight.
     probing: bool,
@@ -530,14 +528,11 @@ impl Actor for ServerActor {
                             );
                         match settled {
                             Ok(()) => Ok(Box::new(result)),
-                            Err(err) => Err(format!("initialized could not be sent: {err}")),
+                            Err(err) => Err(HandshakeError::NotSent(err.into())),
                         }
                     }
-                    Ok(Err(err)) => Err(format!("initialize failed: {err}")),
-                    Err(_) => Err(format!(
-                        "initialize timed out after {} ms",
-                        init_timeout.as_millis()
-                    )),
+                    Ok(Err(err)) => Err(HandshakeError::Refused(err.into())),
+                    Err(_) => Err(HandshakeError::TimedOut(init_timeout)),
                 };
             if outcome.is_err() && exits_soon(process_exit).await {
                 return; // The process exit, reported with its status, is the better reason.
@@ -550,6 +545,7 @@ impl Actor for ServerActor {
             spec,
             registry,
             socket,
+            document_sync: DocumentSync::new(documents.clone()),
             documents,
             encoding,
             group,
@@ -560,11 +556,9 @@ impl Actor for ServerActor {
             workspace_root,
             diagnostics: diagnostics_store,
             settle,
-            pulled: HashMap::new(),
+            pull_state: PullState::default(),
             pulls,
-            unrepulled: HashSet::new(),
             open: OpenSet::new(max_open_documents),
-            closed: HashMap::new(),
             busy,
             probing: false,
             backlog,
@@ -619,14 +613,12 @@ impl Actor for ServerActor {
             ServerMsg::Pull { path, attempt } => conn.pull(&myself, path, attempt, REQUEST_TIMEOUT),
             ServerMsg::WorkDone => {
                 // Only what changed since the last time: a cost per change, not per document.
-                for path in std::mem::take(&mut conn.unrepulled) {
+                for path in conn.pull_state.work_done() {
                     conn.pull(&myself, path, 0, REQUEST_TIMEOUT);
                 }
             }
             ServerMsg::Repull => {
-                let open: Vec<PathBuf> =
-                    conn.documents.iter().map(|doc| doc.key().clone()).collect();
-                for path in open {
+                for path in conn.document_sync.open_paths() {
                     conn.pull(&myself, path, 0, REQUEST_TIMEOUT);
                 }
             }
@@ -644,7 +636,7 @@ impl Actor for ServerActor {
                 deadline,
                 reply,
             } => {
-                if let Some(text) = conn.documents.get(&path).map(|doc| doc.text.clone()) {
+                if let Some(text) = conn.document_sync.get(&path).map(|doc| doc.text) {
                     conn.open.touch(&path);
                     let _ = reply.send(Ok(Opened::Already(text)));
                     return Ok(());
@@ -698,10 +690,10 @@ impl Actor for ServerActor {
                 tracing::debug!(server = %conn.key.id, root = %conn.key.root.display(), encoding = ?conn.encoding.get(), "server initialized");
                 conn.registry.server_up(conn.key.clone(), conn.pid);
             }
-            ServerMsg::Initialized(Err(reason)) => {
+            ServerMsg::Initialized(Err(error)) => {
                 let reason = match conn.stderr.reason_line() {
-                    Some(line) => format!("{reason}: {line}"),
-                    None => reason,
+                    Some(line) => format!("{error}: {line}"),
+                    None => error.to_string(),
                 };
                 myself.stop(Some(reason));
             }
@@ -783,15 +775,6 @@ impl Connection {
         self.life.offers().pull || self.spec.tsserver_pull
     }
 
-    /// The version the next sync of a document sends: 1 to open it, then one more each time
-    /// (also across a close and a reopen).
-    fn next_version(&self, path: &Path) -> i32 {
-        match self.documents.get(path) {
-            Some(doc) => doc.version + 1,
-            None => self.closed.get(path).map_or(1, |last| last + 1),
-        }
-    }
-
     /// Syncs a text and has the store answer `reply` once the server's diagnostics for it are
     /// final (or at `deadline`). The wait is registered before the change is sent, so no answer
     /// for it is missed, and the document stays open until the answer.
@@ -803,11 +786,11 @@ impl Connection {
         saved: bool,
         deadline: Instant,
         reply: RpcReplyPort<Freshness>,
-    ) -> Result<(), String> {
+    ) -> Result<(), SyncError> {
         let wait = DiagnosticsMsg::WaitFresh {
             key: self.key.clone(),
             path: path.clone(),
-            version: self.next_version(&path),
+            version: self.document_sync.next_version(&path),
             traits: self.traits(),
             deadline,
             reply: self.hold_until_answered(myself, &path, reply),
@@ -855,63 +838,56 @@ impl Connection {
 
     /// Sends didOpen (version 1) or a full-text didChange (version + 1), then didSave when the
     /// file on disk holds the text (`saved`) and the server wants it.
-    fn sync(&mut self, path: PathBuf, text: Arc<str>, saved: bool) -> Result<i32, String> {
-        let version = self.next_version(&path);
-        let (uri, opening) = match self.documents.get(&path) {
-            Some(doc) => (doc.uri.clone(), false),
-            None => (
-                Url::parse(&paths::path_to_uri(&path.to_string_lossy()))
-                    .map_err(|err| format!("cannot make a URI of {}: {err}", path.display()))?,
-                true,
-            ),
-        };
+    fn sync(&mut self, path: PathBuf, text: Arc<str>, saved: bool) -> Result<i32, SyncError> {
+        let save = self.life.offers().save;
+        let synced = self.document_sync.sync(&path, text, saved, save)?;
         self.open.touch(&path);
-        self.closed.remove(&path);
-        self.unrepulled.insert(path.clone());
-        self.documents.insert(
-            path.clone(),
-            Document {
-                uri: uri.clone(),
-                version,
-                text: text.clone(),
-            },
-        );
-        let sent = if opening {
-            let extension = path
-                .extension()
-                .map(|e| e.to_string_lossy().to_lowercase())
-                .unwrap_or_default();
-            self.socket.did_open(DidOpenTextDocumentParams {
-                text_document: TextDocumentItem {
-                    uri: uri.clone(),
-                    language_id: self.spec.language_id_for(&extension),
-                    version,
-                    text: text.to_string(),
-                },
-            })
-        } else {
-            self.socket.did_change(DidChangeTextDocumentParams {
-                text_document: VersionedTextDocumentIdentifier {
-                    uri: uri.clone(),
-                    version,
-                },
-                content_changes: vec![TextDocumentContentChangeEvent {
-                    range: None,
-                    range_length: None,
-                    text: text.to_string(),
-                }],
-            })
-        };
-        sent.map_err(|err| format!("{} is not connected: {err}", self.key.id))?;
-        if let (true, Save::Send { include_text }) = (saved, self.life.offers().save) {
-            self.socket
-                .did_save(DidSaveTextDocumentParams {
-                    text_document: TextDocumentIdentifier { uri },
-                    text: include_text.then(|| text.to_string()),
-                })
-                .map_err(|err| format!("{} is not connected: {err}", self.key.id))?;
+        self.pull_state.changed(&path);
+        for notice in synced.notices {
+            self.notify(&path, notice)
+                .map_err(|reason| SyncError::NotConnected {
+                    server: self.key.id.clone(),
+                    reason: reason.into(),
+                })?;
         }
-        Ok(version)
+        Ok(synced.version)
+    }
+
+    /// Sends the server a notification about the document at `path`.
+    fn notify(&mut self, path: &Path, notice: Notice) -> Result<(), async_lsp::Error> {
+        match notice {
+            Notice::Open { uri, version, text } => {
+                let extension = path
+                    .extension()
+                    .map(|e| e.to_string_lossy().to_lowercase())
+                    .unwrap_or_default();
+                self.socket.did_open(DidOpenTextDocumentParams {
+                    text_document: TextDocumentItem {
+                        uri,
+                        language_id: self.spec.language_id_for(&extension),
+                        version,
+                        text: text.to_string(),
+                    },
+                })
+            }
+            Notice::Change { uri, version, text } => {
+                self.socket.did_change(DidChangeTextDocumentParams {
+                    text_document: VersionedTextDocumentIdentifier { uri, version },
+                    content_changes: vec![TextDocumentContentChangeEvent {
+                        range: None,
+                        range_length: None,
+                        text: text.to_string(),
+                    }],
+                })
+            }
+            Notice::Save { uri, text } => self.socket.did_save(DidSaveTextDocumentParams {
+                text_document: TextDocumentIdentifier { uri },
+                text: text.map(|text| text.to_string()),
+            }),
+            Notice::Close { uri } => self.socket.did_close(DidCloseTextDocumentParams {
+                text_document: TextDocumentIdentifier { uri },
+            }),
+        }
     }
 }
 
@@ -923,11 +899,11 @@ impl Connection {
         if !self.pulls_diagnostics() {
             return;
         }
-        let Some((version, uri)) = (self.documents.get(&path)).map(|d| (d.version, d.uri.clone()))
-        else {
+        let Some(doc) = self.document_sync.get(&path) else {
             return;
         };
-        let previous = self.pulled.get(&path).cloned().flatten();
+        let (uri, version) = (doc.uri, doc.version);
+        let previous = self.pull_state.previous_result_id(&path);
         let answer = if self.spec.tsserver_pull {
             tsserver::request(&self.socket, &uri)
         } else {
@@ -938,7 +914,7 @@ impl Connection {
         tokio::spawn(async move {
             let answer = match tokio::time::timeout(limit, answer).await {
                 Ok(answer) => answer,
-                Err(_) => Err(format!("no answer within {} s", limit.as_secs())),
+                Err(_) => Err(RequestError::timeout(limit)),
             };
             let _ = me.cast(ServerMsg::PullAnswered {
                 path,
@@ -957,42 +933,29 @@ impl Connection {
         path: PathBuf,
         version: i32,
         attempt: u8,
-        answer: Result<Pulled, String>,
+        answer: Result<Pulled, RequestError>,
     ) {
-        // An answer for a version the document no longer has (or for a closed one) is stale.
-        let current = self
-            .documents
-            .get(&path)
-            .is_some_and(|doc| doc.version == version);
-        match answer {
-            _ if !current => {}
-            Ok(Pulled::Retrigger) if attempt < MAX_RETRIGGERS => {
-                myself.send_after(RETRIGGER_DELAY, move || ServerMsg::Pull {
-                    path,
-                    attempt: attempt + 1,
-                });
+        let current = self.document_sync.get(&path).map(|doc| doc.version);
+        match (self.pull_state).on_answer(&path, current, version, attempt, answer) {
+            PullStep::Ignore => {}
+            PullStep::RetryAfter(delay, attempt) => {
+                myself.send_after(delay, move || ServerMsg::Pull { path, attempt });
             }
-            Ok(Pulled::Full { result_id, items }) => {
-                let text = self.documents.get(&path).map(|doc| doc.text.clone());
+            PullStep::Publish(items) => {
+                let text = self.document_sync.get(&path).map(|doc| doc.text);
                 let relative = paths::relative_to(&self.workspace_root, &path);
                 let encoding = self.encoding.get().copied().unwrap_or_default();
                 let diagnostics = convert_diagnostics(items, &relative, text.as_deref(), encoding);
-                self.pulled.insert(path.clone(), result_id);
                 self.publish_pulled(path, version, diagnostics);
             }
-            Ok(Pulled::Unchanged) => {
+            PullStep::StillPulled => {
                 let _ = self.diagnostics.cast(DiagnosticsMsg::StillPulled {
                     key: self.key.clone(),
                     path,
                     version,
                 });
             }
-            Ok(Pulled::Retrigger) => self.pull_failed(
-                path,
-                version,
-                "the server kept cancelling the pull".to_string(),
-            ),
-            Err(reason) => self.pull_failed(path, version, reason),
+            PullStep::Failed(failure) => self.pull_failed(path, version, failure),
         }
         // Sent after the diagnostics: the store sees them before the server turns idle.
         self.busy.pulling(false);
@@ -1000,8 +963,8 @@ impl Connection {
 
     /// Tells the store (which ends the waits that have nothing else) and the registry (for the
     /// status) that a pull failed, with the server's error.
-    fn pull_failed(&self, path: PathBuf, version: i32, error: String) {
-        let reason = format!("pull diagnostics failed: {error}");
+    fn pull_failed(&self, path: PathBuf, version: i32, failure: PullFailure) {
+        let reason = format!("pull diagnostics failed: {failure}");
         tracing::debug!(server = %self.key.id, %reason);
         self.registry.note(self.key.clone(), reason.clone());
         let _ = self.diagnostics.cast(DiagnosticsMsg::PullFailed {
@@ -1029,28 +992,19 @@ impl Connection {
 
     /// Sends didSave for an open document when the server asked for it.
     fn save(&mut self, path: &Path) {
-        let Some(doc) = self.documents.get(path).map(|d| d.clone()) else {
-            return;
-        };
-        let Save::Send { include_text } = self.life.offers().save else {
-            return;
-        };
-        let _ = self.socket.did_save(DidSaveTextDocumentParams {
-            text_document: TextDocumentIdentifier { uri: doc.uri },
-            text: include_text.then(|| doc.text.to_string()),
-        });
+        if let Some(notice) = self.document_sync.save(path, self.life.offers().save) {
+            let _ = self.notify(path, notice);
+        }
     }
 
     /// Sends didClose for an open document and forgets it.
     fn close(&mut self, path: &Path) {
-        let Some((_, doc)) = self.documents.remove(path) else {
+        let Some(notice) = self.document_sync.close(path) else {
             return;
         };
         self.open.remove(path);
-        self.unrepulled.remove(path);
-        self.closed.insert(path.to_path_buf(), doc.version);
         // What was pulled for it no longer holds; pushed results are the server's to clear.
-        if self.pulled.remove(path).is_some() {
+        if self.pull_state.closed(path) {
             let _ = self.diagnostics.cast(DiagnosticsMsg::Publish {
                 key: self.key.clone(),
                 path: path.to_path_buf(),
@@ -1059,9 +1013,7 @@ impl Connection {
                 diagnostics: Vec::new(),
             });
         }
-        let _ = self.socket.did_close(DidCloseTextDocumentParams {
-            text_document: TextDocumentIdentifier { uri: doc.uri },
-        });
+        let _ = self.notify(path, notice);
     }
 }
 

@@ -6,7 +6,10 @@ use async_lsp::lsp_types::{
     ServerCapabilities, TextDocumentSyncCapability, TextDocumentSyncSaveOptions,
 };
 
+use std::time::Duration;
+
 use super::navigate::Provides;
+use super::request_error::RequestError;
 
 /// A server's stage of life.
 #[derive(Debug)]
@@ -37,6 +40,20 @@ pub(super) enum Save {
     Skip,
     /// It does, with or without the text.
     Send { include_text: bool },
+}
+
+/// Why the initialize handshake did not bring a server to ready.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum HandshakeError {
+    /// `initialize` got an error (or the connection failed) instead of an answer.
+    #[error("initialize failed: {0}")]
+    Refused(RequestError),
+    /// `initialize` got no answer in time.
+    #[error("initialize timed out after {} ms", .0.as_millis())]
+    TimedOut(Duration),
+    /// `initialized` (or the settings after it) could not be sent.
+    #[error("initialized could not be sent: {0}")]
+    NotSent(RequestError),
 }
 
 impl Lifecycle {
@@ -198,6 +215,21 @@ mod tests {
         late.initialized(&ServerCapabilities::default());
         late.pull_registered();
         assert!(late.offers().pull);
+    }
+
+    #[test]
+    fn a_failed_handshake_reads_as_before() {
+        let late = HandshakeError::TimedOut(Duration::from_millis(1500));
+        assert_eq!(late.to_string(), "initialize timed out after 1500 ms");
+        let gone = RequestError::from(async_lsp::Error::ServiceStopped);
+        assert_eq!(
+            HandshakeError::Refused(gone.clone()).to_string(),
+            "initialize failed: service stopped"
+        );
+        assert_eq!(
+            HandshakeError::NotSent(gone).to_string(),
+            "initialized could not be sent: service stopped"
+        );
     }
 
     #[test]

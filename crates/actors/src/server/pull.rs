@@ -16,6 +16,8 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use squiggle_protocol::publish::PullReport;
 
+use super::request_error::RequestError;
+
 /// The error code of a server that cancelled a request itself (LSP 3.17 `ServerCancelled`).
 const SERVER_CANCELLED: ErrorCode = ErrorCode(-32802);
 
@@ -109,7 +111,7 @@ pub fn request(
     stash: &Arc<Stash>,
     uri: Url,
     previous_result_id: Option<String>,
-) -> BoxFuture<'static, Result<Pulled, String>> {
+) -> BoxFuture<'static, Result<Pulled, RequestError>> {
     let stash = stash.clone();
     let params = PullParams {
         text_document: TextDocumentIdentifier { uri },
@@ -133,14 +135,14 @@ pub fn request(
                 Ok(stash.take(result_id).unwrap_or(Pulled::Unchanged))
             }
             Ok(DocumentDiagnosticReportResult::Partial(_)) => {
-                Err("a partial pull result".to_string())
+                Err(RequestError::Unusable("a partial pull result".to_string()))
             }
             Err(async_lsp::Error::Response(error))
                 if error.code == SERVER_CANCELLED && retrigger(&error.data) =>
             {
                 Ok(Pulled::Retrigger)
             }
-            Err(err) => Err(err.to_string()),
+            Err(err) => Err(RequestError::from(err)),
         })
         .boxed()
 }

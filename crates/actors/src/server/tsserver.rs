@@ -17,6 +17,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::pull::Pulled;
+use super::request_error::RequestError;
 
 /// The command typescript-language-server offers for raw tsserver requests.
 const COMMAND: &str = "typescript.tsserverRequest";
@@ -29,7 +30,10 @@ const KINDS: [&str; 3] = [
 ];
 
 /// Queues the requests for `uri`'s diagnostics now and returns the future of all of them.
-pub fn request(socket: &ServerSocket, uri: &Url) -> BoxFuture<'static, Result<Pulled, String>> {
+pub fn request(
+    socket: &ServerSocket,
+    uri: &Url,
+) -> BoxFuture<'static, Result<Pulled, RequestError>> {
     let answers: Vec<_> = KINDS
         .iter()
         .map(|kind| {
@@ -44,10 +48,12 @@ pub fn request(socket: &ServerSocket, uri: &Url) -> BoxFuture<'static, Result<Pu
     async move {
         let mut items = Vec::new();
         for (kind, answer) in KINDS.iter().zip(answers) {
-            let answer = answer.await.map_err(|err| format!("{kind}: {err}"))?;
-            items.extend(
-                diagnostics_of(answer.unwrap_or_default()).map_err(|e| format!("{kind}: {e}"))?,
-            );
+            let answer = answer
+                .await
+                .map_err(|err| RequestError::from(err).in_step(kind))?;
+            let diagnostics = diagnostics_of(answer.unwrap_or_default())
+                .map_err(|reason| RequestError::Unusable(reason).in_step(kind))?;
+            items.extend(diagnostics);
         }
         Ok(Pulled::Full {
             result_id: None,
