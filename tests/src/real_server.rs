@@ -1,0 +1,86 @@
+//! Real language servers as the tests run them: one built-in server alone in squiggle's
+//! default configuration, its command found where `cargo xtask install-servers` puts it.
+
+use std::path::{Path, PathBuf};
+
+use squiggle_actors::{Config, Squiggle};
+
+use crate::require_server;
+
+/// A built-in server the tests run: its id in squiggle's defaults, its command, and how to
+/// install it.
+#[derive(Debug, Clone, Copy)]
+pub struct BuiltIn {
+    /// The server's id in squiggle's built-in table.
+    pub id: &'static str,
+    /// The executable it runs.
+    pub command: &'static str,
+    /// How to install it, said when it is missing.
+    pub hint: &'static str,
+}
+
+/// pyright.
+pub const PYRIGHT: BuiltIn = BuiltIn {
+    id: "pyright",
+    command: "pyright-langserver",
+    hint: "npm install pyright",
+};
+
+/// ruff.
+pub const RUFF: BuiltIn = BuiltIn {
+    id: "ruff",
+    command: "ruff",
+    hint: "pip install ruff",
+};
+
+/// typescript-language-server.
+pub const TYPESCRIPT: BuiltIn = BuiltIn {
+    id: "typescript",
+    command: "typescript-language-server",
+    hint: "npm install typescript typescript-language-server",
+};
+
+/// rust-analyzer.
+pub const RUST_ANALYZER: BuiltIn = BuiltIn {
+    id: "rust-analyzer",
+    command: "rust-analyzer",
+    hint: "rustup component add rust-analyzer",
+};
+
+impl BuiltIn {
+    /// Its executable, or a panic with its install hint.
+    pub fn require(self) -> PathBuf {
+        require_server(self.command, self.hint)
+    }
+
+    /// squiggle's default configuration with only this server enabled, run from its installed
+    /// executable (or a panic with its install hint).
+    pub fn alone(self) -> Config {
+        let program = self.require();
+        let mut config = Config::default();
+        for spec in config.servers.values_mut() {
+            spec.enabled = spec.id == self.id;
+        }
+        config.servers.get_mut(self.id).unwrap().command = program.display().to_string();
+        config
+    }
+
+    /// [`BuiltIn::alone`] with deadlines, not sleeps, for a cold server on a busy machine: a
+    /// minute to load the project, 30 s for a file's diagnostics.
+    pub fn alone_patient(self) -> Config {
+        let mut config = self.alone();
+        config.first_touch_timeout_ms = 60_000;
+        config.diagnostic_timeout_ms = 30_000;
+        config
+    }
+
+    /// A runtime on `root` with only this server ([`BuiltIn::alone`]).
+    pub async fn start(self, root: &Path) -> Squiggle {
+        Squiggle::start(root, self.alone()).await.unwrap()
+    }
+
+    /// A runtime on `root` with only this server, patient ([`BuiltIn::alone_patient`]).
+    pub async fn start_patient(self, root: &Path) -> Squiggle {
+        Squiggle::start(root, self.alone_patient()).await.unwrap()
+    }
+}
