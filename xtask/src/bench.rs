@@ -295,7 +295,7 @@ pub fn measure(
     } else {
         notes.push("burst, growth, memory and the load run on ruff: not measured: ruff is not installed (cargo xtask install-servers)".to_string());
     }
-    targets.push(target(
+    results.targets.push(target(
         "CPU ticks of an idle squiggle serve over 2 s",
         idle_ticks as f64,
         "ticks",
@@ -303,17 +303,21 @@ pub fn measure(
         idle_ticks == 0,
     ));
 
-    print_table(&rows, &targets, &measures, &notes);
+    report(&dir.join("report.json"), plan.quick, &results, &notes)
+}
+
+/// Prints the table of `results` and `notes`, and writes them with the machine to `out`.
+fn report(out: &Path, quick: bool, results: &Results, notes: &[String]) -> anyhow::Result<()> {
+    print_table(results.rows, results.targets, results.measures, notes);
     let report = json!({
         "machine": machine(),
-        "quick": plan.quick,
-        "rows": rows,
-        "targets": targets,
-        "measures": measures,
+        "quick": quick,
+        "rows": results.rows,
+        "targets": results.targets,
+        "measures": results.measures,
         "notes": notes,
     });
-    let out = dir.join("report.json");
-    std::fs::write(&out, serde_json::to_string_pretty(&report)?)?;
+    std::fs::write(out, serde_json::to_string_pretty(&report)?)?;
     println!("\nreport: {}", out.display());
     Ok(())
 }
@@ -353,18 +357,7 @@ fn load_only(
         };
         load_run::measure(&ruff, squiggle, dir, 0, &mut results)?;
     }
-    print_table(&rows, &targets, &measures, &[]);
-    let report = json!({
-        "machine": machine(),
-        "quick": plan.quick,
-        "rows": rows,
-        "targets": targets,
-        "measures": measures,
-    });
-    let out = dir.join("load-report.json");
-    std::fs::write(&out, serde_json::to_string_pretty(&report)?)?;
-    println!("\nreport: {}", out.display());
-    Ok(())
+    report(&dir.join("load-report.json"), plan.quick, &results, &[])
 }
 
 /// The rows, targets and other numbers of a run.
