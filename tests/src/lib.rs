@@ -206,6 +206,13 @@ impl FakeWorkspace {
         }
     }
 
+    /// Starts a runtime on this workspace with one fake server, `fake`, playing the built-in
+    /// `scenario` (see [`FakeWorkspace::start`]).
+    pub async fn start_scenario(&self, scenario: &str) -> squiggle_actors::Squiggle {
+        self.start(vec![self.server("fake", &["--scenario", scenario])])
+            .await
+    }
+
     /// Starts a runtime on this workspace with these servers (see [`FakeWorkspace::config`]).
     pub async fn start(&self, servers: Vec<ServerSpec>) -> squiggle_actors::Squiggle {
         squiggle_actors::Squiggle::start(&self.root, self.config(servers))

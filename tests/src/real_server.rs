@@ -5,7 +5,15 @@ use std::path::{Path, PathBuf};
 
 use squiggle_actors::{Config, Squiggle};
 
-use crate::require_server;
+use crate::{fixture, real_servers_turn_async, require_server};
+
+/// What a real-server test holds until it ends: its turn among such tests and the folder of
+/// its copy of a fixture.
+#[derive(Debug)]
+pub struct Held {
+    _dir: tempfile::TempDir,
+    _turn: tokio::sync::MutexGuard<'static, ()>,
+}
 
 /// A built-in server the tests run: its id in squiggle's defaults, its command, and how to
 /// install it.
@@ -82,5 +90,19 @@ impl BuiltIn {
     /// A runtime on `root` with only this server, patient ([`BuiltIn::alone_patient`]).
     pub async fn start_patient(self, root: &Path) -> Squiggle {
         Squiggle::start(root, self.alone_patient()).await.unwrap()
+    }
+
+    /// A real-server test's set-up: its turn among such tests, a copy of the fixture `name`,
+    /// and a patient runtime on it with only this server ([`BuiltIn::start_patient`]); keep
+    /// the [`Held`] until the test ends.
+    pub async fn on_fixture(self, name: &str) -> (Held, Squiggle, PathBuf) {
+        let turn = real_servers_turn_async().await;
+        let (dir, project) = fixture(name);
+        let squiggle = self.start_patient(&project).await;
+        let held = Held {
+            _dir: dir,
+            _turn: turn,
+        };
+        (held, squiggle, project)
     }
 }

@@ -1,7 +1,20 @@
 //! Reading `squiggle check --format json` reports: the diagnostics' places and the servers'
 //! states, in shapes a test compares with `assert_eq!`.
 
+use std::path::Path;
+
 use serde_json::Value;
+
+/// Runs `squiggle check --root . --format json <files>` in `project`, asserts it found
+/// diagnostics (exit code 1), and returns its report.
+pub fn check_finding(project: &Path, files: &[&str]) -> Value {
+    let mut args = vec!["check", "--root", ".", "--format", "json"];
+    args.extend(files);
+    let run = crate::squiggle(project, &args);
+    assert_eq!(run.code, 1, "diagnostics were found: {}", run.stderr);
+    serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|err| panic!("no JSON report ({err}): {} / {}", run.stdout, run.stderr))
+}
 
 /// (file, line, column, code, source) of one diagnostic.
 pub type Place = (String, u64, u64, String, String);

@@ -62,12 +62,7 @@ async fn rename_across_three_files(
         .rename(root.join(declared), target(), new, EditMode::Preview)
         .await
         .unwrap();
-    let changed: Vec<&str> = preview
-        .items
-        .plan
-        .changed()
-        .map(|c| c.file.as_str())
-        .collect();
+    let changed = preview.items.plan.changed_files();
     assert_eq!(changed, files, "{preview:?}");
     assert!(
         read(root, files[0]).contains(old),

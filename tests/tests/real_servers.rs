@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 use squiggle_tests::real_server::{BuiltIn, PYRIGHT, RUFF, RUST_ANALYZER, TYPESCRIPT};
-use squiggle_tests::report::{place, places, server_states};
+use squiggle_tests::report::{check_finding, place, places, server_states};
 use squiggle_tests::{
     assert_no_process_in, fixture, real_servers_turn, real_servers_turn_async, squiggle,
 };
@@ -17,21 +17,7 @@ fn pyright_and_ruff_report_exact_positions_in_a_python_project() {
     RUFF.require();
     let (_dir, project) = fixture("python");
 
-    let run = squiggle(
-        &project,
-        &[
-            "check",
-            "--root",
-            ".",
-            "--format",
-            "json",
-            "orders.py",
-            "clean.py",
-        ],
-    );
-
-    assert_eq!(run.code, 1, "diagnostics were found: {}", run.stderr);
-    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let report = check_finding(&project, &["orders.py", "clean.py"]);
     assert_eq!(
         places(&report),
         vec![
@@ -70,13 +56,7 @@ fn typescript_language_server_reports_exact_positions() {
     TYPESCRIPT.require();
     let (_dir, project) = fixture("typescript");
 
-    let run = squiggle(
-        &project,
-        &["check", "--root", ".", "--format", "json", "src/user.ts"],
-    );
-
-    assert_eq!(run.code, 1, "diagnostics were found: {}", run.stderr);
-    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let report = check_finding(&project, &["src/user.ts"]);
     assert_eq!(
         places(&report),
         vec![
@@ -111,13 +91,7 @@ fn rust_analyzer_reports_exact_positions_in_a_crate() {
     RUST_ANALYZER.require();
     let (_dir, project) = fixture("rust");
 
-    let run = squiggle(
-        &project,
-        &["check", "--root", ".", "--format", "json", "src/main.rs"],
-    );
-
-    assert_eq!(run.code, 1, "diagnostics were found: {}", run.stderr);
-    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let report = check_finding(&project, &["src/main.rs"]);
     // rust-analyzer's own analysis, and (when its cargo check on save is done in time) rustc's.
     let found = places(&report);
     let native = place("src/main.rs", 2, 42, "E0308", "rust-analyzer");
@@ -326,13 +300,7 @@ async fn a_typescript_7_project_is_served_by_tsc_lsp_for_diagnostics_and_navigat
     )
     .unwrap();
 
-    let run = squiggle(
-        &project,
-        &["check", "--root", ".", "--format", "json", "src/user.ts"],
-    );
-
-    assert_eq!(run.code, 1, "diagnostics were found: {}", run.stderr);
-    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let report = check_finding(&project, &["src/user.ts"]);
     assert_eq!(
         places(&report),
         vec![

@@ -44,12 +44,7 @@ async fn a_rename_is_previewed_then_applied_across_files_and_checked() {
         .rename("a.fake", total(), "sum", EditMode::Preview)
         .await
         .unwrap();
-    let changed: Vec<&str> = preview
-        .items
-        .plan
-        .changed()
-        .map(|c| c.file.as_str())
-        .collect();
+    let changed = preview.items.plan.changed_files();
     assert_eq!(changed, ["a.fake", "b.fake", "sub/c.fake"]);
     assert!(!preview.items.applied);
     assert_eq!(
