@@ -564,11 +564,7 @@ fn print_table(rows: &[Value], targets: &[Value], measures: &[Value], notes: &[S
             t["target"].as_str().unwrap_or_default(),
             t["value"].as_f64().unwrap_or(0.0),
             t["unit"].as_str().unwrap_or_default(),
-            if limit.fract() == 0.0 {
-                format!("{limit}")
-            } else {
-                format!("{limit:.2}")
-            },
+            number(limit, 2),
             t["unit"].as_str().unwrap_or_default()
         );
     }
@@ -578,11 +574,7 @@ fn print_table(rows: &[Value], targets: &[Value], measures: &[Value], notes: &[S
         println!(
             "  {}: {} {}",
             m["measure"].as_str().unwrap_or_default(),
-            if value.fract() == 0.0 {
-                format!("{value}")
-            } else {
-                format!("{value:.3}")
-            },
+            number(value, 3),
             m["unit"].as_str().unwrap_or_default()
         );
     }
@@ -591,6 +583,15 @@ fn print_table(rows: &[Value], targets: &[Value], measures: &[Value], notes: &[S
         for note in notes {
             println!("  {note}");
         }
+    }
+}
+
+/// A number as the table shows it: whole ones without decimals, others with `places`.
+fn number(value: f64, places: usize) -> String {
+    if value.fract() == 0.0 {
+        format!("{value}")
+    } else {
+        format!("{value:.places$}")
     }
 }
 
