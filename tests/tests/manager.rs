@@ -11,14 +11,14 @@ use squiggle_tests::{assert_all_gone, wait_until, FakeWorkspace};
 
 /// A manager with the one fake server, started on the workspace.
 fn started(ws: &FakeWorkspace) -> LspManager {
-    let mut manager = LspManager::new(ws.config(vec![ws.server("fake", &[])])).unwrap();
+    let manager = LspManager::new(ws.config(vec![ws.server("fake", &[])])).unwrap();
     manager.ensure_started(&ws.root);
     manager
 }
 
 /// [`started`], then `file` changed to `text` and its diagnostics settled.
 fn settled(ws: &FakeWorkspace, file: &Path, text: &str) -> LspManager {
-    let mut manager = started(ws);
+    let manager = started(ws);
     manager.notify_file_changed(file, text);
     assert!(manager.wait_for_settle(&[file], Duration::from_secs(10)));
     manager
@@ -35,7 +35,7 @@ fn shut_down(mut manager: LspManager, ws: &FakeWorkspace) {
 fn changes_within_the_coalescing_time_are_sent_once_with_the_newest_text() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "");
-    let mut manager = started(&ws);
+    let manager = started(&ws);
 
     for i in 1..=5 {
         manager.notify_file_changed(&file, format!("draft {i}\n"));
@@ -193,7 +193,7 @@ fn nothing_blocks_while_a_server_hangs_at_start() {
 fn ensure_started_starts_the_workspace_servers_once() {
     let ws = FakeWorkspace::new();
     ws.write("src/a.fake", "ERROR x\n");
-    let mut manager = LspManager::new(ws.config(vec![ws.server("fake", &[])])).unwrap();
+    let manager = LspManager::new(ws.config(vec![ws.server("fake", &[])])).unwrap();
 
     manager.ensure_started(&ws.root);
     manager.ensure_started(&ws.root);
