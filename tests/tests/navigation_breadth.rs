@@ -250,6 +250,22 @@ async fn a_folders_diagnostics_are_grouped_by_file_from_pyright() {
     assert_no_process_in(&project);
 }
 
+/// Asks each breadth tool (call hierarchy, implementation, type definition) about `area` in
+/// `a.fake`; (tool, result) of each.
+fn ask_breadth_tools(mcp: &mut Mcp, limit: Duration) -> Vec<(&'static str, serde_json::Value)> {
+    let tools = [
+        "lsp_call_hierarchy",
+        "lsp_implementation",
+        "lsp_type_definition",
+    ];
+    (tools.into_iter())
+        .map(|tool| {
+            let result = mcp.call(tool, json!({"file": "a.fake", "symbol": "area"}), limit);
+            (tool, result)
+        })
+        .collect()
+}
+
 /// A workspace served by a fake server with the given script, through `squiggle mcp`.
 fn fake_mcp(script: serde_json::Value) -> (FakeWorkspace, Mcp) {
     let ws = FakeWorkspace::new();
@@ -264,12 +280,7 @@ fn a_server_without_the_capability_is_named_in_the_refusal() {
     let (ws, mut mcp) = fake_mcp(json!({"symbols": true, "definition": true}));
     let limit = Duration::from_secs(20);
 
-    for tool in [
-        "lsp_call_hierarchy",
-        "lsp_implementation",
-        "lsp_type_definition",
-    ] {
-        let result = mcp.call(tool, json!({"file": "a.fake", "symbol": "area"}), limit);
+    for (tool, result) in ask_breadth_tools(&mut mcp, limit) {
         assert_eq!(result["isError"], true, "{tool}: {result}");
         let text = result["content"][0]["text"].as_str().unwrap();
         assert!(
@@ -287,12 +298,7 @@ fn a_server_error_is_said_not_taken_for_an_empty_answer() {
     let (ws, mut mcp) = fake_mcp(json!({"symbols": true, "breadth_error": "index is corrupt"}));
     let limit = Duration::from_secs(20);
 
-    for tool in [
-        "lsp_call_hierarchy",
-        "lsp_implementation",
-        "lsp_type_definition",
-    ] {
-        let result = mcp.call(tool, json!({"file": "a.fake", "symbol": "area"}), limit);
+    for (tool, result) in ask_breadth_tools(&mut mcp, limit) {
         assert_eq!(result["isError"], false, "{tool}: {result}");
         let notes = &result["structuredContent"]["notes"];
         assert!(
