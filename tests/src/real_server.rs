@@ -93,16 +93,26 @@ impl BuiltIn {
     }
 
     /// A real-server test's set-up: its turn among such tests, a copy of the fixture `name`,
-    /// and a patient runtime on it with only this server ([`BuiltIn::start_patient`]); keep
-    /// the [`Held`] until the test ends.
+    /// and a runtime on it with only this server ([`BuiltIn::alone`]); keep the [`Held`] until
+    /// the test ends.
     pub async fn on_fixture(self, name: &str) -> (Held, Squiggle, PathBuf) {
-        let turn = real_servers_turn_async().await;
-        let (dir, project) = fixture(name);
-        let squiggle = self.start_patient(&project).await;
-        let held = Held {
-            _dir: dir,
-            _turn: turn,
-        };
-        (held, squiggle, project)
+        set_up(name, self.alone()).await
     }
+
+    /// [`BuiltIn::on_fixture`] with a patient runtime ([`BuiltIn::alone_patient`]).
+    pub async fn on_fixture_patient(self, name: &str) -> (Held, Squiggle, PathBuf) {
+        set_up(name, self.alone_patient()).await
+    }
+}
+
+/// Takes the real servers' turn, copies the fixture `name` and starts a runtime on it.
+async fn set_up(name: &str, config: Config) -> (Held, Squiggle, PathBuf) {
+    let turn = real_servers_turn_async().await;
+    let (dir, project) = fixture(name);
+    let squiggle = Squiggle::start(&project, config).await.unwrap();
+    let held = Held {
+        _dir: dir,
+        _turn: turn,
+    };
+    (held, squiggle, project)
 }

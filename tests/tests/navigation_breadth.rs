@@ -66,7 +66,7 @@ fn called(name: &str, file: &str, line: u32, sites: &[(u32, u32)], deeper: &[&st
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pyright_answers_the_call_hierarchy_both_ways_and_a_definition_with_its_body() {
-    let (_held, squiggle, project) = PYRIGHT.on_fixture("nav-python").await;
+    let (_held, squiggle, project) = PYRIGHT.on_fixture_patient("nav-python").await;
 
     let incoming = squiggle
         .call_hierarchy("shapes.py", symbol("make_circle"), Direction::Incoming, 1)
@@ -157,7 +157,7 @@ async fn pyright_answers_the_call_hierarchy_both_ways_and_a_definition_with_its_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typescript_answers_implementations_of_an_interface_and_the_call_hierarchy_both_ways() {
-    let (_held, squiggle, project) = TYPESCRIPT.on_fixture("nav-ts").await;
+    let (_held, squiggle, project) = TYPESCRIPT.on_fixture_patient("nav-ts").await;
 
     let classes = until_found(|| squiggle.implementation("src/shape.ts", symbol("Shape"))).await;
     let methods = squiggle

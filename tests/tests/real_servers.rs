@@ -106,9 +106,7 @@ fn rust_analyzer_reports_exact_positions_in_a_crate() {
 
 #[tokio::test]
 async fn writing_a_typescript_interface_shows_the_break_in_an_already_checked_file() {
-    let _turn = real_servers_turn_async().await;
-    let (_dir, project) = fixture("ts-multi");
-    let squiggle = TYPESCRIPT.start(&project).await;
+    let (_held, squiggle, project) = TYPESCRIPT.on_fixture("ts-multi").await;
 
     let user = squiggle.check_file(project.join("src/user.ts"), None).await;
     assert_eq!(user.diagnostics, vec![], "user.ts is clean at first");
@@ -142,9 +140,7 @@ fn codes(result: &squiggle_actors::CheckResult) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_python_module_created_on_disk_resolves_the_import() {
-    let _turn = real_servers_turn_async().await;
-    let (_dir, project) = fixture("py-import");
-    let squiggle = PYRIGHT.start(&project).await;
+    let (_held, squiggle, project) = PYRIGHT.on_fixture("py-import").await;
 
     let before = squiggle.check_file(project.join("main.py"), None).await;
     assert_eq!(codes(&before), vec!["reportMissingImports"]);
@@ -170,9 +166,7 @@ async fn a_python_module_created_on_disk_resolves_the_import() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs rust-analyzer (not in this toolchain): build one with ../shared/tools/build-rust-analyzer.sh; `cargo xtask test` runs this when one is on PATH"]
 async fn rust_analyzer_sees_a_module_file_created_on_disk() {
-    let _turn = real_servers_turn_async().await;
-    let (_dir, project) = fixture("rust-module");
-    let squiggle = RUST_ANALYZER.start(&project).await;
+    let (_held, squiggle, project) = RUST_ANALYZER.on_fixture("rust-module").await;
 
     let before = squiggle.check_file(project.join("src/main.rs"), None).await;
     assert!(
