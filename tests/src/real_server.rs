@@ -28,34 +28,31 @@ pub struct BuiltIn {
 }
 
 /// pyright.
-pub const PYRIGHT: BuiltIn = BuiltIn {
-    id: "pyright",
-    command: "pyright-langserver",
-    hint: "npm install pyright",
-};
+pub const PYRIGHT: BuiltIn = BuiltIn::new("pyright", "pyright-langserver", "npm install pyright");
 
 /// ruff.
-pub const RUFF: BuiltIn = BuiltIn {
-    id: "ruff",
-    command: "ruff",
-    hint: "pip install ruff",
-};
+pub const RUFF: BuiltIn = BuiltIn::new("ruff", "ruff", "pip install ruff");
 
 /// typescript-language-server.
-pub const TYPESCRIPT: BuiltIn = BuiltIn {
-    id: "typescript",
-    command: "typescript-language-server",
-    hint: "npm install typescript typescript-language-server",
-};
+pub const TYPESCRIPT: BuiltIn = BuiltIn::new(
+    "typescript",
+    "typescript-language-server",
+    "npm install typescript typescript-language-server",
+);
 
 /// rust-analyzer.
-pub const RUST_ANALYZER: BuiltIn = BuiltIn {
-    id: "rust-analyzer",
-    command: "rust-analyzer",
-    hint: "rustup component add rust-analyzer",
-};
+pub const RUST_ANALYZER: BuiltIn = BuiltIn::new(
+    "rust-analyzer",
+    "rust-analyzer",
+    "rustup component add rust-analyzer",
+);
 
 impl BuiltIn {
+    /// A built-in server by its id, command and install hint.
+    const fn new(id: &'static str, command: &'static str, hint: &'static str) -> Self {
+        Self { id, command, hint }
+    }
+
     /// Its executable, or a panic with its install hint.
     pub fn require(self) -> PathBuf {
         require_server(self.command, self.hint)
