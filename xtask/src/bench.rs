@@ -28,7 +28,7 @@ use anyhow::{bail, Context};
 use serde_json::{json, Value};
 
 use catalog::{expected_text, on_path, real_projects, real_servers, typescript_7};
-use final_floor::Signal;
+use final_floor::{Launch, Signal};
 use load::{measure_load, Load};
 use peer::Peer;
 use stats::Stats;
@@ -159,15 +159,14 @@ pub fn measure(
     let file = fake.probe(&one);
     // Push only: its last publish for the version is its final answer.
     let fake_signal = Signal::LastPublish { generous: GENEROUS };
+    let fake_floor = Launch {
+        program: &fake.program,
+        args: fake.args,
+        language: fake.language,
+        signal: fake_signal,
+    };
     let cold_floor = repeat(plan.cold_runs, || {
-        final_floor::cold(
-            &fake.program,
-            fake.args,
-            &one,
-            &file,
-            fake.language,
-            fake_signal,
-        )
+        final_floor::cold(fake_floor, &one, &file)
     })?;
     let cold_check = repeat(plan.cold_runs, || time_cold_check(&squiggle, &one, &file))?;
     rows.push(row(
@@ -179,15 +178,7 @@ pub fn measure(
     ));
     rows.push(row("cold", "fake", "floor", &cold_floor, None));
 
-    let warm_floor = time_warm_floor(
-        &fake.program,
-        fake.args,
-        &one,
-        &file,
-        fake.language,
-        fake_signal,
-        plan.runs,
-    )?;
+    let warm_floor = time_warm_floor(fake_floor, &one, &file, plan.runs)?;
     let warm_api = time_warm_api(&one, &file, plan.runs, "#", GENEROUS)?;
     let warm_serve = time_warm_serve(&squiggle, &one, &file, plan.runs, GENEROUS)?;
     rows.push(row(
@@ -401,17 +392,13 @@ fn time_cold_check(squiggle: &Path, root: &Path, file: &Path) -> anyhow::Result<
 
 /// The definitive floor's warm round trips: didChange to the final answer.
 fn time_warm_floor(
-    program: &Path,
-    args: &[&str],
+    server: Launch<'_>,
     root: &Path,
     file: &Path,
-    language_id: &str,
-    signal: Signal,
     runs: usize,
 ) -> anyhow::Result<Stats> {
     let text = std::fs::read_to_string(file)?;
-    let mut floor = final_floor::FinalFloor::start(program, args, root, signal)?;
-    floor.open(file, language_id, &text)?;
+    let (mut floor, _) = final_floor::FinalFloor::start_open(server, root, file, &text)?;
     let timings = (0..runs)
         .map(|i| floor.change(&variant(&text, i, "#")))
         .collect::<anyhow::Result<Vec<_>>>()?;
