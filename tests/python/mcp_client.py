@@ -27,15 +27,23 @@ def where(location):
     return (location["file"], location["line"], location["column"])
 
 
-async def full(session, project):
-    tools = sorted(t.name for t in (await session.list_tools()).tools)
-    assert tools == sorted(NAVIGATION + BREADTH + REFACTORING + ["lsp_diagnostics"]), tools
-    print("ok list tools")
+def caller(session):
+    """A tool call that must succeed: returns its (text, structured content)."""
 
     async def call(name, **args):
         result = await session.call_tool(name, args)
         assert not result.is_error, (name, args, result.content[0].text)
         return result.content[0].text, result.structured_content
+
+    return call
+
+
+async def full(session, project):
+    tools = sorted(t.name for t in (await session.list_tools()).tools)
+    assert tools == sorted(NAVIGATION + BREADTH + REFACTORING + ["lsp_diagnostics"]), tools
+    print("ok list tools")
+
+    call = caller(session)
 
     text, data = await call("lsp_goto_definition", file="app.py", symbol="make_circle")
     assert [where(l) for l in data["locations"]] == [("shapes.py", 17, 5)], data
@@ -134,10 +142,7 @@ async def breadth(session, project):
     assert set(BREADTH + NAVIGATION + ["lsp_diagnostics"]) <= set(tools), tools
     print("ok list breadth tools")
 
-    async def call(name, **args):
-        result = await session.call_tool(name, args)
-        assert not result.is_error, (name, args, result.content[0].text)
-        return result.content[0].text, result.structured_content
+    call = caller(session)
 
     text, data = await call("lsp_call_hierarchy", file="shapes.py", symbol="make_circle")
     assert text.startswith("incoming calls to make_circle (shapes.py:17:5): 1 caller, 3 call sites\nfunction main  app.py:6\n  7:13  small = make_circle(1.0)\n"), text

@@ -11,6 +11,12 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use squiggle_config::{Config, ServerSpec};
 
+mod mcp_client;
+pub mod real_server;
+pub mod report;
+
+pub use mcp_client::Mcp;
+
 /// The repository root.
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -75,17 +81,20 @@ pub fn path_with_servers() -> std::ffi::OsString {
     std::env::join_paths(dirs).unwrap()
 }
 
-/// A real language server's executable, or a panic with its install hint.
-pub fn require_server(command: &str, hint: &str) -> PathBuf {
+/// Where `command` is: in the first of `dirs` that holds it, else on PATH.
+pub fn find_command(dirs: Vec<PathBuf>, command: &str) -> Option<PathBuf> {
     let current = std::env::var_os("PATH").unwrap_or_default();
-    installed_server_dirs()
-        .into_iter()
+    dirs.into_iter()
         .chain(std::env::split_paths(&current))
         .map(|dir| dir.join(command))
         .find(|path| path.is_file())
-        .unwrap_or_else(|| {
-            panic!("`{command}` is not installed: run `cargo xtask install-servers` ({hint})")
-        })
+}
+
+/// A real language server's executable, or a panic with its install hint.
+pub fn require_server(command: &str, hint: &str) -> PathBuf {
+    find_command(installed_server_dirs(), command).unwrap_or_else(|| {
+        panic!("`{command}` is not installed: run `cargo xtask install-servers` ({hint})")
+    })
 }
 
 /// A temporary workspace whose `.fake` files are served by the fake language server.
@@ -163,6 +172,29 @@ impl FakeWorkspace {
         }
     }
 
+    /// `squiggle.toml` text: `settle_ms = 20` and a `[servers.fake]` serving `.fake` files with
+    /// the fake server run with `args`, logging and writing its pid where this workspace reads
+    /// them. A test appends its own sections.
+    pub fn fake_toml(&self, args: &[&str]) -> String {
+        let args: Vec<&str> = std::iter::once("fake-server")
+            .chain(args.iter().copied())
+            .collect();
+        format!(
+            "settle_ms = 20\n[servers.fake]\ncommand = {:?}\nargs = {args:?}\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_PID_DIR = {:?}, FAKE_LSP_LOG = {:?} }}\n",
+            xtask_bin().display().to_string(),
+            self.pids.display().to_string(),
+            self.log.display().to_string(),
+        )
+    }
+
+    /// Writes `squiggle.toml` with one fake server that follows `script` (see
+    /// [`FakeWorkspace::fake_toml`]).
+    pub fn write_scripted_toml(&self, script: &Value) {
+        let script = self.script(script);
+        let toml = self.fake_toml(&["--script", script.to_str().unwrap()]);
+        self.write("squiggle.toml", &toml);
+    }
+
     /// A configuration with only the given fake servers and short timeouts.
     pub fn config(&self, servers: Vec<ServerSpec>) -> Config {
         Config {
@@ -172,6 +204,13 @@ impl FakeWorkspace {
             settle_ms: 50,
             ..Config::default()
         }
+    }
+
+    /// Starts a runtime on this workspace with one fake server, `fake`, playing the built-in
+    /// `scenario` (see [`FakeWorkspace::start`]).
+    pub async fn start_scenario(&self, scenario: &str) -> squiggle_actors::Squiggle {
+        self.start(vec![self.server("fake", &["--scenario", scenario])])
+            .await
     }
 
     /// Starts a runtime on this workspace with these servers (see [`FakeWorkspace::config`]).
@@ -729,110 +768,5 @@ impl Rng {
     /// One of `items`.
     pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.below(items.len())]
-    }
-}
-
-/// A running `squiggle mcp`, driven over its stdio with newline-delimited JSON-RPC (MCP's stdio
-/// transport), already past the handshake.
-#[derive(Debug)]
-pub struct Mcp {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    lines: std::sync::mpsc::Receiver<Value>,
-    next_id: i64,
-}
-
-impl Mcp {
-    /// Starts `squiggle mcp --root <root>` and completes the MCP handshake within `limit`.
-    pub fn start(root: &Path, limit: Duration) -> Self {
-        use std::io::BufRead;
-        let mut child = std::process::Command::new(squiggle_bin())
-            .args(["mcp", "--root"])
-            .arg(root)
-            .env("PATH", path_with_servers())
-            .env("XDG_CONFIG_HOME", root.join(".no-user-config"))
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines() {
-                let Ok(line) = line else { return };
-                let value = serde_json::from_str(&line).expect("stdout carries JSON-RPC only");
-                if tx.send(value).is_err() {
-                    return;
-                }
-            }
-        });
-        let mut mcp = Self {
-            child,
-            stdin,
-            lines,
-            next_id: 0,
-        };
-        let init = mcp.request(
-            "initialize",
-            serde_json::json!({
-                "protocolVersion": "2025-03-26",
-                "capabilities": {},
-                "clientInfo": {"name": "squiggle-tests", "version": "0"}
-            }),
-            limit,
-        );
-        assert!(init.get("result").is_some(), "initialize answered: {init}");
-        mcp.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        mcp
-    }
-
-    fn send(&mut self, message: &Value) {
-        use std::io::Write;
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// Sends a request and returns its answer (the whole message), within `limit`.
-    pub fn request(&mut self, method: &str, params: Value, limit: Duration) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(
-            &serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
-        );
-        let deadline = Instant::now() + limit;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let message = self
-                .lines
-                .recv_timeout(left)
-                .expect("the MCP server answered in time");
-            if message["id"] == id {
-                return message;
-            }
-        }
-    }
-
-    /// Calls a tool; returns its result (`content`, `structuredContent`, `isError`).
-    pub fn call(&mut self, tool: &str, arguments: Value, limit: Duration) -> Value {
-        let answer = self.request(
-            "tools/call",
-            serde_json::json!({"name": tool, "arguments": arguments}),
-            limit,
-        );
-        answer["result"].clone()
-    }
-
-    /// Closes stdin and waits for the server to exit, within `limit`.
-    pub fn close(mut self, limit: Duration) {
-        drop(self.stdin);
-        let deadline = Instant::now() + limit;
-        while self.child.try_wait().unwrap().is_none() {
-            assert!(
-                Instant::now() < deadline,
-                "squiggle mcp did not exit in time"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
     }
 }

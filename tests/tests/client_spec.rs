@@ -192,9 +192,7 @@ async fn a_file_created_on_disk_resolves_an_import() {
 async fn work_done_progress_holds_the_answer_until_the_server_is_done() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR real\n");
-    let squiggle = ws
-        .start(vec![ws.server("fake", &["--scenario", "progress"])])
-        .await;
+    let squiggle = ws.start_scenario("progress").await;
 
     let started = Instant::now();
     let result = squiggle.check_file(&file, None).await;
@@ -302,9 +300,7 @@ async fn without_a_signal_the_fixed_quiet_time_decides() {
 async fn a_pull_only_server_registered_later_is_pulled_with_result_ids() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR pulled\n");
-    let squiggle = ws
-        .start(vec![ws.server("fake", &["--scenario", "pull-only"])])
-        .await;
+    let squiggle = ws.start_scenario("pull-only").await;
     // Once the registration is answered, squiggle knows the server pulls: the first check's
     // pull is then the first pull (a check racing the registration is pulled once more).
     squiggle.start_workspace_servers().await;
@@ -372,9 +368,7 @@ async fn a_pull_the_server_cancels_is_sent_again() {
 async fn a_refresh_request_pulls_again() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR pulled\n");
-    let squiggle = ws
-        .start(vec![ws.server("fake", &["--scenario", "pull-refresh"])])
-        .await;
+    let squiggle = ws.start_scenario("pull-refresh").await;
 
     let first = squiggle.check_file(&file, None).await;
     assert_eq!(first.diagnostics.len(), 1);

@@ -6,7 +6,7 @@
 use serde_json::json;
 use squiggle_actors::{Outcome, Scope, Skip, Squiggle};
 use squiggle_config::ServerSpec;
-use squiggle_tests::{squiggle, xtask_bin, FakeWorkspace};
+use squiggle_tests::{squiggle, FakeWorkspace};
 
 /// A fake server that, on every touch, also publishes errors for two other files.
 fn multi_file_server(ws: &FakeWorkspace) -> squiggle_config::ServerSpec {
@@ -256,13 +256,7 @@ async fn new_errors_are_keyed_by_source_code_severity_and_message() {
 /// A workspace whose `squiggle.toml` runs the multi-file fake server.
 fn cli_workspace() -> FakeWorkspace {
     let ws = FakeWorkspace::new();
-    let script = ws.script(&json!({"also_publish": {"b.fake": "ERROR in b\n"}}));
-    let config = format!(
-        "settle_ms = 20\n[servers.fake]\ncommand = {:?}\nargs = [\"fake-server\", \"--script\", {:?}]\nextensions = [\"fake\"]\n",
-        xtask_bin().display().to_string(),
-        script.display().to_string(),
-    );
-    ws.write("squiggle.toml", &config);
+    ws.write_scripted_toml(&json!({"also_publish": {"b.fake": "ERROR in b\n"}}));
     ws
 }
 

@@ -169,11 +169,13 @@ async fn nothing_starts_before_a_file_needs_it() {
     squiggle.shutdown().await;
 }
 
-#[tokio::test]
-async fn crash_at_initialize_leaves_the_server_broken_and_later_checks_return_at_once() {
+/// The fake server run with `scenario` crashes: the first check finds it broken with the
+/// crash's reason; a later check returns at once without restarting it, and its status says
+/// broken.
+async fn a_crash_leaves_the_server_broken(scenario: &str) {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR x\n");
-    let mut config = ws.config(vec![ws.server("fake", &["--scenario", "crash-on-init"])]);
+    let mut config = ws.config(vec![ws.server("fake", &["--scenario", scenario])]);
     config.diagnostic_timeout_ms = 30_000;
     config.first_touch_timeout_ms = 30_000;
     let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
@@ -203,29 +205,13 @@ async fn crash_at_initialize_leaves_the_server_broken_and_later_checks_return_at
 }
 
 #[tokio::test]
+async fn crash_at_initialize_leaves_the_server_broken_and_later_checks_return_at_once() {
+    a_crash_leaves_the_server_broken("crash-on-init").await;
+}
+
+#[tokio::test]
 async fn crash_mid_session_leaves_the_server_broken_with_its_reason() {
-    let ws = FakeWorkspace::new();
-    let file = ws.write("a.fake", "ERROR x\n");
-    let mut config = ws.config(vec![ws.server("fake", &["--scenario", "crash-on-open"])]);
-    config.diagnostic_timeout_ms = 30_000;
-    config.first_touch_timeout_ms = 30_000;
-    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
-
-    let first = squiggle.check_file(&file, None).await;
-    assert!(first.diagnostics.is_empty());
-    assert_eq!(first.servers[0].status, ServerState::Broken);
-    assert!(first.servers[0]
-        .reason
-        .as_deref()
-        .unwrap()
-        .contains("crashing on purpose"));
-
-    let started = Instant::now();
-    let second = squiggle.check_file(&file, None).await;
-    assert!(started.elapsed() < Duration::from_secs(5));
-    assert_eq!(second.servers[0].status, ServerState::Broken);
-    assert_eq!(ws.server_pids().len(), 1);
-    squiggle.shutdown().await;
+    a_crash_leaves_the_server_broken("crash-on-open").await;
 }
 
 #[tokio::test]
@@ -321,9 +307,7 @@ async fn a_command_that_is_found_but_does_not_run_is_unavailable_not_broken() {
 async fn garbage_and_malformed_frames_are_skipped_and_the_session_goes_on() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR one\n");
-    let squiggle = ws
-        .start(vec![ws.server("fake", &["--scenario", "garbage"])])
-        .await;
+    let squiggle = ws.start_scenario("garbage").await;
 
     let first = squiggle.check_file(&file, None).await;
     let second = squiggle
@@ -410,9 +394,7 @@ async fn server_requests_are_answered_without_errors() {
 async fn shutdown_leaves_no_server_and_no_grandchild() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR x\n");
-    let squiggle = ws
-        .start(vec![ws.server("fake", &["--scenario", "grandchild"])])
-        .await;
+    let squiggle = ws.start_scenario("grandchild").await;
     let result = squiggle.check_file(&file, None).await;
     assert_eq!(result.diagnostics.len(), 1);
     let servers = ws.server_pids();
@@ -435,9 +417,7 @@ async fn shutdown_leaves_no_server_and_no_grandchild() {
 async fn a_server_that_ignores_shutdown_is_killed() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR x\n");
-    let squiggle = ws
-        .start(vec![ws.server("fake", &["--scenario", "shutdown-hangs"])])
-        .await;
+    let squiggle = ws.start_scenario("shutdown-hangs").await;
     squiggle.check_file(&file, None).await;
     let servers = ws.server_pids();
 
@@ -548,9 +528,7 @@ async fn columns_stay_right_when_the_server_picks_utf8_positions() {
 async fn a_slow_server_is_waited_for_until_it_publishes() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR late\n");
-    let squiggle = ws
-        .start(vec![ws.server("fake", &["--scenario", "slow-publish"])])
-        .await;
+    let squiggle = ws.start_scenario("slow-publish").await;
 
     let first = squiggle.check_file(&file, None).await;
     let second = squiggle

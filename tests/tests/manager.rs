@@ -3,17 +3,39 @@
 
 #![allow(clippy::unwrap_used)]
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use squiggle_actors::{LspEvent, LspManager, ServerState, Severity};
 use squiggle_tests::{assert_all_gone, wait_until, FakeWorkspace};
 
+/// A manager with the one fake server, started on the workspace.
+fn started(ws: &FakeWorkspace) -> LspManager {
+    let manager = LspManager::new(ws.config(vec![ws.server("fake", &[])])).unwrap();
+    manager.ensure_started(&ws.root);
+    manager
+}
+
+/// [`started`], then `file` changed to `text` and its diagnostics settled.
+fn settled(ws: &FakeWorkspace, file: &Path, text: &str) -> LspManager {
+    let manager = started(ws);
+    manager.notify_file_changed(file, text);
+    assert!(manager.wait_for_settle(&[file], Duration::from_secs(10)));
+    manager
+}
+
+/// Shuts the manager down and asserts that its servers are gone.
+fn shut_down(mut manager: LspManager, ws: &FakeWorkspace) {
+    let pids = ws.server_pids();
+    manager.shutdown();
+    assert_all_gone(&pids, "server");
+}
+
 #[test]
 fn changes_within_the_coalescing_time_are_sent_once_with_the_newest_text() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "");
-    let mut manager = LspManager::new(ws.config(vec![ws.server("fake", &[])])).unwrap();
-    manager.ensure_started(&ws.root);
+    let manager = started(&ws);
 
     for i in 1..=5 {
         manager.notify_file_changed(&file, format!("draft {i}\n"));
@@ -38,19 +60,14 @@ fn changes_within_the_coalescing_time_are_sent_once_with_the_newest_text() {
         "errors first"
     );
 
-    let pids = ws.server_pids();
-    manager.shutdown();
-    assert_all_gone(&pids, "server");
+    shut_down(manager, &ws);
 }
 
 #[test]
 fn events_are_polled_within_the_budget_in_order() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR x\n");
-    let mut manager = LspManager::new(ws.config(vec![ws.server("fake", &[])])).unwrap();
-    manager.ensure_started(&ws.root);
-    manager.notify_file_changed(&file, "ERROR x\n");
-    assert!(manager.wait_for_settle(&[&file], Duration::from_secs(10)));
+    let mut manager = settled(&ws, &file, "ERROR x\n");
 
     let first = manager.poll_events(1);
     let rest = manager.poll_events(100);
@@ -87,8 +104,7 @@ fn the_oldest_events_are_dropped_beyond_256() {
     let files: Vec<_> = (0..300)
         .map(|i| ws.write(&format!("f{i:03}.fake"), ""))
         .collect();
-    let mut manager = LspManager::new(ws.config(vec![ws.server("fake", &[])])).unwrap();
-    manager.ensure_started(&ws.root);
+    let mut manager = started(&ws);
     for file in &files {
         manager.notify_file_changed(file, "ERROR x\n");
     }
@@ -124,8 +140,7 @@ fn the_oldest_events_are_dropped_beyond_256() {
 fn a_save_notified_while_its_change_waits_goes_out_with_the_change() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR on disk\n");
-    let mut manager = LspManager::new(ws.config(vec![ws.server("fake", &[])])).unwrap();
-    manager.ensure_started(&ws.root);
+    let mut manager = started(&ws);
 
     // The host's text is not byte for byte what the disk holds (line endings, say), but the
     // host says it saved it: its word counts.
@@ -178,7 +193,7 @@ fn nothing_blocks_while_a_server_hangs_at_start() {
 fn ensure_started_starts_the_workspace_servers_once() {
     let ws = FakeWorkspace::new();
     ws.write("src/a.fake", "ERROR x\n");
-    let mut manager = LspManager::new(ws.config(vec![ws.server("fake", &[])])).unwrap();
+    let manager = LspManager::new(ws.config(vec![ws.server("fake", &[])])).unwrap();
 
     manager.ensure_started(&ws.root);
     manager.ensure_started(&ws.root);
@@ -196,19 +211,14 @@ fn ensure_started_starts_the_workspace_servers_once() {
     }));
     manager.ensure_started(&ws.root);
     assert_eq!(ws.server_pids().len(), 1);
-    let pids = ws.server_pids();
-    manager.shutdown();
-    assert_all_gone(&pids, "server");
+    shut_down(manager, &ws);
 }
 
 #[test]
 fn a_closed_file_is_closed_on_the_server() {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR x\n");
-    let mut manager = LspManager::new(ws.config(vec![ws.server("fake", &[])])).unwrap();
-    manager.ensure_started(&ws.root);
-    manager.notify_file_changed(&file, "ERROR x\n");
-    assert!(manager.wait_for_settle(&[&file], Duration::from_secs(10)));
+    let mut manager = settled(&ws, &file, "ERROR x\n");
 
     manager.notify_file_closed(&file);
 

@@ -11,7 +11,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use squiggle_tests::{assert_no_process_in, fixture, repo_root, squiggle_bin, NO_DAEMON};
+use squiggle_tests::report::{place, places, server_states, Place};
+use squiggle_tests::{
+    assert_no_process_in, find_command, fixture, repo_root, squiggle_bin, NO_DAEMON,
+};
 
 /// The folder `cargo xtask install-servers --all` installs the matrix servers into (laid out
 /// like `squiggle install`'s data folder).
@@ -29,12 +32,7 @@ fn matrix_bin_dirs() -> Vec<PathBuf> {
 
 /// Where a server's command is, in the matrix's folders or on PATH.
 fn installed(command: &str) -> Option<PathBuf> {
-    let current = std::env::var_os("PATH").unwrap_or_default();
-    matrix_bin_dirs()
-        .into_iter()
-        .chain(std::env::split_paths(&current))
-        .map(|dir| dir.join(command))
-        .find(|path| path.is_file())
+    find_command(matrix_bin_dirs(), command)
 }
 
 /// Whether a server that `cargo xtask test` does not install is here; when not, says plainly
@@ -133,30 +131,14 @@ fn check_via(
     let stderr = String::from_utf8_lossy(&output.stderr);
     let report: Value = serde_json::from_str(&stdout)
         .unwrap_or_else(|err| panic!("{server}: no JSON report ({err}): {stdout}\n{stderr}"));
-    let servers: Vec<(&str, &str)> = report["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| (s["id"].as_str().unwrap(), s["status"].as_str().unwrap()))
-        .collect();
-    assert_eq!(servers, [(server, "active")], "{server}: {report}");
-    let mut found = Vec::new();
-    for (file, list) in report["files"].as_object().unwrap() {
-        for d in list.as_array().unwrap() {
-            found.push((
-                file.clone(),
-                d["line"].as_u64().unwrap(),
-                d["column"].as_u64().unwrap(),
-                d["code"].as_str().unwrap_or_default().to_string(),
-                d["source"].as_str().unwrap_or_default().to_string(),
-            ));
-        }
-    }
-    let expected: Vec<(String, u64, u64, String, String)> = expected
-        .iter()
-        .map(|(f, l, c, code, source)| {
-            (f.to_string(), *l, *c, code.to_string(), source.to_string())
-        })
+    assert_eq!(
+        server_states(&report),
+        [(server, "active")],
+        "{server}: {report}"
+    );
+    let found = places(&report);
+    let expected: Vec<Place> = (expected.iter())
+        .map(|&(file, line, column, code, source)| place(file, line, column, code, source))
         .collect();
     assert_eq!(found, expected, "{server}: {report}");
     assert_eq!(output.status.code(), Some(1), "{server}: {stderr}");

@@ -3,7 +3,6 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::io::{BufRead, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -73,28 +72,24 @@ fn an_mcp_client_navigates_a_python_project() {
 #[test]
 fn a_fifo_named_like_a_source_file_is_refused_and_the_tools_go_on() {
     let ws = FakeWorkspace::new();
-    let config = format!(
-        "settle_ms = 20\n[servers.fake]\ncommand = {:?}\nargs = [\"fake-server\"]\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_PID_DIR = {:?} }}\n",
-        squiggle_tests::xtask_bin().display().to_string(),
-        ws.pids.display().to_string(),
-    );
-    ws.write("squiggle.toml", &config);
+    ws.write("squiggle.toml", &ws.fake_toml(&[]));
     ws.write("a.fake", "ERROR x\n");
     squiggle_tests::mkfifo(&ws.root.join("fifo.fake"));
     let limit = Duration::from_secs(20);
-    let mut mcp = PipelinedMcp::start(&ws.root, limit);
-    let _hung = squiggle_tests::KillIfPanicking(mcp.child.id());
+    let mut mcp = Mcp::start(&ws.root, limit);
 
     // More than the runtime's two workers, each of which a blocking open() would hold forever.
     let fifo = json!({"file": "fifo.fake"});
     let at = json!({"file": "fifo.fake", "line": 1, "character": 1});
-    mcp.call(1, "lsp_document_symbols", fifo.clone());
-    mcp.call(2, "lsp_hover", at.clone());
-    mcp.call(3, "lsp_goto_definition", at);
-    mcp.call(4, "lsp_diagnostics", fifo);
-    mcp.call(5, "lsp_diagnostics", json!({"file": "a.fake"}));
+    let asked = [
+        mcp.start_call("lsp_document_symbols", fifo.clone()),
+        mcp.start_call("lsp_hover", at.clone()),
+        mcp.start_call("lsp_goto_definition", at),
+    ];
+    let unchecked = mcp.start_call("lsp_diagnostics", fifo);
+    let checked = mcp.start_call("lsp_diagnostics", json!({"file": "a.fake"}));
 
-    for id in 1..=3 {
+    for id in asked {
         let result = mcp.answer(id, limit)["result"].clone();
         assert_eq!(result["isError"], true, "request {id}: {result}");
         let text = result["content"][0]["text"].as_str().unwrap_or_default();
@@ -104,27 +99,19 @@ fn a_fifo_named_like_a_source_file_is_refused_and_the_tools_go_on() {
         );
     }
     // Diagnostics answer for the file: it was not checked, and why.
-    let unchecked = mcp.answer(4, limit)["result"].clone();
+    let unchecked = mcp.answer(unchecked, limit)["result"].clone();
     assert_eq!(
         unchecked["content"][0]["text"],
         "fifo.fake: not checked: cannot be read: not a regular file (a FIFO)\n",
         "{unchecked}"
     );
     assert_eq!(unchecked["structuredContent"]["outcome"], "not_checked");
-    let checked = mcp.answer(5, limit)["result"].clone();
+    let checked = mcp.answer(checked, limit)["result"].clone();
     assert_eq!(
         checked["content"][0]["text"], "a.fake:1:1: error[E1]: found ERROR: x\n",
         "the tools go on: {checked}"
     );
-    drop(mcp.stdin);
-    let deadline = Instant::now() + limit;
-    while mcp.child.try_wait().unwrap().is_none() {
-        assert!(
-            Instant::now() < deadline,
-            "squiggle mcp did not exit on EOF"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    mcp.close(limit);
     squiggle_tests::assert_all_gone(&ws.server_pids(), "server");
 }
 
@@ -132,20 +119,17 @@ fn a_fifo_named_like_a_source_file_is_refused_and_the_tools_go_on() {
 fn a_missing_optional_server_is_mentioned_once_per_session() {
     let ws = FakeWorkspace::new();
     let config = format!(
-        "settle_ms = 20\n[servers.fake]\ncommand = {:?}\nargs = [\"fake-server\"]\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_PID_DIR = {:?} }}\n[servers.lint]\ncommand = \"squiggle-no-such-linter\"\nextensions = [\"fake\"]\ninstall_hint = \"npm install lint\"\n",
-        squiggle_tests::xtask_bin().display().to_string(),
-        ws.pids.display().to_string(),
+        "{}[servers.lint]\ncommand = \"squiggle-no-such-linter\"\nextensions = [\"fake\"]\ninstall_hint = \"npm install lint\"\n",
+        ws.fake_toml(&[]),
     );
     ws.write("squiggle.toml", &config);
     ws.write("a.fake", "ERROR x\n");
     let limit = Duration::from_secs(20);
-    let mut mcp = PipelinedMcp::start(&ws.root, limit);
-    let _hung = squiggle_tests::KillIfPanicking(mcp.child.id());
+    let mut mcp = Mcp::start(&ws.root, limit);
 
     let mut texts = Vec::new();
-    for id in 1..=3 {
-        mcp.call(id, "lsp_diagnostics", json!({"file": "a.fake"}));
-        let result = mcp.answer(id, limit)["result"].clone();
+    for _ in 1..=3 {
+        let result = mcp.call("lsp_diagnostics", json!({"file": "a.fake"}), limit);
         texts.push(result["content"][0]["text"].as_str().unwrap().to_string());
     }
 
@@ -155,102 +139,7 @@ fn a_missing_optional_server_is_mentioned_once_per_session() {
     assert_eq!(texts[0], format!("{found}{note}"));
     assert_eq!(texts[1], found, "said once");
     assert_eq!(texts[2], found, "said once");
-    drop(mcp.stdin);
-    let deadline = Instant::now() + limit;
-    while mcp.child.try_wait().unwrap().is_none() {
-        assert!(
-            Instant::now() < deadline,
-            "squiggle mcp did not exit on EOF"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// A bare MCP client on a `squiggle mcp` child, newline-delimited JSON-RPC over its stdio,
-/// with several requests in flight (answers are claimed by id, in any order).
-struct PipelinedMcp {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    lines: std::sync::mpsc::Receiver<Value>,
-    /// Messages read while looking for another answer.
-    unclaimed: Vec<Value>,
-}
-
-impl PipelinedMcp {
-    /// Starts `squiggle mcp --root <root>` and completes the MCP handshake.
-    fn start(root: &Path, limit: Duration) -> Self {
-        use std::io::BufRead;
-        let mut child = std::process::Command::new(squiggle_bin())
-            .args(["mcp", "--root"])
-            .arg(root)
-            .env("XDG_CONFIG_HOME", root.join(".no-user-config"))
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines().map_while(Result::ok) {
-                let Ok(message) = serde_json::from_str(&line) else {
-                    continue;
-                };
-                if tx.send(message).is_err() {
-                    return;
-                }
-            }
-        });
-        let mut mcp = Self {
-            child,
-            stdin,
-            lines,
-            unclaimed: Vec::new(),
-        };
-        let params = json!({"protocolVersion": "2025-03-26", "capabilities": {},
-                            "clientInfo": {"name": "raw", "version": "0"}});
-        mcp.request(0, "initialize", params);
-        mcp.answer(0, limit);
-        mcp.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        mcp
-    }
-
-    fn send(&mut self, message: Value) {
-        use std::io::Write;
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn request(&mut self, id: i64, method: &str, params: Value) {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-    }
-
-    /// Calls a tool; its answer comes by [`PipelinedMcp::answer`].
-    fn call(&mut self, id: i64, tool: &str, arguments: Value) {
-        self.request(
-            id,
-            "tools/call",
-            json!({"name": tool, "arguments": arguments}),
-        );
-    }
-
-    /// The answer to request `id`, within `limit`; other messages read meanwhile are kept.
-    fn answer(&mut self, id: i64, limit: Duration) -> Value {
-        if let Some(at) = self.unclaimed.iter().position(|m| m["id"] == id) {
-            return self.unclaimed.remove(at);
-        }
-        let deadline = Instant::now() + limit;
-        loop {
-            let message = self
-                .lines
-                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-                .expect("squiggle mcp answered in time");
-            if message["id"] == id {
-                return message;
-            }
-            self.unclaimed.push(message);
-        }
-    }
+    mcp.close(limit);
 }
 
 #[test]
@@ -353,112 +242,24 @@ fn serve_answers_navigation_with_the_same_shapes() {
     squiggle_tests::assert_no_process_in(&project);
 }
 
-/// A running `squiggle mcp`, driven with raw newline-delimited JSON-RPC.
-struct RawMcp {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    lines: std::sync::mpsc::Receiver<String>,
-}
-
-impl RawMcp {
-    /// Starts `squiggle mcp --root <root>` and completes the MCP handshake.
-    fn start(root: &Path) -> Self {
-        let mut child = std::process::Command::new(squiggle_bin())
-            .args(["mcp", "--root"])
-            .arg(root)
-            .env("PATH", path_with_servers())
-            .env("XDG_CONFIG_HOME", root.join(".no-user-config"))
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stdout.lines() {
-                let Ok(line) = line else { return };
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        let mut mcp = Self {
-            child,
-            stdin,
-            lines,
-        };
-        mcp.send(
-            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"}}}),
-        );
-        assert!(mcp.answer(1)["result"]["serverInfo"].is_object());
-        mcp.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        mcp
-    }
-
-    /// Writes one line.
-    fn write_line(&mut self, line: &[u8]) {
-        self.stdin.write_all(line).unwrap();
-        self.stdin.write_all(b"\n").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn send(&mut self, message: &Value) {
-        self.write_line(message.to_string().as_bytes());
-    }
-
-    /// The answer to request `id`, within 20 s; other messages are passed over.
-    fn answer(&self, id: i64) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = self
-                .lines
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no answer to request {id} in time"));
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == id {
-                return message;
-            }
-        }
-    }
-
-    /// Calls a tool and returns the answer.
-    fn call(&mut self, id: i64, tool: &str, arguments: Value) -> Value {
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments}}));
-        self.answer(id)
-    }
-}
-
-impl Drop for RawMcp {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn an_mcp_line_over_16_mib_is_answered_with_an_error_and_the_session_goes_on() {
     let ws = FakeWorkspace::new();
-    let mut mcp = RawMcp::start(&ws.root);
+    let limit = Duration::from_secs(20);
+    let mut mcp = Mcp::start(&ws.root, limit);
 
     // The id comes last, as some clients write it.
+    let id = mcp.next_id();
     let text = "a".repeat(17 << 20);
     let huge = format!(
-        r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"lsp_diagnostics","arguments":{{"file":"{text}"}}}},"id":2}}"#
+        r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"lsp_diagnostics","arguments":{{"file":"{text}"}}}},"id":{id}}}"#
     );
     mcp.write_line(huge.as_bytes());
 
-    let refused = mcp.answer(2);
+    let refused = mcp.answer(id, limit);
     let message = refused["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("over the limit"), "{refused}");
-    let listed = {
-        mcp.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}));
-        mcp.answer(3)
-    };
+    let listed = mcp.request("tools/list", json!({}), limit);
     assert!(
         listed["result"]["tools"].as_array().unwrap().len() > 1,
         "{listed}"
@@ -468,23 +269,24 @@ fn an_mcp_line_over_16_mib_is_answered_with_an_error_and_the_session_goes_on() {
 #[test]
 fn a_tool_argument_of_the_wrong_type_is_refused_not_taken_as_absent() {
     let ws = FakeWorkspace::new();
-    let mut mcp = RawMcp::start(&ws.root);
+    let limit = Duration::from_secs(20);
+    let mut mcp = Mcp::start(&ws.root, limit);
 
-    let answer = mcp.call(2, "lsp_diagnostics", json!({"file": 5}));
-    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let answer = mcp.call("lsp_diagnostics", json!({"file": 5}), limit);
+    assert_eq!(answer["isError"], true, "{answer}");
     assert_eq!(
-        answer["result"]["content"][0]["text"],
+        answer["content"][0]["text"],
         "`file` must be a string, not a number"
     );
     let answer = mcp.call(
-        3,
         "lsp_find_references",
         json!({"file": "a.fake", "symbol": "x", "include_declaration": "no"}),
+        limit,
     );
-    assert_eq!(answer["result"]["isError"], true, "{answer}");
-    let answer = mcp.call(4, "lsp_diagnostics", json!({"file": null}));
+    assert_eq!(answer["isError"], true, "{answer}");
+    let answer = mcp.call("lsp_diagnostics", json!({"file": null}), limit);
     assert_eq!(
-        answer["result"]["content"][0]["text"], "no diagnostics\n",
+        answer["content"][0]["text"], "no diagnostics\n",
         "null is absent: {answer}"
     );
 }
@@ -495,9 +297,8 @@ fn lsp_diagnostics_says_a_file_was_not_checked_and_keeps_messages_plain() {
     ws.write(
         "squiggle.toml",
         &format!(
-            "settle_ms = 20\n[servers.fake]\ncommand = {:?}\nargs = [\"fake-server\"]\nextensions = [\"fake\"]\n\
-             [servers.missing]\ncommand = \"squiggle-no-such-server\"\nextensions = [\"nope\"]\ninstall_hint = \"pip install nope\"\n",
-            squiggle_tests::xtask_bin().display().to_string()
+            "{}[servers.missing]\ncommand = \"squiggle-no-such-server\"\nextensions = [\"nope\"]\ninstall_hint = \"pip install nope\"\n",
+            ws.fake_toml(&[]),
         ),
     );
     ws.write("a.fake", "ERROR a < b\\n  & c\n");
@@ -553,23 +354,18 @@ fn lsp_diagnostics_with_restart_brings_back_a_server_held_broken_after_a_crash_l
     ws.write("squiggle.toml", &config);
     ws.write("a.fake", "ERROR x\n");
     let limit = Duration::from_secs(20);
-    let mut mcp = PipelinedMcp::start(&ws.root, limit);
-    let _hung = squiggle_tests::KillIfPanicking(mcp.child.id());
+    let mut mcp = Mcp::start(&ws.root, limit);
     let text = |result: &Value| result["content"][0]["text"].as_str().unwrap().to_string();
 
-    mcp.call(1, "lsp_diagnostics", json!({"file": "a.fake"}));
-    let first = text(&mcp.answer(1, limit)["result"]);
+    let first = text(&mcp.call("lsp_diagnostics", json!({"file": "a.fake"}), limit));
     assert!(
         first.contains("a.fake: not checked: fake is broken"),
         "{first}"
     );
     // Without `restart`, the crash loop keeps it broken.
     let deadline = Instant::now() + limit;
-    let mut id = 10;
     loop {
-        id += 1;
-        mcp.call(id, "lsp_diagnostics", json!({"file": "a.fake"}));
-        let answer = text(&mcp.answer(id, limit)["result"]);
+        let answer = text(&mcp.call("lsp_diagnostics", json!({"file": "a.fake"}), limit));
         if answer.contains("not restarted automatically") {
             break;
         }
@@ -577,13 +373,8 @@ fn lsp_diagnostics_with_restart_brings_back_a_server_held_broken_after_a_crash_l
         std::thread::sleep(Duration::from_millis(20));
     }
     let restarted = loop {
-        id += 1;
-        mcp.call(
-            id,
-            "lsp_diagnostics",
-            json!({"file": "a.fake", "restart": true}),
-        );
-        let answer = text(&mcp.answer(id, limit)["result"]);
+        let restart = json!({"file": "a.fake", "restart": true});
+        let answer = text(&mcp.call("lsp_diagnostics", restart, limit));
         if answer.contains("found ERROR: x") {
             break answer;
         }
@@ -596,30 +387,15 @@ fn lsp_diagnostics_with_restart_brings_back_a_server_held_broken_after_a_crash_l
         "a.fake:1:1: error[E1]: found ERROR: x\nnote: after restart: fake is active\n"
     );
     assert_eq!(ws.server_pids().len(), 3);
-    drop(mcp.stdin);
-    let deadline = Instant::now() + limit;
-    while mcp.child.try_wait().unwrap().is_none() {
-        assert!(
-            Instant::now() < deadline,
-            "squiggle mcp did not exit on EOF"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    mcp.close(limit);
 }
 
 /// A workspace whose `.fake` files are served by a fake server that answers document symbols,
 /// definitions and workspace symbols from their `<kind> <name>` lines (see the fake server).
 fn navigable_workspace() -> FakeWorkspace {
     let ws = FakeWorkspace::new();
-    let script =
-        ws.script(&json!({"symbols": true, "definition": true, "workspace_symbols": true}));
-    ws.write(
-        "squiggle.toml",
-        &format!(
-            "settle_ms = 20\n[servers.fake]\ncommand = {:?}\nargs = [\"fake-server\", \"--script\", {:?}]\nextensions = [\"fake\"]\n",
-            squiggle_tests::xtask_bin().display().to_string(),
-            script.display().to_string(),
-        ),
+    ws.write_scripted_toml(
+        &json!({"symbols": true, "definition": true, "workspace_symbols": true}),
     );
     ws.write(
         "shapes.fake",

@@ -4,29 +4,13 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::path::Path;
 use std::time::Duration;
 
 use serde_json::json;
-use squiggle_actors::{NavError, Squiggle, Target};
+use squiggle_actors::{NavError, Target};
 use squiggle_protocol::navigation::{Call, Direction};
-use squiggle_tests::{
-    assert_no_process_in, fixture, real_servers_turn_async, require_server, FakeWorkspace, Mcp,
-};
-
-/// A runtime with only the given built-in server (found where tests install it), allowed a
-/// minute to load the project on a busy machine.
-async fn runtime_with(project: &Path, id: &str, command: &str, hint: &str) -> Squiggle {
-    let program = require_server(command, hint);
-    let mut config = squiggle_actors::Config::default();
-    for spec in config.servers.values_mut() {
-        spec.enabled = spec.id == id;
-    }
-    config.servers.get_mut(id).unwrap().command = program.display().to_string();
-    config.first_touch_timeout_ms = 60_000;
-    config.diagnostic_timeout_ms = 30_000;
-    Squiggle::start(project, config).await.unwrap()
-}
+use squiggle_tests::real_server::{PYRIGHT, TYPESCRIPT};
+use squiggle_tests::{assert_no_process_in, fixture, real_servers_turn_async, FakeWorkspace, Mcp};
 
 /// Asks `question` until its answer lists something (a server still loading the project
 /// answers with nothing and a note saying so), within a minute; the last answer.
@@ -82,15 +66,7 @@ fn called(name: &str, file: &str, line: u32, sites: &[(u32, u32)], deeper: &[&st
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pyright_answers_the_call_hierarchy_both_ways_and_a_definition_with_its_body() {
-    let _turn = real_servers_turn_async().await;
-    let (_dir, project) = fixture("nav-python");
-    let squiggle = runtime_with(
-        &project,
-        "pyright",
-        "pyright-langserver",
-        "npm install pyright",
-    )
-    .await;
+    let (_held, squiggle, project) = PYRIGHT.on_fixture_patient("nav-python").await;
 
     let incoming = squiggle
         .call_hierarchy("shapes.py", symbol("make_circle"), Direction::Incoming, 1)
@@ -181,15 +157,7 @@ async fn pyright_answers_the_call_hierarchy_both_ways_and_a_definition_with_its_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typescript_answers_implementations_of_an_interface_and_the_call_hierarchy_both_ways() {
-    let _turn = real_servers_turn_async().await;
-    let (_dir, project) = fixture("nav-ts");
-    let squiggle = runtime_with(
-        &project,
-        "typescript",
-        "typescript-language-server",
-        "npm install typescript typescript-language-server",
-    )
-    .await;
+    let (_held, squiggle, project) = TYPESCRIPT.on_fixture_patient("nav-ts").await;
 
     let classes = until_found(|| squiggle.implementation("src/shape.ts", symbol("Shape"))).await;
     let methods = squiggle
@@ -265,13 +233,7 @@ async fn a_folders_diagnostics_are_grouped_by_file_from_pyright() {
     std::fs::create_dir_all(project.join("pkg")).unwrap();
     std::fs::write(project.join("pkg/bad.py"), "x: int = \"text\"\n").unwrap();
     std::fs::write(project.join("pkg/good.py"), "y: int = 1\n").unwrap();
-    let squiggle = runtime_with(
-        &project,
-        "pyright",
-        "pyright-langserver",
-        "npm install pyright",
-    )
-    .await;
+    let squiggle = PYRIGHT.start_patient(&project).await;
 
     let files = [project.join("pkg/bad.py"), project.join("pkg/good.py")];
     let answer = squiggle.workspace_diagnostics(&files).await.unwrap();
@@ -288,19 +250,26 @@ async fn a_folders_diagnostics_are_grouped_by_file_from_pyright() {
     assert_no_process_in(&project);
 }
 
+/// Asks each breadth tool (call hierarchy, implementation, type definition) about `area` in
+/// `a.fake`; (tool, result) of each.
+fn ask_breadth_tools(mcp: &mut Mcp, limit: Duration) -> Vec<(&'static str, serde_json::Value)> {
+    let tools = [
+        "lsp_call_hierarchy",
+        "lsp_implementation",
+        "lsp_type_definition",
+    ];
+    (tools.into_iter())
+        .map(|tool| {
+            let result = mcp.call(tool, json!({"file": "a.fake", "symbol": "area"}), limit);
+            (tool, result)
+        })
+        .collect()
+}
+
 /// A workspace served by a fake server with the given script, through `squiggle mcp`.
 fn fake_mcp(script: serde_json::Value) -> (FakeWorkspace, Mcp) {
     let ws = FakeWorkspace::new();
-    let script = ws.script(&script);
-    ws.write(
-        "squiggle.toml",
-        &format!(
-            "settle_ms = 20\n[servers.fake]\ncommand = {:?}\nargs = [\"fake-server\", \"--script\", {:?}]\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_LOG = {:?} }}\n",
-            squiggle_tests::xtask_bin().display().to_string(),
-            script.display().to_string(),
-            ws.log.display().to_string(),
-        ),
-    );
+    ws.write_scripted_toml(&script);
     ws.write("a.fake", "function area\narea()\n");
     let mcp = Mcp::start(&ws.root, Duration::from_secs(20));
     (ws, mcp)
@@ -311,12 +280,7 @@ fn a_server_without_the_capability_is_named_in_the_refusal() {
     let (ws, mut mcp) = fake_mcp(json!({"symbols": true, "definition": true}));
     let limit = Duration::from_secs(20);
 
-    for tool in [
-        "lsp_call_hierarchy",
-        "lsp_implementation",
-        "lsp_type_definition",
-    ] {
-        let result = mcp.call(tool, json!({"file": "a.fake", "symbol": "area"}), limit);
+    for (tool, result) in ask_breadth_tools(&mut mcp, limit) {
         assert_eq!(result["isError"], true, "{tool}: {result}");
         let text = result["content"][0]["text"].as_str().unwrap();
         assert!(
@@ -334,12 +298,7 @@ fn a_server_error_is_said_not_taken_for_an_empty_answer() {
     let (ws, mut mcp) = fake_mcp(json!({"symbols": true, "breadth_error": "index is corrupt"}));
     let limit = Duration::from_secs(20);
 
-    for tool in [
-        "lsp_call_hierarchy",
-        "lsp_implementation",
-        "lsp_type_definition",
-    ] {
-        let result = mcp.call(tool, json!({"file": "a.fake", "symbol": "area"}), limit);
+    for (tool, result) in ask_breadth_tools(&mut mcp, limit) {
         assert_eq!(result["isError"], false, "{tool}: {result}");
         let notes = &result["structuredContent"]["notes"];
         assert!(

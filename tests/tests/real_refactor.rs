@@ -7,7 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use squiggle_actors::{ActionPick, EditFailure, EditMode, Severity, Squiggle, Target};
-use squiggle_tests::{assert_no_process_in, real_servers_turn_async, require_server};
+use squiggle_tests::real_server::{PYRIGHT, RUFF, TYPESCRIPT};
+use squiggle_tests::{assert_no_process_in, real_servers_turn_async};
 
 /// A project written into a fresh folder: (folder guard, resolved root).
 fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
@@ -19,20 +20,6 @@ fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
         std::fs::write(path, text).unwrap();
     }
     (dir, root)
-}
-
-/// A runtime with only the given built-in server, its command located where tests install it.
-async fn runtime_with(root: &Path, id: &str, command: &str, hint: &str) -> Squiggle {
-    let program = require_server(command, hint);
-    let mut config = squiggle_actors::Config::default();
-    for spec in config.servers.values_mut() {
-        spec.enabled = spec.id == id;
-    }
-    config.servers.get_mut(id).unwrap().command = program.display().to_string();
-    // Cold servers on a busy machine: deadlines, not sleeps.
-    config.first_touch_timeout_ms = 60_000;
-    config.diagnostic_timeout_ms = 20_000;
-    Squiggle::start(root, config).await.unwrap()
 }
 
 /// The errors of a file, checked now, as `line:column message` (asked again while a cold
@@ -75,12 +62,7 @@ async fn rename_across_three_files(
         .rename(root.join(declared), target(), new, EditMode::Preview)
         .await
         .unwrap();
-    let changed: Vec<&str> = preview
-        .items
-        .plan
-        .changed()
-        .map(|c| c.file.as_str())
-        .collect();
+    let changed = preview.items.plan.changed_files();
     assert_eq!(changed, files, "{preview:?}");
     assert!(
         read(root, files[0]).contains(old),
@@ -183,13 +165,7 @@ async fn typescript_renames_across_files_refuses_a_stale_apply_and_adds_a_missin
             "import { makeTotal } from \"./util\";\n\nexport const y = makeTotal(2) + makeTotal(3);\n",
         ),
     ]);
-    let squiggle = runtime_with(
-        &root,
-        "typescript",
-        "typescript-language-server",
-        "npm install typescript typescript-language-server",
-    )
-    .await;
+    let squiggle = TYPESCRIPT.start_patient(&root).await;
 
     let files = ["src/a.ts", "src/b.ts", "src/util.ts"];
     rename_across_three_files(
@@ -269,13 +245,7 @@ async fn pyright_renames_across_files_and_refuses_a_stale_apply() {
             "from util import make_total\n\ny = make_total(2) + make_total(3)\n",
         ),
     ]);
-    let squiggle = runtime_with(
-        &root,
-        "pyright",
-        "pyright-langserver",
-        "npm install pyright",
-    )
-    .await;
+    let squiggle = PYRIGHT.start_patient(&root).await;
 
     let files = ["a.py", "b.py", "util.py"];
     rename_across_three_files(
@@ -310,7 +280,7 @@ async fn ruff_fixes_an_unused_import_from_its_diagnostic() {
         ),
         ("app.py", "import os\n\nx = 1\n"),
     ]);
-    let squiggle = runtime_with(&root, "ruff", "ruff", "pip install ruff").await;
+    let squiggle = RUFF.start_patient(&root).await;
     let checked = squiggle.check_file(root.join("app.py"), None).await;
     let codes: Vec<_> = checked.diagnostics.iter().map(|d| d.code.clone()).collect();
     assert_eq!(codes, [Some("F401".to_string())], "{checked:?}");

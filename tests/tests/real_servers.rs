@@ -4,71 +4,25 @@
 #![allow(clippy::unwrap_used)]
 
 use serde_json::{json, Value};
+use squiggle_tests::real_server::{BuiltIn, PYRIGHT, RUFF, RUST_ANALYZER, TYPESCRIPT};
+use squiggle_tests::report::{check_finding, place, places, server_states};
 use squiggle_tests::{
-    assert_no_process_in, fixture, real_servers_turn, real_servers_turn_async, require_server,
-    squiggle,
+    assert_no_process_in, fixture, real_servers_turn, real_servers_turn_async, squiggle,
 };
-
-/// (file, line, column, code, source) of every diagnostic in a JSON report.
-fn positions(report: &Value) -> Vec<(String, u64, u64, String, String)> {
-    let mut found = Vec::new();
-    for (file, list) in report["files"].as_object().unwrap() {
-        for d in list.as_array().unwrap() {
-            found.push((
-                file.clone(),
-                d["line"].as_u64().unwrap(),
-                d["column"].as_u64().unwrap(),
-                d["code"].as_str().unwrap_or_default().to_string(),
-                d["source"].as_str().unwrap_or_default().to_string(),
-            ));
-        }
-    }
-    found
-}
-
-fn tuple(
-    file: &str,
-    line: u64,
-    column: u64,
-    code: &str,
-    source: &str,
-) -> (String, u64, u64, String, String) {
-    (
-        file.to_string(),
-        line,
-        column,
-        code.to_string(),
-        source.to_string(),
-    )
-}
 
 #[test]
 fn pyright_and_ruff_report_exact_positions_in_a_python_project() {
     let _turn = real_servers_turn();
-    require_server("pyright-langserver", "npm install pyright");
-    require_server("ruff", "pip install ruff");
+    PYRIGHT.require();
+    RUFF.require();
     let (_dir, project) = fixture("python");
 
-    let run = squiggle(
-        &project,
-        &[
-            "check",
-            "--root",
-            ".",
-            "--format",
-            "json",
-            "orders.py",
-            "clean.py",
-        ],
-    );
-
-    assert_eq!(run.code, 1, "diagnostics were found: {}", run.stderr);
-    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let report = check_finding(&project, &["orders.py", "clean.py"]);
     assert_eq!(
-        positions(&report),
+        places(&report),
         vec![
-            tuple("orders.py", 8, 33, "reportAssignmentType", "Pyright"),
-            tuple("orders.py", 9, 27, "reportUndefinedVariable", "Pyright"),
+            place("orders.py", 8, 33, "reportAssignmentType", "Pyright"),
+            place("orders.py", 9, 27, "reportUndefinedVariable", "Pyright"),
         ]
     );
     // Ruff's F821 at the same name is the same problem: one diagnostic names both servers.
@@ -79,13 +33,10 @@ fn pyright_and_ruff_report_exact_positions_in_a_python_project() {
     );
     assert_eq!(report["files"]["orders.py"][0].get("also"), None);
     assert_eq!(report["files"]["clean.py"], Value::Array(vec![]));
-    let servers: Vec<(&str, &str)> = report["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| (s["id"].as_str().unwrap(), s["status"].as_str().unwrap()))
-        .collect();
-    assert_eq!(servers, vec![("pyright", "active"), ("ruff", "active")]);
+    assert_eq!(
+        server_states(&report),
+        vec![("pyright", "active"), ("ruff", "active")]
+    );
     assert_eq!(report["timed_out"], Value::Array(vec![]));
 
     let text = squiggle(&project, &["check", "--root", ".", "orders.py"]);
@@ -102,24 +53,15 @@ fn pyright_and_ruff_report_exact_positions_in_a_python_project() {
 #[test]
 fn typescript_language_server_reports_exact_positions() {
     let _turn = real_servers_turn();
-    require_server(
-        "typescript-language-server",
-        "npm install typescript typescript-language-server",
-    );
+    TYPESCRIPT.require();
     let (_dir, project) = fixture("typescript");
 
-    let run = squiggle(
-        &project,
-        &["check", "--root", ".", "--format", "json", "src/user.ts"],
-    );
-
-    assert_eq!(run.code, 1, "diagnostics were found: {}", run.stderr);
-    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let report = check_finding(&project, &["src/user.ts"]);
     assert_eq!(
-        positions(&report),
+        places(&report),
         vec![
-            tuple("src/user.ts", 6, 54, "2322", "typescript"),
-            tuple("src/user.ts", 7, 15, "2339", "typescript"),
+            place("src/user.ts", 6, 54, "2322", "typescript"),
+            place("src/user.ts", 7, 15, "2339", "typescript"),
         ]
     );
     assert_no_process_in(&project);
@@ -128,7 +70,7 @@ fn typescript_language_server_reports_exact_positions() {
 #[test]
 fn a_clean_file_exits_zero_in_text_format() {
     let _turn = real_servers_turn();
-    require_server("pyright-langserver", "npm install pyright");
+    PYRIGHT.require();
     let (_dir, project) = fixture("python");
 
     let run = squiggle(&project, &["check", "--root", ".", "clean.py"]);
@@ -146,20 +88,14 @@ fn a_clean_file_exits_zero_in_text_format() {
 #[ignore = "needs rust-analyzer (not in this toolchain): build one with ../shared/tools/build-rust-analyzer.sh; `cargo xtask test` runs this when one is on PATH"]
 fn rust_analyzer_reports_exact_positions_in_a_crate() {
     let _turn = real_servers_turn();
-    require_server("rust-analyzer", "rustup component add rust-analyzer");
+    RUST_ANALYZER.require();
     let (_dir, project) = fixture("rust");
 
-    let run = squiggle(
-        &project,
-        &["check", "--root", ".", "--format", "json", "src/main.rs"],
-    );
-
-    assert_eq!(run.code, 1, "diagnostics were found: {}", run.stderr);
-    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let report = check_finding(&project, &["src/main.rs"]);
     // rust-analyzer's own analysis, and (when its cargo check on save is done in time) rustc's.
-    let found = positions(&report);
-    let native = tuple("src/main.rs", 2, 42, "E0308", "rust-analyzer");
-    let rustc = tuple("src/main.rs", 2, 42, "E0308", "rustc");
+    let found = places(&report);
+    let native = place("src/main.rs", 2, 42, "E0308", "rust-analyzer");
+    let rustc = place("src/main.rs", 2, 42, "E0308", "rustc");
     assert!(found.contains(&native), "{found:?}");
     assert!(
         found.iter().all(|d| *d == native || *d == rustc),
@@ -170,20 +106,7 @@ fn rust_analyzer_reports_exact_positions_in_a_crate() {
 
 #[tokio::test]
 async fn writing_a_typescript_interface_shows_the_break_in_an_already_checked_file() {
-    let _turn = real_servers_turn_async().await;
-    let command = require_server(
-        "typescript-language-server",
-        "npm install typescript typescript-language-server",
-    );
-    let (_dir, project) = fixture("ts-multi");
-    let mut config = squiggle_actors::Config::default();
-    for spec in config.servers.values_mut() {
-        spec.enabled = spec.id == "typescript";
-    }
-    config.servers.get_mut("typescript").unwrap().command = command.display().to_string();
-    let squiggle = squiggle_actors::Squiggle::start(&project, config)
-        .await
-        .unwrap();
+    let (_held, squiggle, project) = TYPESCRIPT.on_fixture("ts-multi").await;
 
     let user = squiggle.check_file(project.join("src/user.ts"), None).await;
     assert_eq!(user.diagnostics, vec![], "user.ts is clean at first");
@@ -215,35 +138,9 @@ fn codes(result: &squiggle_actors::CheckResult) -> Vec<String> {
         .collect()
 }
 
-/// A runtime with only the given built-in server, its command located where tests install it.
-async fn runtime_with(
-    project: &std::path::Path,
-    id: &str,
-    command: &str,
-    hint: &str,
-) -> squiggle_actors::Squiggle {
-    let program = require_server(command, hint);
-    let mut config = squiggle_actors::Config::default();
-    for spec in config.servers.values_mut() {
-        spec.enabled = spec.id == id;
-    }
-    config.servers.get_mut(id).unwrap().command = program.display().to_string();
-    squiggle_actors::Squiggle::start(project, config)
-        .await
-        .unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_python_module_created_on_disk_resolves_the_import() {
-    let _turn = real_servers_turn_async().await;
-    let (_dir, project) = fixture("py-import");
-    let squiggle = runtime_with(
-        &project,
-        "pyright",
-        "pyright-langserver",
-        "npm install pyright",
-    )
-    .await;
+    let (_held, squiggle, project) = PYRIGHT.on_fixture("py-import").await;
 
     let before = squiggle.check_file(project.join("main.py"), None).await;
     assert_eq!(codes(&before), vec!["reportMissingImports"]);
@@ -269,15 +166,7 @@ async fn a_python_module_created_on_disk_resolves_the_import() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs rust-analyzer (not in this toolchain): build one with ../shared/tools/build-rust-analyzer.sh; `cargo xtask test` runs this when one is on PATH"]
 async fn rust_analyzer_sees_a_module_file_created_on_disk() {
-    let _turn = real_servers_turn_async().await;
-    let (_dir, project) = fixture("rust-module");
-    let squiggle = runtime_with(
-        &project,
-        "rust-analyzer",
-        "rust-analyzer",
-        "rustup component add rust-analyzer",
-    )
-    .await;
+    let (_held, squiggle, project) = RUST_ANALYZER.on_fixture("rust-module").await;
 
     let before = squiggle.check_file(project.join("src/main.rs"), None).await;
     assert!(
@@ -357,10 +246,7 @@ fn cold_runs(project: &std::path::Path, file: &str, runs: usize) -> Vec<ColdRun>
 #[test]
 fn a_real_typescript_project_reports_its_one_error_on_every_cold_run() {
     let _turn = real_servers_turn();
-    require_server(
-        "typescript-language-server",
-        "npm install typescript typescript-language-server",
-    );
+    TYPESCRIPT.require();
     let (_dir, project) = fixture("real-ts");
 
     let runs = cold_runs(&project, "src/TaskEither.ts", 5);
@@ -377,8 +263,8 @@ fn a_real_typescript_project_reports_its_one_error_on_every_cold_run() {
 #[test]
 fn a_real_python_project_reports_its_one_error_on_every_cold_run() {
     let _turn = real_servers_turn();
-    require_server("pyright-langserver", "npm install pyright");
-    require_server("ruff", "pip install ruff");
+    PYRIGHT.require();
+    RUFF.require();
     let (_dir, project) = fixture("real-py");
 
     let runs = cold_runs(&project, "isort/api.py", 5);
@@ -408,18 +294,12 @@ async fn a_typescript_7_project_is_served_by_tsc_lsp_for_diagnostics_and_navigat
     )
     .unwrap();
 
-    let run = squiggle(
-        &project,
-        &["check", "--root", ".", "--format", "json", "src/user.ts"],
-    );
-
-    assert_eq!(run.code, 1, "diagnostics were found: {}", run.stderr);
-    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let report = check_finding(&project, &["src/user.ts"]);
     assert_eq!(
-        positions(&report),
+        places(&report),
         vec![
-            tuple("src/user.ts", 6, 54, "2322", "ts"),
-            tuple("src/user.ts", 7, 15, "2339", "ts"),
+            place("src/user.ts", 6, 54, "2322", "ts"),
+            place("src/user.ts", 7, 15, "2339", "ts"),
         ]
     );
     let native = report["servers"]
@@ -485,16 +365,8 @@ async fn the_first_navigation_answer_of_a_fresh_session_is_the_warm_one() {
         found.sort();
         found
     };
-    let program = require_server(
-        "typescript-language-server",
-        "npm install typescript typescript-language-server",
-    );
     for session in 0..5 {
-        let mut config = squiggle_actors::Config::default();
-        for spec in config.servers.values_mut() {
-            spec.enabled = spec.id == "typescript";
-        }
-        config.servers.get_mut("typescript").unwrap().command = program.display().to_string();
+        let mut config = TYPESCRIPT.alone();
         // Loading the project takes seconds, more on a busy machine: the wait is what is tested.
         config.first_touch_timeout_ms = 60_000;
         let squiggle = squiggle_actors::Squiggle::start(&project, config)
@@ -538,17 +410,17 @@ fn symbol_places(
         .collect()
 }
 
-/// Runs a cold workspace search in 5 fresh sessions of `id` on `project`: each answer is the
+/// Runs a cold workspace search in 5 fresh sessions of `server` on `project`: each answer is the
 /// same, holds `expected` (file, name, line), and only servers for the workspace root started.
 async fn cold_workspace_searches(
     project: &std::path::Path,
-    (id, command, hint): (&str, &str, &str),
+    server: BuiltIn,
     query: &str,
     expected: (&str, &str, u32),
 ) {
     let mut answers = Vec::new();
     for session in 0..5 {
-        let squiggle = runtime_with(project, id, command, hint).await;
+        let squiggle = server.start(project).await;
         let answer = squiggle.workspace_symbols(query).await.unwrap();
         let roots: Vec<String> = (squiggle.status().await.into_iter())
             .map(|status| format!("{} {}", status.id, status.root))
@@ -557,7 +429,7 @@ async fn cold_workspace_searches(
 
         assert_eq!(
             roots,
-            vec![format!("{id} .")],
+            vec![format!("{} .", server.id)],
             "session {session}: only the root's server"
         );
         assert!(
@@ -597,7 +469,7 @@ async fn a_cold_python_workspace_search_answers_from_the_roots_server_only() {
     }
     cold_workspace_searches(
         &project,
-        ("pyright", "pyright-langserver", "npm install pyright"),
+        PYRIGHT,
         "sort_file",
         ("isort/api.py", "sort_file", 393),
     )
@@ -621,11 +493,7 @@ async fn a_cold_typescript_workspace_search_answers_from_the_roots_server_only()
     .unwrap();
     cold_workspace_searches(
         &project,
-        (
-            "typescript",
-            "typescript-language-server",
-            "npm install typescript typescript-language-server",
-        ),
+        TYPESCRIPT,
         "getOrElse",
         ("src/Either.ts", "getOrElse", 1080),
     )

@@ -44,12 +44,7 @@ async fn a_rename_is_previewed_then_applied_across_files_and_checked() {
         .rename("a.fake", total(), "sum", EditMode::Preview)
         .await
         .unwrap();
-    let changed: Vec<&str> = preview
-        .items
-        .plan
-        .changed()
-        .map(|c| c.file.as_str())
-        .collect();
+    let changed = preview.items.plan.changed_files();
     assert_eq!(changed, ["a.fake", "b.fake", "sub/c.fake"]);
     assert!(!preview.items.applied);
     assert_eq!(
@@ -331,15 +326,7 @@ async fn a_command_edit_is_applied_inside_the_workspace_only() {
 fn the_mcp_tools_preview_apply_and_refuse_a_stale_apply() {
     let ws = FakeWorkspace::new();
     three_files(&ws);
-    let script = ws.script(&json!({"refactor": {"rename": true, "prepare": true}}));
-    ws.write(
-        "squiggle.toml",
-        &format!(
-            "settle_ms = 20\n[servers.fake]\ncommand = {:?}\nargs = [\"fake-server\", \"--script\", {:?}]\nextensions = [\"fake\"]\n",
-            squiggle_tests::xtask_bin().display().to_string(),
-            script.display().to_string(),
-        ),
-    );
+    ws.write_scripted_toml(&json!({"refactor": {"rename": true, "prepare": true}}));
     let limit = Duration::from_secs(20);
     let mut mcp = Mcp::start(&ws.root, limit);
 
@@ -396,15 +383,7 @@ fn serve_previews_and_applies_with_the_hashes_passed_back() {
     let ws = FakeWorkspace::new();
     three_files(&ws);
     ws.write("d.fake", "ERROR here\n");
-    let script = ws.script(&json!({"refactor": {"rename": true, "actions": true}}));
-    ws.write(
-        "squiggle.toml",
-        &format!(
-            "settle_ms = 20\n[servers.fake]\ncommand = {:?}\nargs = [\"fake-server\", \"--script\", {:?}]\nextensions = [\"fake\"]\n",
-            squiggle_tests::xtask_bin().display().to_string(),
-            script.display().to_string(),
-        ),
-    );
+    ws.write_scripted_toml(&json!({"refactor": {"rename": true, "actions": true}}));
     let mut serve = squiggle_tests::Serve::start(&ws.root, &[]);
     let limit = Duration::from_secs(30);
     assert_eq!(serve.next(limit)["method"], "lsp/ready");
@@ -459,15 +438,7 @@ fn serve_previews_and_applies_with_the_hashes_passed_back() {
 fn an_mcp_apply_of_a_listed_action_is_refused_when_the_list_changed() {
     let ws = FakeWorkspace::new();
     ws.write("d.fake", "ERROR here\n");
-    let script = ws.script(&json!({"refactor": {"actions": true}}));
-    ws.write(
-        "squiggle.toml",
-        &format!(
-            "settle_ms = 20\n[servers.fake]\ncommand = {:?}\nargs = [\"fake-server\", \"--script\", {:?}]\nextensions = [\"fake\"]\n",
-            squiggle_tests::xtask_bin().display().to_string(),
-            script.display().to_string(),
-        ),
-    );
+    ws.write_scripted_toml(&json!({"refactor": {"actions": true}}));
     let limit = Duration::from_secs(20);
     let mut mcp = Mcp::start(&ws.root, limit);
 

@@ -28,7 +28,7 @@ use anyhow::{bail, Context};
 use serde_json::{json, Value};
 
 use catalog::{expected_text, on_path, real_projects, real_servers, typescript_7};
-use final_floor::Signal;
+use final_floor::{Launch, Signal};
 use load::{measure_load, Load};
 use peer::Peer;
 use stats::Stats;
@@ -159,15 +159,14 @@ pub fn measure(
     let file = fake.probe(&one);
     // Push only: its last publish for the version is its final answer.
     let fake_signal = Signal::LastPublish { generous: GENEROUS };
+    let fake_floor = Launch {
+        program: &fake.program,
+        args: fake.args,
+        language: fake.language,
+        signal: fake_signal,
+    };
     let cold_floor = repeat(plan.cold_runs, || {
-        final_floor::cold(
-            &fake.program,
-            fake.args,
-            &one,
-            &file,
-            fake.language,
-            fake_signal,
-        )
+        final_floor::cold(fake_floor, &one, &file)
     })?;
     let cold_check = repeat(plan.cold_runs, || time_cold_check(&squiggle, &one, &file))?;
     rows.push(row(
@@ -179,15 +178,7 @@ pub fn measure(
     ));
     rows.push(row("cold", "fake", "floor", &cold_floor, None));
 
-    let warm_floor = time_warm_floor(
-        &fake.program,
-        fake.args,
-        &one,
-        &file,
-        fake.language,
-        fake_signal,
-        plan.runs,
-    )?;
+    let warm_floor = time_warm_floor(fake_floor, &one, &file, plan.runs)?;
     let warm_api = time_warm_api(&one, &file, plan.runs, "#", GENEROUS)?;
     let warm_serve = time_warm_serve(&squiggle, &one, &file, plan.runs, GENEROUS)?;
     rows.push(row(
@@ -295,7 +286,7 @@ pub fn measure(
     } else {
         notes.push("burst, growth, memory and the load run on ruff: not measured: ruff is not installed (cargo xtask install-servers)".to_string());
     }
-    targets.push(target(
+    results.targets.push(target(
         "CPU ticks of an idle squiggle serve over 2 s",
         idle_ticks as f64,
         "ticks",
@@ -303,17 +294,21 @@ pub fn measure(
         idle_ticks == 0,
     ));
 
-    print_table(&rows, &targets, &measures, &notes);
+    report(&dir.join("report.json"), plan.quick, &results, &notes)
+}
+
+/// Prints the table of `results` and `notes`, and writes them with the machine to `out`.
+fn report(out: &Path, quick: bool, results: &Results, notes: &[String]) -> anyhow::Result<()> {
+    print_table(results.rows, results.targets, results.measures, notes);
     let report = json!({
         "machine": machine(),
-        "quick": plan.quick,
-        "rows": rows,
-        "targets": targets,
-        "measures": measures,
+        "quick": quick,
+        "rows": results.rows,
+        "targets": results.targets,
+        "measures": results.measures,
         "notes": notes,
     });
-    let out = dir.join("report.json");
-    std::fs::write(&out, serde_json::to_string_pretty(&report)?)?;
+    std::fs::write(out, serde_json::to_string_pretty(&report)?)?;
     println!("\nreport: {}", out.display());
     Ok(())
 }
@@ -353,18 +348,7 @@ fn load_only(
         };
         load_run::measure(&ruff, squiggle, dir, 0, &mut results)?;
     }
-    print_table(&rows, &targets, &measures, &[]);
-    let report = json!({
-        "machine": machine(),
-        "quick": plan.quick,
-        "rows": rows,
-        "targets": targets,
-        "measures": measures,
-    });
-    let out = dir.join("load-report.json");
-    std::fs::write(&out, serde_json::to_string_pretty(&report)?)?;
-    println!("\nreport: {}", out.display());
-    Ok(())
+    report(&dir.join("load-report.json"), plan.quick, &results, &[])
 }
 
 /// The rows, targets and other numbers of a run.
@@ -408,17 +392,13 @@ fn time_cold_check(squiggle: &Path, root: &Path, file: &Path) -> anyhow::Result<
 
 /// The definitive floor's warm round trips: didChange to the final answer.
 fn time_warm_floor(
-    program: &Path,
-    args: &[&str],
+    server: Launch<'_>,
     root: &Path,
     file: &Path,
-    language_id: &str,
-    signal: Signal,
     runs: usize,
 ) -> anyhow::Result<Stats> {
     let text = std::fs::read_to_string(file)?;
-    let mut floor = final_floor::FinalFloor::start(program, args, root, signal)?;
-    floor.open(file, language_id, &text)?;
+    let (mut floor, _) = final_floor::FinalFloor::start_open(server, root, file, &text)?;
     let timings = (0..runs)
         .map(|i| floor.change(&variant(&text, i, "#")))
         .collect::<anyhow::Result<Vec<_>>>()?;
@@ -571,11 +551,7 @@ fn print_table(rows: &[Value], targets: &[Value], measures: &[Value], notes: &[S
             t["target"].as_str().unwrap_or_default(),
             t["value"].as_f64().unwrap_or(0.0),
             t["unit"].as_str().unwrap_or_default(),
-            if limit.fract() == 0.0 {
-                format!("{limit}")
-            } else {
-                format!("{limit:.2}")
-            },
+            number(limit, 2),
             t["unit"].as_str().unwrap_or_default()
         );
     }
@@ -585,11 +561,7 @@ fn print_table(rows: &[Value], targets: &[Value], measures: &[Value], notes: &[S
         println!(
             "  {}: {} {}",
             m["measure"].as_str().unwrap_or_default(),
-            if value.fract() == 0.0 {
-                format!("{value}")
-            } else {
-                format!("{value:.3}")
-            },
+            number(value, 3),
             m["unit"].as_str().unwrap_or_default()
         );
     }
@@ -598,6 +570,15 @@ fn print_table(rows: &[Value], targets: &[Value], measures: &[Value], notes: &[S
         for note in notes {
             println!("  {note}");
         }
+    }
+}
+
+/// A number as the table shows it: whole ones without decimals, others with `places`.
+fn number(value: f64, places: usize) -> String {
+    if value.fract() == 0.0 {
+        format!("{value}")
+    } else {
+        format!("{value:.places$}")
     }
 }
 

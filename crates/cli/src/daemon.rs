@@ -5,6 +5,7 @@ pub mod client;
 mod key;
 mod paths;
 mod server;
+mod socket_watch;
 mod wire;
 
 use std::time::Duration;

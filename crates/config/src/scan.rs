@@ -2,6 +2,7 @@
 //! servers early), and the files under a folder (to check them all).
 
 use std::collections::HashSet;
+use std::fs::DirEntry;
 use std::path::{Path, PathBuf};
 
 /// Folders that never hold a project's own sources.
@@ -14,6 +15,42 @@ const SKIPPED: &[&str] = &[
     "build",
 ];
 
+/// A folder's readable entries, sorted by name (none when it cannot be read).
+fn sorted_entries(folder: &Path) -> Vec<DirEntry> {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return Vec::new();
+    };
+    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
+    entries.sort_by_key(DirEntry::file_name);
+    entries
+}
+
+/// What a walk found in one entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Found {
+    /// A folder to walk into.
+    Folder,
+    /// Not a folder; `regular` when it is a regular file (not a link or a device).
+    File {
+        /// Whether it is a regular file.
+        regular: bool,
+    },
+}
+
+/// What `entry` is to a walk: `None` for a hidden, build or dependency folder, or an entry
+/// whose type cannot be read.
+fn look(entry: &DirEntry) -> Option<Found> {
+    let kind = entry.file_type().ok()?;
+    if !kind.is_dir() {
+        return Some(Found::File {
+            regular: kind.is_file(),
+        });
+    }
+    let name = entry.file_name();
+    let name = name.to_string_lossy();
+    (!name.starts_with('.') && !SKIPPED.contains(&name.as_ref())).then_some(Found::Folder)
+}
+
 /// One file for each (folder, extension) pair under `root`, looking at no more than `limit`
 /// folder entries; hidden folders and build or dependency folders are skipped.
 pub fn sample_files(root: &Path, limit: usize) -> Vec<PathBuf> {
@@ -22,29 +59,21 @@ pub fn sample_files(root: &Path, limit: usize) -> Vec<PathBuf> {
     let mut folders = vec![root.to_path_buf()];
     let mut looked = 0;
     while let Some(folder) = folders.pop() {
-        let Ok(entries) = std::fs::read_dir(&folder) else {
-            continue;
-        };
-        let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
-        entries.sort_by_key(|e| e.file_name());
-        for entry in entries {
+        for entry in sorted_entries(&folder) {
             looked += 1;
             if looked > limit {
                 return samples;
             }
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            if kind.is_dir() {
-                if !name.starts_with('.') && !SKIPPED.contains(&name.as_ref()) {
-                    folders.push(entry.path());
+            match look(&entry) {
+                Some(Found::Folder) => folders.push(entry.path()),
+                Some(Found::File { .. }) => {
+                    if let Some(extension) = entry.path().extension() {
+                        if seen.insert((folder.clone(), extension.to_ascii_lowercase())) {
+                            samples.push(entry.path());
+                        }
+                    }
                 }
-            } else if let Some(extension) = entry.path().extension() {
-                if seen.insert((folder.clone(), extension.to_ascii_lowercase())) {
-                    samples.push(entry.path());
-                }
+                None => {}
             }
         }
     }
@@ -58,25 +87,15 @@ pub fn files_under(dir: &Path, limit: usize, keep: &dyn Fn(&Path) -> bool) -> (V
     let mut files = Vec::new();
     let mut folders = vec![dir.to_path_buf()];
     while let Some(folder) = folders.pop() {
-        let Ok(entries) = std::fs::read_dir(&folder) else {
-            continue;
-        };
-        let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
         // Reversed, so that popping the folders visits them in name order.
-        entries.sort_by_key(|e| std::cmp::Reverse(e.file_name()));
         let mut here = Vec::new();
-        for entry in entries {
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            if kind.is_dir() {
-                if !name.starts_with('.') && !SKIPPED.contains(&name.as_ref()) {
-                    folders.push(entry.path());
+        for entry in sorted_entries(&folder).into_iter().rev() {
+            match look(&entry) {
+                Some(Found::Folder) => folders.push(entry.path()),
+                Some(Found::File { regular: true }) if keep(&entry.path()) => {
+                    here.push(entry.path());
                 }
-            } else if kind.is_file() && keep(&entry.path()) {
-                here.push(entry.path());
+                _ => {}
             }
         }
         here.reverse();

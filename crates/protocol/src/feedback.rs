@@ -285,6 +285,17 @@ mod tests {
         );
     }
 
+    /// The other-files text for `paths`, each with the one error `errors(1)` makes.
+    fn one_error_each(paths: &[&str]) -> String {
+        let blocks: Vec<String> = (paths.iter())
+            .map(|path| format!("<diagnostics file=\"{path}\">\nERROR [1:1] e1\n</diagnostics>"))
+            .collect();
+        format!(
+            "\nLSP errors detected in other files:\n{}",
+            blocks.join("\n")
+        )
+    }
+
     #[test]
     fn write_shows_at_most_five_other_files_in_path_order() {
         let others = others(&[
@@ -296,16 +307,9 @@ mod tests {
             ("e.ts", errors(1)),
             ("d.ts", errors(1)),
         ]);
-        let block =
-            |path: &str| format!("<diagnostics file=\"{path}\">\nERROR [1:1] e1\n</diagnostics>");
         assert_eq!(
             render_feedback(Scope::Write, "w.ts", &[], &others, &Caps::default()),
-            format!(
-                "\nLSP errors detected in other files:\n{}",
-                ["a.ts", "b.ts", "c.ts", "d.ts", "e.ts"]
-                    .map(block)
-                    .join("\n")
-            )
+            one_error_each(&["a.ts", "b.ts", "c.ts", "d.ts", "e.ts"])
         );
     }
 
@@ -426,16 +430,9 @@ mod tests {
             ("f.ts", errors(1)),
             ("g.ts", errors(1)),
         ]);
-        let block =
-            |path: &str| format!("<diagnostics file=\"{path}\">\nERROR [1:1] e1\n</diagnostics>");
         assert_eq!(
             render_feedback(Scope::Write, "w.ts", &[], &others, &Caps::default()),
-            format!(
-                "\nLSP errors detected in other files:\n{}",
-                ["b.ts", "c.ts", "d.ts", "e.ts", "f.ts"]
-                    .map(block)
-                    .join("\n")
-            )
+            one_error_each(&["b.ts", "c.ts", "d.ts", "e.ts", "f.ts"])
         );
     }
 

@@ -136,6 +136,21 @@ fn tool_event(input: &[u8]) -> Result<ToolEvent, MalformedInput> {
     })
 }
 
+/// The event in `input` and the scope of its tool, when it is the host's `event` (or names no
+/// event) and its tool is one of `tools` (name, scope); `Ok(None)` otherwise.
+fn edit_event(
+    input: &[u8],
+    event: &str,
+    tools: &[(&str, Scope)],
+) -> Result<Option<(ToolEvent, Scope)>, MalformedInput> {
+    let found = tool_event(input)?;
+    if found.event.as_deref().is_some_and(|name| name != event) {
+        return Ok(None);
+    }
+    let scope = (tools.iter()).find_map(|(name, scope)| (*name == found.tool).then_some(*scope));
+    Ok(scope.map(|scope| (found, scope)))
+}
+
 impl ToolEvent {
     /// The request for this event's `tool_input.<key>` path, with `scope`.
     fn request(self, key: &str, scope: Scope) -> Result<HookRequest, MalformedInput> {

@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::Context;
 use serde_json::{json, Value};
 
-use super::final_floor::{self, FinalFloor, Signal};
+use super::final_floor::{self, FinalFloor, Launch, Signal};
 use super::stats::Stats;
 use super::{check, row, serve, shutdown, target, time_cold_check, time_warm_api, variant};
 
@@ -47,6 +47,18 @@ pub struct Server {
     pub cold_limit: Option<f64>,
     /// The `node_modules` the fixture's copy links to (TypeScript 7 for `tsc --lsp`), if any.
     pub modules: Option<PathBuf>,
+}
+
+impl Server {
+    /// How the floor runs it.
+    fn launch(&self) -> Launch<'_> {
+        Launch {
+            program: &self.program,
+            args: self.args,
+            language: self.language,
+            signal: self.signal,
+        }
+    }
 }
 
 /// Measures `server` cold and warm against its definitive floor; pushes rows and targets.
@@ -182,16 +194,7 @@ fn cold(
 ) -> anyhow::Result<(Stats, Stats)> {
     let mut ours = Vec::new();
     let mut theirs = Vec::new();
-    let floor = || {
-        final_floor::cold(
-            &server.program,
-            server.args,
-            root,
-            file,
-            server.language,
-            server.signal,
-        )
-    };
+    let floor = || final_floor::cold(server.launch(), root, file);
     for n in 0..runs {
         if n % 2 == 0 {
             ours.push(time_cold_check(squiggle, root, file)?);
@@ -216,8 +219,7 @@ fn warm(
     let text = std::fs::read_to_string(file)?;
     let mut peer = serve(squiggle, root)?;
     check(&mut peer, file, &text)?;
-    let mut floor = FinalFloor::start(&server.program, server.args, root, server.signal)?;
-    floor.open(file, server.language, &text)?;
+    let (mut floor, _) = FinalFloor::start_open(server.launch(), root, file, &text)?;
     let mut ours: Vec<Duration> = Vec::new();
     let mut theirs: Vec<Duration> = Vec::new();
     for i in 0..runs {

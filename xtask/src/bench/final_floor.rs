@@ -52,7 +52,34 @@ pub struct FinalFloor {
     version: i64,
 }
 
+/// A server as the floor runs it: its program and arguments, its files' language id, and the
+/// signal of its final answer.
+#[derive(Debug, Clone, Copy)]
+pub struct Launch<'a> {
+    /// The server's executable.
+    pub program: &'a Path,
+    /// Its arguments.
+    pub args: &'a [&'a str],
+    /// The LSP language id of the file opened.
+    pub language: &'a str,
+    /// The signal the floor waits for.
+    pub signal: Signal,
+}
+
 impl FinalFloor {
+    /// Starts `server` on `root` and opens `file` with `text`: the floor, and when the server's
+    /// final answer for the file arrived.
+    pub fn start_open(
+        server: Launch<'_>,
+        root: &Path,
+        file: &Path,
+        text: &str,
+    ) -> anyhow::Result<(Self, Instant)> {
+        let mut floor = Self::start(server.program, server.args, root, server.signal)?;
+        let answered = floor.open(file, server.language, text)?;
+        Ok((floor, answered))
+    }
+
     /// Spawns and initializes the server for `root`, declaring pull diagnostics when it is to
     /// be pulled and versioned publishes otherwise, and, as squiggle does, configuration and
     /// dynamically registered file watching (so that the server does the same work for both:
@@ -180,20 +207,12 @@ fn is_publish_for(message: &Value, uri: &str, version: i64) -> bool {
 }
 
 /// One cold run: from spawning the server to its final answer for one opened file.
-pub fn cold(
-    program: &Path,
-    args: &[&str],
-    root: &Path,
-    file: &Path,
-    language_id: &str,
-    signal: Signal,
-) -> anyhow::Result<Duration> {
+pub fn cold(server: Launch<'_>, root: &Path, file: &Path) -> anyhow::Result<Duration> {
     let text =
         std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
     let started = Instant::now();
-    let mut floor = FinalFloor::start(program, args, root, signal)?;
     // Timed to the answer, not to the end of a generous wait for a push-only server's last.
-    let answered = floor.open(file, language_id, &text)?;
+    let (floor, answered) = FinalFloor::start_open(server, root, file, &text)?;
     floor.stop();
     Ok(answered.duration_since(started))
 }

@@ -1,7 +1,7 @@
 //! The daemon: a warm squiggle for one workspace behind a Unix socket. It answers one request
 //! per connection, only from this user, and exits when idle, when asked, when its socket is
-//! removed, or on SIGTERM/SIGINT; its servers die with it (and with a SIGKILL, through their
-//! parent-death signal and the watchdog).
+//! removed, or on SIGTERM/SIGINT, waiting for each of these without polling; its servers die
+//! with it (and with a SIGKILL, through their parent-death signal and the watchdog).
 
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::io::AsRawFd;
@@ -19,6 +19,7 @@ use tokio::sync::Notify;
 
 use super::key::DaemonKey;
 use super::paths::{make_private, runtime_dir, uid};
+use super::socket_watch::SocketWatch;
 use super::wire::{self, DaemonStatus, Reply, Request, MAX_REQUEST};
 use crate::check;
 
@@ -73,6 +74,19 @@ impl Daemon {
         let last = self.last_request.lock().map(|last| *last).ok();
         self.active.load(Ordering::SeqCst) == 0
             && last.is_some_and(|last| last.elapsed() >= self.idle)
+    }
+
+    /// The soonest the daemon can be idle long enough to exit: the idle time after the last
+    /// request, or while one is under way, the idle time (at least a second) from now; it is
+    /// looked at again then.
+    fn idle_deadline(&self) -> tokio::time::Instant {
+        let now = Instant::now();
+        let last = self.last_request.lock().map(|last| *last).unwrap_or(now);
+        let at = match self.active.load(Ordering::SeqCst) {
+            0 => last + self.idle,
+            _ => now + self.idle.max(Duration::from_secs(1)),
+        };
+        tokio::time::Instant::from_std(at)
     }
 
     /// What `squiggle daemon status` shows.
@@ -198,7 +212,9 @@ pub async fn run(
         checks: AtomicU64::new(0),
         stop: Notify::new(),
     });
-    let tick = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(2));
+    // Nothing polls while idle: the loop wakes for a connection, a signal, a change in the
+    // socket's folder, or the idle deadline.
+    let socket_watch = SocketWatch::new(&socket, inode);
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let why = loop {
         tokio::select! {
@@ -211,10 +227,8 @@ pub async fn run(
             () = daemon.stop.notified() => break "asked to stop",
             _ = terminate.recv() => break "terminated",
             _ = tokio::signal::ctrl_c() => break "interrupted",
-            () = tokio::time::sleep(tick) => {
-                if !is_ours(&socket, inode) {
-                    break "its socket was removed";
-                }
+            () = socket_watch.gone() => break "its socket was removed",
+            () = tokio::time::sleep_until(daemon.idle_deadline()) => {
                 if daemon.idle_over() {
                     break "idle";
                 }
@@ -223,17 +237,12 @@ pub async fn run(
     };
     eprintln!("squiggle daemon {}: exiting ({why})", std::process::id());
     // New clients find no socket (and start a new daemon once this one let go of the lock).
-    if is_ours(&socket, inode) {
+    if socket_watch.is_ours() {
         let _ = std::fs::remove_file(&socket);
     }
     drop(listener);
     squiggle.shutdown().await;
     Ok(0)
-}
-
-/// Whether the socket file is still the one this daemon made.
-fn is_ours(socket: &Path, inode: u64) -> bool {
-    std::fs::metadata(socket).is_ok_and(|meta| meta.ino() == inode)
 }
 
 /// Takes the key's lock, so that two daemons never serve one key. `None` when another daemon

@@ -10,7 +10,7 @@
 //! `hookSpecificOutput.additionalContext` adds context for Claude to consider. Nothing on
 //! stdout is a plain success.
 
-use super::{context_line, json_line, tool_event, Finding, HookRequest, MalformedInput};
+use super::{context_line, edit_event, json_line, Finding, HookRequest, MalformedInput};
 use crate::feedback::Scope;
 
 /// The event squiggle answers.
@@ -26,14 +26,10 @@ pub const EDIT_TOOLS: [(&str, Scope); 3] = [
 
 /// What a `PostToolUse` input asks to check; `Ok(None)` for another tool or event.
 pub fn parse(input: &[u8]) -> Result<Option<HookRequest>, MalformedInput> {
-    let event = tool_event(input)?;
-    if event.event.as_deref().is_some_and(|name| name != EVENT) {
-        return Ok(None);
-    }
-    let Some((_, scope)) = EDIT_TOOLS.iter().find(|(name, _)| *name == event.tool) else {
+    let Some((event, scope)) = edit_event(input, EVENT, &EDIT_TOOLS)? else {
         return Ok(None);
     };
-    event.request("file_path", *scope).map(Some)
+    event.request("file_path", scope).map(Some)
 }
 
 /// `{"decision": "block", "reason": ...}` for errors, `additionalContext` for a note, nothing

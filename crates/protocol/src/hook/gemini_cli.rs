@@ -11,7 +11,7 @@
 //! stdout is empty, Gemini CLI reads stderr instead and shows it to the user, so a clean check
 //! writes nothing to either.
 
-use super::{context_line, tool_event, Finding, HookRequest, MalformedInput};
+use super::{context_line, edit_event, Finding, HookRequest, MalformedInput};
 use crate::feedback::Scope;
 
 /// The event squiggle answers.
@@ -23,11 +23,7 @@ pub const EDIT_TOOLS: [(&str, Scope); 2] = [("write_file", Scope::Write), ("repl
 /// What an `AfterTool` input asks to check; `Ok(None)` for another tool or event, or a tool
 /// that failed (it changed nothing).
 pub fn parse(input: &[u8]) -> Result<Option<HookRequest>, MalformedInput> {
-    let event = tool_event(input)?;
-    if event.event.as_deref().is_some_and(|name| name != EVENT) {
-        return Ok(None);
-    }
-    let Some((_, scope)) = EDIT_TOOLS.iter().find(|(name, _)| *name == event.tool) else {
+    let Some((event, scope)) = edit_event(input, EVENT, &EDIT_TOOLS)? else {
         return Ok(None);
     };
     if event
@@ -37,7 +33,7 @@ pub fn parse(input: &[u8]) -> Result<Option<HookRequest>, MalformedInput> {
     {
         return Ok(None);
     }
-    event.request("file_path", *scope).map(Some)
+    event.request("file_path", scope).map(Some)
 }
 
 /// `additionalContext` for errors and notes alike, nothing when clean.

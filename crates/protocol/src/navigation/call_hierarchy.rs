@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::render::plural;
+use super::render::{plural, push_location_line};
 use super::types::Location;
 
 /// Which way a call hierarchy goes.
@@ -143,12 +143,7 @@ fn write_calls(out: &mut String, calls: &[Call], depth: usize, caps: CallCaps, s
             } else {
                 format!("{}:{}:{}", site.file, site.line, site.column)
             };
-            out.push_str(&format!("{indent}  {place}"));
-            if !site.text.is_empty() {
-                out.push_str("  ");
-                out.push_str(&site.text);
-            }
-            out.push('\n');
+            push_location_line(out, &format!("{indent}  "), &place, &site.text);
         }
         if call.sites.len() > caps.max_sites {
             let left = more(call.sites.len() - caps.max_sites, "call site");
@@ -162,17 +157,7 @@ fn write_calls(out: &mut String, calls: &[Call], depth: usize, caps: CallCaps, s
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-
-    fn site(file: &str, line: u32, column: u32, text: &str) -> Location {
-        Location {
-            file: file.to_string(),
-            line,
-            column,
-            end_line: line,
-            end_column: column + 3,
-            text: text.to_string(),
-        }
-    }
+    use crate::navigation::types::tests::location;
 
     fn call(name: &str, file: &str, line: u32, sites: Vec<Location>, calls: Vec<Call>) -> Call {
         Call {
@@ -198,12 +183,12 @@ mod tests {
             "main",
             "app.py",
             6,
-            vec![site("app.py", 7, 13, "small = make_circle(1.0)")],
+            vec![location("app.py", 7, 13, "small = make_circle(1.0)")],
             vec![call(
                 "run",
                 "cli.py",
                 2,
-                vec![site("cli.py", 3, 5, "main()")],
+                vec![location("cli.py", 3, 5, "main()")],
                 vec![],
             )],
         )];
@@ -223,9 +208,9 @@ mod tests {
     #[test]
     fn outgoing_sites_in_another_file_name_it_and_caps_say_what_was_left_out() {
         let sites = vec![
-            site("app.py", 7, 13, "a()"),
-            site("app.py", 8, 13, "a()"),
-            site("app.py", 9, 13, "a()"),
+            location("app.py", 7, 13, "a()"),
+            location("app.py", 8, 13, "a()"),
+            location("app.py", 9, 13, "a()"),
         ];
         let tree = vec![
             call("a", "lib.py", 1, sites, vec![]),
@@ -270,9 +255,9 @@ mod tests {
                 "a.py",
                 9,
                 vec![
-                    site("a.py", 3, 1, "x"),
-                    site("a.py", 2, 1, "y"),
-                    site("a.py", 3, 1, "x"),
+                    location("a.py", 3, 1, "x"),
+                    location("a.py", 2, 1, "y"),
+                    location("a.py", 3, 1, "x"),
                 ],
                 vec![],
             ),

@@ -11,6 +11,18 @@ pub(super) fn plural(n: usize, noun: &str) -> String {
     }
 }
 
+/// Appends one location line: `<indent><place>`, then two spaces and the line's source text
+/// when there is one.
+pub(super) fn push_location_line(out: &mut String, indent: &str, place: &str, text: &str) {
+    out.push_str(indent);
+    out.push_str(place);
+    if !text.is_empty() {
+        out.push_str("  ");
+        out.push_str(text);
+    }
+    out.push('\n');
+}
+
 /// Locations grouped by file (files in first-seen order... no: sorted by path, locations by line), as compact text: a first line `<title>: N locations in M files` (or `<title>: none`), then per file `path` followed by indented `  line:col  <source text>` lines, at most `max` locations in all, then `... and N more` when cut.
 pub fn render_locations(title: &str, locations: &[Location], max: usize) -> String {
     let mut sorted: Vec<&Location> = locations.iter().collect();
@@ -42,12 +54,8 @@ pub fn render_locations(title: &str, locations: &[Location], max: usize) -> Stri
             out.push('\n');
             current = Some(location.file.as_str());
         }
-        out.push_str(&format!("  {}:{}", location.line, location.column));
-        if !location.text.is_empty() {
-            out.push_str("  ");
-            out.push_str(&location.text);
-        }
-        out.push('\n');
+        let place = format!("{}:{}", location.line, location.column);
+        push_location_line(&mut out, "  ", &place, &location.text);
     }
     if sorted.len() > max {
         out.push_str(&format!("... and {} more\n", sorted.len() - max));
@@ -125,26 +133,15 @@ pub fn render_symbols(symbols: &[Symbol], max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::navigation::types::tests::symbol;
-
-    fn loc(file: &str, line: u32, column: u32, text: &str) -> Location {
-        Location {
-            file: file.to_string(),
-            line,
-            column,
-            end_line: line,
-            end_column: column + 3,
-            text: text.to_string(),
-        }
-    }
+    use crate::navigation::types::tests::{location, symbol};
 
     #[test]
     fn render_locations_groups_sorts_and_dedups() {
         let locations = vec![
-            loc("src/b.py", 7, 1, "foo()"),
-            loc("src/a.py", 12, 5, "return foo"),
-            loc("src/a.py", 3, 1, ""),
-            loc("src/b.py", 7, 1, "foo()"),
+            location("src/b.py", 7, 1, "foo()"),
+            location("src/a.py", 12, 5, "return foo"),
+            location("src/a.py", 3, 1, ""),
+            location("src/b.py", 7, 1, "foo()"),
         ];
         assert_eq!(
             render_locations("references to foo", &locations, 10),
@@ -160,9 +157,9 @@ mod tests {
     #[test]
     fn render_locations_caps_in_all_and_counts_the_rest() {
         let locations = vec![
-            loc("a.py", 1, 1, "x"),
-            loc("a.py", 2, 1, "y"),
-            loc("b.py", 1, 1, "z"),
+            location("a.py", 1, 1, "x"),
+            location("a.py", 2, 1, "y"),
+            location("b.py", 1, 1, "z"),
         ];
         assert_eq!(
             render_locations("definition", &locations, 2),

@@ -49,6 +49,23 @@ pub struct Symbol {
 pub(super) mod tests {
     use super::*;
 
+    /// A location three characters long on one line, for tests.
+    pub(in crate::navigation) fn location(
+        file: &str,
+        line: u32,
+        column: u32,
+        text: &str,
+    ) -> Location {
+        Location {
+            file: file.to_string(),
+            line,
+            column,
+            end_line: line,
+            end_column: column + 3,
+            text: text.to_string(),
+        }
+    }
+
     /// A symbol in `a.py` at column 5, for tests.
     pub(in crate::navigation) fn symbol(
         name: &str,

@@ -47,6 +47,11 @@ impl EditPlan {
         self.files.iter().filter(|change| change.changed())
     }
 
+    /// The relative paths of the files whose text the edit changes, sorted.
+    pub fn changed_files(&self) -> Vec<&str> {
+        self.changed().map(|change| change.file.as_str()).collect()
+    }
+
     /// The content hash of each touched file before the edit, by relative path.
     pub fn hashes(&self) -> BTreeMap<String, String> {
         (self.files.iter())
@@ -513,6 +518,25 @@ mod tests {
         );
         assert_eq!(plan.changed().count(), 2);
         assert_eq!(plan.hashes()["a.py"], content_hash(Some("x\nuse old\n")));
+    }
+
+    #[test]
+    fn changed_files_leave_out_the_unchanged_ones() {
+        let file = |name: &str, before: &str, after: &str| FileChange {
+            path: PathBuf::from("/ws").join(name),
+            file: name.to_string(),
+            before: Some(before.to_string()),
+            after: Some(after.to_string()),
+            renamed_from: None,
+        };
+        let plan = EditPlan {
+            files: vec![
+                file("a.py", "x", "y"),
+                file("b.py", "x", "x"),
+                file("c.py", "", "z"),
+            ],
+        };
+        assert_eq!(plan.changed_files(), ["a.py", "c.py"]);
     }
 
     #[test]
