@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use async_lsp::lsp_types::{Position, TextDocumentIdentifier, TextDocumentPositionParams, Url};
 use squiggle_protocol::navigation::{
-    definition_targets, document_symbols, hover_text, location_from_lsp, resolve_symbol,
-    snap_to_identifier, without_locals, word_at,
+    document_symbols, hover_text, location_from_lsp, resolve_symbol, snap_to_identifier,
+    without_locals, word_at,
 };
 use squiggle_protocol::{lsp_character, paths, Location, PositionEncoding, Symbol};
 use tokio::time::Instant;
@@ -155,24 +155,8 @@ impl Squiggle {
         file: impl AsRef<Path>,
         target: Target,
     ) -> Result<Answer<Vec<Location>>, NavError> {
-        let asked = self
-            .ask_at(file.as_ref(), &target, Kind::Definition)
-            .await?;
-        let mut locations = Vec::new();
-        for (encoding, answer) in asked.answers {
-            if let NavAnswer::Definition(Some(response)) = answer {
-                locations.extend(
-                    self.locations(definition_targets(&response), encoding)
-                        .await,
-                );
-            }
-        }
-        Ok(Answer {
-            items: dedup(locations),
-            position: asked.position,
-            subject: asked.subject,
-            notes: asked.notes,
-        })
+        self.located_at(file.as_ref(), &target, Kind::Definition)
+            .await
     }
 
     /// Where the symbol at `target` in `file` is used (and declared, when asked).
@@ -185,20 +169,7 @@ impl Squiggle {
         let kind = Kind::References {
             include_declaration,
         };
-        let asked = self.ask_at(file.as_ref(), &target, kind).await?;
-        let mut locations = Vec::new();
-        for (encoding, answer) in asked.answers {
-            if let NavAnswer::References(Some(found)) = answer {
-                let targets = found.into_iter().map(|l| (l.uri, l.range)).collect();
-                locations.extend(self.locations(targets, encoding).await);
-            }
-        }
-        Ok(Answer {
-            items: dedup(locations),
-            position: asked.position,
-            subject: asked.subject,
-            notes: asked.notes,
-        })
+        self.located_at(file.as_ref(), &target, kind).await
     }
 
     /// The type and documentation of the symbol at `target` in `file`, as plain text.

@@ -159,7 +159,7 @@ impl Toolbox {
     /// diagnostics after an apply), with the structured result.
     fn edited(&self, head: &str, answer: &Answer<EditOutcome>, mut extra: Value) -> Output {
         let outcome = &answer.items;
-        let changed: Vec<&str> = outcome.plan.changed().map(|c| c.file.as_str()).collect();
+        let changed = outcome.plan.changed_files();
         let mut text = format!("{head}\n");
         let diff = render_diff(&outcome.plan, MAX_DIFF_LINES);
         if !outcome.plan.files.is_empty() || outcome.command.is_none() {

@@ -1,5 +1,5 @@
-//! Implementations and type definitions: position questions answered with locations, like
-//! definitions.
+//! Position questions answered with locations: definitions, references, implementations and
+//! type definitions, each server's answer turned into locations with their line of source.
 
 use std::path::Path;
 
@@ -32,8 +32,9 @@ impl Squiggle {
             .await
     }
 
-    /// The locations the servers answer a definition-like question with.
-    async fn located_at(
+    /// The locations the servers answer a question of `kind` with (definition, references,
+    /// implementation or type definition), each once.
+    pub(super) async fn located_at(
         &self,
         file: &Path,
         target: &Target,
@@ -42,12 +43,16 @@ impl Squiggle {
         let asked = self.ask_at(file, target, kind).await?;
         let mut locations = Vec::new();
         for (encoding, answer) in asked.answers {
-            if let NavAnswer::Implementation(Some(response))
-            | NavAnswer::TypeDefinition(Some(response)) = answer
-            {
-                let targets = definition_targets(&response);
-                locations.extend(self.locations(targets, encoding).await);
-            }
+            let targets = match answer {
+                NavAnswer::Definition(Some(response))
+                | NavAnswer::Implementation(Some(response))
+                | NavAnswer::TypeDefinition(Some(response)) => definition_targets(&response),
+                NavAnswer::References(Some(found)) => {
+                    found.into_iter().map(|l| (l.uri, l.range)).collect()
+                }
+                _ => continue,
+            };
+            locations.extend(self.locations(targets, encoding).await);
         }
         Ok(Answer {
             items: dedup(locations),
