@@ -28,9 +28,12 @@
 //! - `events`: what the runtime tells subscribers as it happens.
 //! - `registry`: the registry actor (`registry/entries`: each server starting, with who waits
 //!   for it, active or unusable; `registry/restarts`: when a broken server may restart).
-//! - `server`: the server actor and, under `server/`, the process, its I/O and its documents
-//!   (`server/document_sync`: versions and what each sync sends; `server/pull_state`: result
-//!   ids, repulls and what each pull's answer leads to).
+//! - `server`: the server actor (its handle, messages, start and forwarding) and, under
+//!   `server/`, the process, its I/O and its documents (`server/connection`: what each message
+//!   does; `server/handshake`: initialize and initialized; `server/ends`: how the connection and
+//!   the process end; `server/document_sync`: versions and what each sync sends;
+//!   `server/pull_state`: result ids, repulls and what each pull's answer leads to;
+//!   `server/request_error`: why a request got no usable answer).
 //! - `diagnostics`: the store actor (`diagnostics/completion`: when results are final).
 //! - `watcher`: the watcher actor.
 //! - `watchdog`: the guard process that kills the servers' process groups if squiggle is killed.

@@ -5,8 +5,11 @@
 
 mod capabilities;
 mod client;
+mod connection;
 mod document_sync;
 mod documents;
+mod ends;
+mod handshake;
 mod lifecycle;
 pub mod navigate;
 mod open_set;
@@ -24,33 +27,27 @@ mod stderr;
 mod stdin_queue;
 mod tsserver;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use async_lsp::lsp_types::{
-    DidChangeConfigurationParams, DidChangeTextDocumentParams, DidChangeWatchedFilesParams,
-    DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams, FileEvent,
-    InitializeResult, InitializedParams, TextDocumentContentChangeEvent, TextDocumentIdentifier,
-    TextDocumentItem, VersionedTextDocumentIdentifier,
-};
+use async_lsp::lsp_types::{DidChangeWatchedFilesParams, FileEvent, InitializeResult};
 use async_lsp::{LanguageServer, MainLoop, ServerSocket};
 use ractor::{Actor, ActorCell, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SpawnErr};
 use squiggle_config::ServerSpec;
-use squiggle_protocol::{convert_diagnostics, paths, PositionEncoding};
+use squiggle_protocol::PositionEncoding;
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use crate::ask::ask;
-use crate::diagnostics::completion::Traits;
 use crate::diagnostics::DiagnosticsMsg;
-use crate::diagnostics::{Freshness, Source};
+use crate::diagnostics::Freshness;
 use crate::key::ServerKey;
 use crate::watchdog::Watchdog;
 use crate::watcher::{Listener, WatcherHandle};
 use client::ClientContext;
-use document_sync::{DocumentSync, Notice, SyncError};
+use document_sync::{DocumentSync, SyncError};
 use documents::Documents;
 use lifecycle::{HandshakeError, Lifecycle};
 use navigate::{NavAnswer, NavRequest, Provides};
@@ -58,7 +55,7 @@ use open_set::OpenSet;
 use process::ProcessGroup;
 use progress::Busy;
 use pull::Pulled;
-use pull_state::{PullFailure, PullState, PullStep};
+use pull_state::PullState;
 use request_error::RequestError;
 use stderr::StderrTail;
 
@@ -467,78 +464,25 @@ impl Actor for ServerActor {
         // Writing never holds up reading (see `stdin_queue`); a message is one write to the pipe.
         let (stdin, backlog) = stdin_queue::spawn(stdin);
         let (exited_tx, exited) = watch::channel(false);
-        let me = myself.clone();
-        let process_exit = exited.clone();
-        tokio::spawn(async move {
-            let ended = main_loop
-                .run_buffered(clean_stdout.compat(), stdin.compat_write())
-                .await;
-            if exits_soon(process_exit).await {
-                return; // The process exit, reported with its status, is the better reason.
-            }
-            let reason = match ended {
-                Ok(()) => "the connection ended".to_string(),
-                Err(err) => format!("the connection ended: {err}"),
-            };
-            let _ = me.cast(ServerMsg::Exited(reason));
-        });
-
-        let me = myself.clone();
-        let tail = stderr.clone();
-        let reaped = group.clone();
-        tokio::spawn(async move {
-            let status = child.wait().await;
-            // Whatever the server left in its group goes with it.
-            reaped.retire();
-            let _ = exited_tx.send(true);
-            // Let the stderr reader catch the last words before describing the exit.
-            let _ = tokio::time::timeout(Duration::from_millis(200), stderr_done).await;
-            let mut reason = match status {
-                Ok(status) => format!("the server exited ({status})"),
-                Err(err) => format!("the server could not be waited for: {err}"),
-            };
-            if let Some(line) = tail.reason_line() {
-                reason.push_str(": ");
-                reason.push_str(&line);
-            }
-            let _ = me.cast(ServerMsg::Exited(reason));
-        });
-
-        let params = capabilities::initialize_params(&key, &spec);
-        let mut handshake = socket.clone();
-        let negotiated = encoding.clone();
-        let settings = spec.settings.clone();
-        let me = myself.clone();
-        let process_exit = exited.clone();
-        tokio::spawn(async move {
-            let outcome =
-                match tokio::time::timeout(init_timeout, handshake.initialize(params)).await {
-                    Ok(Ok(result)) => {
-                        // Set before `initialized`: the server may publish right after it.
-                        let kind = result.capabilities.position_encoding.as_ref();
-                        let _ = negotiated.set(PositionEncoding::from_kind(kind));
-                        let settled =
-                            handshake.initialized(InitializedParams {}).and_then(
-                                |()| match settings {
-                                    Some(settings) => handshake.did_change_configuration(
-                                        DidChangeConfigurationParams { settings },
-                                    ),
-                                    None => Ok(()),
-                                },
-                            );
-                        match settled {
-                            Ok(()) => Ok(Box::new(result)),
-                            Err(err) => Err(HandshakeError::NotSent(err.into())),
-                        }
-                    }
-                    Ok(Err(err)) => Err(HandshakeError::Refused(err.into())),
-                    Err(_) => Err(HandshakeError::TimedOut(init_timeout)),
-                };
-            if outcome.is_err() && exits_soon(process_exit).await {
-                return; // The process exit, reported with its status, is the better reason.
-            }
-            let _ = me.cast(ServerMsg::Initialized(outcome));
-        });
+        let connection = main_loop.run_buffered(clean_stdout.compat(), stdin.compat_write());
+        ends::watch_connection(connection, exited.clone(), myself.clone());
+        ends::reap(
+            child,
+            group.clone(),
+            exited_tx,
+            stderr_done,
+            stderr.clone(),
+            myself.clone(),
+        );
+        handshake::start(
+            socket.clone(),
+            capabilities::initialize_params(&key, &spec),
+            init_timeout,
+            spec.settings.clone(),
+            encoding.clone(),
+            exited.clone(),
+            myself.clone(),
+        );
 
         Ok(Connection {
             key,
@@ -579,22 +523,7 @@ impl Actor for ServerActor {
                 saved,
                 deadline,
                 reply,
-            } => {
-                let waiting = conn.backlog.bytes();
-                if waiting > MAX_BACKLOG {
-                    let reason = format!(
-                        "the server is not keeping up: {} MiB of messages wait to be written to it",
-                        waiting >> 20
-                    );
-                    let _ = reply.send(Freshness::Failed(reason));
-                    return Ok(());
-                }
-                let synced = conn.sync_and_wait(&myself, path, text, saved, deadline, reply);
-                if let Err(reason) = synced {
-                    // The connection is gone; the store ends the wait when the server is.
-                    tracing::debug!(server = %conn.key.id, %reason, "sync failed");
-                }
-            }
+            } => conn.sync_unless_behind(&myself, path, text, saved, deadline, reply),
             ServerMsg::WatchedFiles(changes) => {
                 let _ = conn
                     .socket
@@ -636,18 +565,7 @@ impl Actor for ServerActor {
                 deadline,
                 reply,
             } => {
-                if let Some(text) = conn.document_sync.get(&path).map(|doc| doc.text) {
-                    conn.open.touch(&path);
-                    let _ = reply.send(Ok(Opened::Already(text)));
-                    return Ok(());
-                }
-                // Like a check's sync, but with no didSave, which would set off a save's work
-                // (rust-analyzer's cargo check).
-                let (done, answer) = ractor::concurrency::oneshot();
-                let opened = conn
-                    .sync_and_wait(&myself, path, text, false, deadline, done.into())
-                    .map(|()| Opened::Now(answer));
-                let _ = reply.send(opened);
+                let _ = reply.send(conn.open_document(&myself, path, text, deadline));
             }
             ServerMsg::Info(reply) => {
                 let _ = reply.send(ServerInfo {
@@ -657,95 +575,22 @@ impl Actor for ServerActor {
                     applied: conn.applied.clone(),
                 });
             }
-            ServerMsg::Navigate { request, reply } => {
-                // The document asked about stays open until the server answered.
-                let held = (request.document())
-                    .and_then(|uri| paths::uri_to_path(uri.as_str()))
-                    .map(PathBuf::from)
-                    .filter(|path| conn.documents.contains_key(path));
-                if let Some(path) = &held {
-                    conn.open.hold(path);
-                }
-                let answer = navigate::send(&conn.socket, request);
-                let me = myself.clone();
-                tokio::spawn(async move {
-                    let answer = match tokio::time::timeout(REQUEST_TIMEOUT, answer).await {
-                        Ok(answer) => answer,
-                        Err(_) => Err(RequestError::timeout(REQUEST_TIMEOUT)),
-                    };
-                    let _ = reply.send(answer);
-                    if let Some(path) = held {
-                        let _ = me.cast(ServerMsg::Release { path });
-                    }
-                });
-            }
+            ServerMsg::Navigate { request, reply } => conn.navigate(&myself, request, reply),
             ServerMsg::Save { path } => conn.save(&path),
             ServerMsg::Close { path } => conn.close(&path),
             ServerMsg::Release { path } => {
                 conn.open.release(&path);
                 conn.trim();
             }
-            ServerMsg::Initialized(Ok(result)) => {
-                conn.life.initialized(&result.capabilities);
-                tracing::debug!(server = %conn.key.id, root = %conn.key.root.display(), encoding = ?conn.encoding.get(), "server initialized");
-                conn.registry.server_up(conn.key.clone(), conn.pid);
-            }
-            ServerMsg::Initialized(Err(error)) => {
-                let reason = match conn.stderr.reason_line() {
-                    Some(line) => format!("{error}: {line}"),
-                    None => error.to_string(),
-                };
-                myself.stop(Some(reason));
-            }
+            ServerMsg::Initialized(outcome) => conn.initialized(&myself, outcome),
             ServerMsg::Exited(reason) => {
                 if !conn.life.is_stopping() {
                     myself.stop(Some(reason));
                 }
             }
-            ServerMsg::Probe => {
-                if conn.probing || !conn.life.is_ready() {
-                    return Ok(());
-                }
-                conn.probing = true;
-                let answer = probe::send(&conn.socket);
-                let me = myself.clone();
-                tokio::spawn(async move {
-                    let silent = tokio::time::timeout(PROBE_TIMEOUT, answer).await.is_err();
-                    let reason = silent.then(|| {
-                        format!(
-                            "not responding: no answer to a ping within {} s after a check ran out of time",
-                            PROBE_TIMEOUT.as_secs()
-                        )
-                    });
-                    let _ = me.cast(ServerMsg::Probed(reason));
-                });
-            }
-            ServerMsg::Probed(silent) => {
-                conn.probing = false;
-                if let Some(reason) = silent {
-                    if !conn.life.is_stopping() {
-                        tracing::warn!(server = %conn.key.id, %reason);
-                        myself.stop(Some(reason));
-                    }
-                }
-            }
-            ServerMsg::Shutdown(reply) => {
-                let graceful = conn.life.stop();
-                let mut socket = conn.socket.clone();
-                let group = conn.group.clone();
-                let mut exited = conn.exited.clone();
-                tokio::spawn(async move {
-                    // A server still in its handshake gets no say: it is killed at once.
-                    if graceful {
-                        let _ = tokio::time::timeout(SHUTDOWN_TIMEOUT, socket.shutdown(())).await;
-                        let _ = socket.exit(());
-                        let _ = tokio::time::timeout(EXIT_TIMEOUT, exited.wait_for(|e| *e)).await;
-                    }
-                    group.kill();
-                    let _ = reply.send(());
-                    myself.stop(None);
-                });
-            }
+            ServerMsg::Probe => conn.probe(&myself),
+            ServerMsg::Probed(silent) => conn.probed(&myself, silent),
+            ServerMsg::Shutdown(reply) => conn.shutdown(myself, reply),
         }
         Ok(())
     }
@@ -758,267 +603,4 @@ impl Actor for ServerActor {
         conn.group.kill();
         Ok(())
     }
-}
-
-impl Connection {
-    /// How this server says that its diagnostics for a version are final.
-    fn traits(&self) -> Traits {
-        Traits {
-            pull: self.pulls_diagnostics(),
-            stages: self.spec.stages,
-            settle: self.settle,
-        }
-    }
-
-    /// Whether documents' diagnostics are pulled (LSP pull, or through tsserver).
-    fn pulls_diagnostics(&self) -> bool {
-        self.life.offers().pull || self.spec.tsserver_pull
-    }
-
-    /// Syncs a text and has the store answer `reply` once the server's diagnostics for it are
-    /// final (or at `deadline`). The wait is registered before the change is sent, so no answer
-    /// for it is missed, and the document stays open until the answer.
-    fn sync_and_wait(
-        &mut self,
-        myself: &ActorRef<ServerMsg>,
-        path: PathBuf,
-        text: Arc<str>,
-        saved: bool,
-        deadline: Instant,
-        reply: RpcReplyPort<Freshness>,
-    ) -> Result<(), SyncError> {
-        let wait = DiagnosticsMsg::WaitFresh {
-            key: self.key.clone(),
-            path: path.clone(),
-            version: self.document_sync.next_version(&path),
-            traits: self.traits(),
-            deadline,
-            reply: self.hold_until_answered(myself, &path, reply),
-        };
-        let _ = self.diagnostics.cast(wait);
-        let synced = self.sync(path.clone(), text, saved);
-        if synced.is_ok() {
-            // The pull may take as long as the check waits (a cold project on a busy machine
-            // can take tsserver past the usual request time), and never less than that.
-            let limit = deadline.saturating_duration_since(Instant::now());
-            self.pull(myself, path, 0, limit.max(REQUEST_TIMEOUT));
-        }
-        self.trim();
-        synced.map(|_| ())
-    }
-
-    /// Keeps a document open until the store answers `reply` (the answer goes on to it), then
-    /// lets it go; returns the port the store answers.
-    fn hold_until_answered(
-        &mut self,
-        myself: &ActorRef<ServerMsg>,
-        path: &Path,
-        reply: RpcReplyPort<Freshness>,
-    ) -> RpcReplyPort<Freshness> {
-        self.open.hold(path);
-        let (forward, answer) = ractor::concurrency::oneshot();
-        let me = myself.clone();
-        let path = path.to_path_buf();
-        tokio::spawn(async move {
-            if let Ok(freshness) = answer.await {
-                let _ = reply.send(freshness);
-            }
-            let _ = me.cast(ServerMsg::Release { path });
-        });
-        forward.into()
-    }
-
-    /// Closes the least recently used documents nothing is using, down to the bound.
-    fn trim(&mut self) {
-        for path in self.open.overflow() {
-            tracing::debug!(server = %self.key.id, path = %path.display(), open = self.open.len(), "closing the least recently used document");
-            self.close(&path);
-        }
-    }
-
-    /// Sends didOpen (version 1) or a full-text didChange (version + 1), then didSave when the
-    /// file on disk holds the text (`saved`) and the server wants it.
-    fn sync(&mut self, path: PathBuf, text: Arc<str>, saved: bool) -> Result<i32, SyncError> {
-        let save = self.life.offers().save;
-        let synced = self.document_sync.sync(&path, text, saved, save)?;
-        self.open.touch(&path);
-        self.pull_state.changed(&path);
-        for notice in synced.notices {
-            self.notify(&path, notice)
-                .map_err(|reason| SyncError::NotConnected {
-                    server: self.key.id.clone(),
-                    reason: reason.into(),
-                })?;
-        }
-        Ok(synced.version)
-    }
-
-    /// Sends the server a notification about the document at `path`.
-    fn notify(&mut self, path: &Path, notice: Notice) -> Result<(), async_lsp::Error> {
-        match notice {
-            Notice::Open { uri, version, text } => {
-                let extension = path
-                    .extension()
-                    .map(|e| e.to_string_lossy().to_lowercase())
-                    .unwrap_or_default();
-                self.socket.did_open(DidOpenTextDocumentParams {
-                    text_document: TextDocumentItem {
-                        uri,
-                        language_id: self.spec.language_id_for(&extension),
-                        version,
-                        text: text.to_string(),
-                    },
-                })
-            }
-            Notice::Change { uri, version, text } => {
-                self.socket.did_change(DidChangeTextDocumentParams {
-                    text_document: VersionedTextDocumentIdentifier { uri, version },
-                    content_changes: vec![TextDocumentContentChangeEvent {
-                        range: None,
-                        range_length: None,
-                        text: text.to_string(),
-                    }],
-                })
-            }
-            Notice::Save { uri, text } => self.socket.did_save(DidSaveTextDocumentParams {
-                text_document: TextDocumentIdentifier { uri },
-                text: text.map(|text| text.to_string()),
-            }),
-            Notice::Close { uri } => self.socket.did_close(DidCloseTextDocumentParams {
-                text_document: TextDocumentIdentifier { uri },
-            }),
-        }
-    }
-}
-
-impl Connection {
-    /// Pulls a document's diagnostics (when the server offers that), waiting at most `limit`;
-    /// the answer comes back as a message. Until it does, the server counts as busy, so waits
-    /// do not settle without it.
-    fn pull(&mut self, myself: &ActorRef<ServerMsg>, path: PathBuf, attempt: u8, limit: Duration) {
-        if !self.pulls_diagnostics() {
-            return;
-        }
-        let Some(doc) = self.document_sync.get(&path) else {
-            return;
-        };
-        let (uri, version) = (doc.uri, doc.version);
-        let previous = self.pull_state.previous_result_id(&path);
-        let answer = if self.spec.tsserver_pull {
-            tsserver::request(&self.socket, &uri)
-        } else {
-            pull::request(&self.socket, &self.pulls, uri, previous)
-        };
-        self.busy.pulling(true);
-        let me = myself.clone();
-        tokio::spawn(async move {
-            let answer = match tokio::time::timeout(limit, answer).await {
-                Ok(answer) => answer,
-                Err(_) => Err(RequestError::timeout(limit)),
-            };
-            let _ = me.cast(ServerMsg::PullAnswered {
-                path,
-                version,
-                attempt,
-                answer,
-            });
-        });
-    }
-
-    /// Takes a pull's answer: hands its diagnostics to the store (or pulls again when the
-    /// server asked for that), then lifts the busy mark of the pull.
-    fn pulled(
-        &mut self,
-        myself: &ActorRef<ServerMsg>,
-        path: PathBuf,
-        version: i32,
-        attempt: u8,
-        answer: Result<Pulled, RequestError>,
-    ) {
-        let current = self.document_sync.get(&path).map(|doc| doc.version);
-        match (self.pull_state).on_answer(&path, current, version, attempt, answer) {
-            PullStep::Ignore => {}
-            PullStep::RetryAfter(delay, attempt) => {
-                myself.send_after(delay, move || ServerMsg::Pull { path, attempt });
-            }
-            PullStep::Publish(items) => {
-                let text = self.document_sync.get(&path).map(|doc| doc.text);
-                let relative = paths::relative_to(&self.workspace_root, &path);
-                let encoding = self.encoding.get().copied().unwrap_or_default();
-                let diagnostics = convert_diagnostics(items, &relative, text.as_deref(), encoding);
-                self.publish_pulled(path, version, diagnostics);
-            }
-            PullStep::StillPulled => {
-                let _ = self.diagnostics.cast(DiagnosticsMsg::StillPulled {
-                    key: self.key.clone(),
-                    path,
-                    version,
-                });
-            }
-            PullStep::Failed(failure) => self.pull_failed(path, version, failure),
-        }
-        // Sent after the diagnostics: the store sees them before the server turns idle.
-        self.busy.pulling(false);
-    }
-
-    /// Tells the store (which ends the waits that have nothing else) and the registry (for the
-    /// status) that a pull failed, with the server's error.
-    fn pull_failed(&self, path: PathBuf, version: i32, failure: PullFailure) {
-        let reason = format!("pull diagnostics failed: {failure}");
-        tracing::debug!(server = %self.key.id, %reason);
-        self.registry.note(self.key.clone(), reason.clone());
-        let _ = self.diagnostics.cast(DiagnosticsMsg::PullFailed {
-            key: self.key.clone(),
-            path,
-            version,
-            reason,
-        });
-    }
-
-    fn publish_pulled(
-        &self,
-        path: PathBuf,
-        version: i32,
-        diagnostics: Vec<squiggle_protocol::Diagnostic>,
-    ) {
-        let _ = self.diagnostics.cast(DiagnosticsMsg::Publish {
-            key: self.key.clone(),
-            path,
-            version: Some(version),
-            source: Source::Pull,
-            diagnostics,
-        });
-    }
-
-    /// Sends didSave for an open document when the server asked for it.
-    fn save(&mut self, path: &Path) {
-        if let Some(notice) = self.document_sync.save(path, self.life.offers().save) {
-            let _ = self.notify(path, notice);
-        }
-    }
-
-    /// Sends didClose for an open document and forgets it.
-    fn close(&mut self, path: &Path) {
-        let Some(notice) = self.document_sync.close(path) else {
-            return;
-        };
-        self.open.remove(path);
-        // What was pulled for it no longer holds; pushed results are the server's to clear.
-        if self.pull_state.closed(path) {
-            let _ = self.diagnostics.cast(DiagnosticsMsg::Publish {
-                key: self.key.clone(),
-                path: path.to_path_buf(),
-                version: None,
-                source: Source::Pull,
-                diagnostics: Vec::new(),
-            });
-        }
-        let _ = self.notify(path, notice);
-    }
-}
-
-/// Whether the process exits within a moment (when its connection failed, it usually does).
-async fn exits_soon(mut exited: watch::Receiver<bool>) -> bool {
-    let waited = tokio::time::timeout(Duration::from_millis(500), exited.wait_for(|e| *e)).await;
-    matches!(waited, Ok(Ok(_)))
 }

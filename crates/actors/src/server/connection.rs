@@ -1,0 +1,451 @@
+//! What the server actor does: each message's work on its [`Connection`] (syncing texts and
+//! waiting for their diagnostics, pulls and their answers, navigation requests, the handshake's
+//! outcome, probes, shutdown). The policies are pure modules ([`super::document_sync`],
+//! [`super::pull_state`], [`super::open_set`], [`super::lifecycle`]); this is their I/O.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_lsp::lsp_types::{
+    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
+    DidSaveTextDocumentParams, InitializeResult, TextDocumentContentChangeEvent,
+    TextDocumentIdentifier, TextDocumentItem, VersionedTextDocumentIdentifier,
+};
+use async_lsp::LanguageServer;
+use ractor::{ActorRef, RpcReplyPort};
+use squiggle_protocol::{convert_diagnostics, paths};
+use tokio::time::Instant;
+
+use super::document_sync::{Notice, SyncError};
+use super::lifecycle::HandshakeError;
+use super::navigate::{self, NavAnswer, NavRequest};
+use super::pull::{self, Pulled};
+use super::pull_state::{PullFailure, PullStep};
+use super::request_error::RequestError;
+use super::{probe, tsserver};
+use super::{Connection, Opened, ServerMsg};
+use super::{EXIT_TIMEOUT, MAX_BACKLOG, PROBE_TIMEOUT, REQUEST_TIMEOUT, SHUTDOWN_TIMEOUT};
+use crate::diagnostics::completion::Traits;
+use crate::diagnostics::{DiagnosticsMsg, Freshness, Source};
+
+/// What the server actor does for its messages (each arm of `handle` that is more than a
+/// forward).
+impl Connection {
+    /// Syncs a check's text, unless the server is so far behind reading what it was sent that
+    /// the check fails at once (saying so) rather than adding to the pile.
+    pub(super) fn sync_unless_behind(
+        &mut self,
+        myself: &ActorRef<ServerMsg>,
+        path: PathBuf,
+        text: Arc<str>,
+        saved: bool,
+        deadline: Instant,
+        reply: RpcReplyPort<Freshness>,
+    ) {
+        let waiting = self.backlog.bytes();
+        if waiting > MAX_BACKLOG {
+            let reason = format!(
+                "the server is not keeping up: {} MiB of messages wait to be written to it",
+                waiting >> 20
+            );
+            let _ = reply.send(Freshness::Failed(reason));
+            return;
+        }
+        let synced = self.sync_and_wait(myself, path, text, saved, deadline, reply);
+        if let Err(reason) = synced {
+            // The connection is gone; the store ends the wait when the server is.
+            tracing::debug!(server = %self.key.id, %reason, "sync failed");
+        }
+    }
+
+    /// Opens a document for a navigation question: its text when it is open already, else
+    /// synced like a check's text but with no didSave, which would set off a save's work
+    /// (rust-analyzer's cargo check).
+    pub(super) fn open_document(
+        &mut self,
+        myself: &ActorRef<ServerMsg>,
+        path: PathBuf,
+        text: Arc<str>,
+        deadline: Instant,
+    ) -> Result<Opened, SyncError> {
+        if let Some(text) = self.document_sync.get(&path).map(|doc| doc.text) {
+            self.open.touch(&path);
+            return Ok(Opened::Already(text));
+        }
+        let (done, answer) = ractor::concurrency::oneshot();
+        self.sync_and_wait(myself, path, text, false, deadline, done.into())
+            .map(|()| Opened::Now(answer))
+    }
+
+    /// Sends a navigation request and answers `reply` with the server's answer (or a timeout);
+    /// the document asked about stays open until then.
+    pub(super) fn navigate(
+        &mut self,
+        myself: &ActorRef<ServerMsg>,
+        request: NavRequest,
+        reply: RpcReplyPort<Result<NavAnswer, RequestError>>,
+    ) {
+        let held = (request.document())
+            .and_then(|uri| paths::uri_to_path(uri.as_str()))
+            .map(PathBuf::from)
+            .filter(|path| self.documents.contains_key(path));
+        if let Some(path) = &held {
+            self.open.hold(path);
+        }
+        let answer = navigate::send(&self.socket, request);
+        let me = myself.clone();
+        tokio::spawn(async move {
+            let answer = match tokio::time::timeout(REQUEST_TIMEOUT, answer).await {
+                Ok(answer) => answer,
+                Err(_) => Err(RequestError::timeout(REQUEST_TIMEOUT)),
+            };
+            let _ = reply.send(answer);
+            if let Some(path) = held {
+                let _ = me.cast(ServerMsg::Release { path });
+            }
+        });
+    }
+
+    /// Takes the handshake's outcome: a ready server is announced to the registry; a failed
+    /// handshake stops the actor, with the server's last stderr words in the reason.
+    pub(super) fn initialized(
+        &mut self,
+        myself: &ActorRef<ServerMsg>,
+        outcome: Result<Box<InitializeResult>, HandshakeError>,
+    ) {
+        match outcome {
+            Ok(result) => {
+                self.life.initialized(&result.capabilities);
+                tracing::debug!(server = %self.key.id, root = %self.key.root.display(), encoding = ?self.encoding.get(), "server initialized");
+                self.registry.server_up(self.key.clone(), self.pid);
+            }
+            Err(error) => {
+                let reason = match self.stderr.reason_line() {
+                    Some(line) => format!("{error}: {line}"),
+                    None => error.to_string(),
+                };
+                myself.stop(Some(reason));
+            }
+        }
+    }
+
+    /// Pings a ready server (after a check ran out of time) unless a ping is in flight; the
+    /// outcome comes back as [`ServerMsg::Probed`].
+    pub(super) fn probe(&mut self, myself: &ActorRef<ServerMsg>) {
+        if self.probing || !self.life.is_ready() {
+            return;
+        }
+        self.probing = true;
+        let answer = probe::send(&self.socket);
+        let me = myself.clone();
+        tokio::spawn(async move {
+            let silent = tokio::time::timeout(PROBE_TIMEOUT, answer).await.is_err();
+            let reason = silent.then(|| {
+                format!(
+                    "not responding: no answer to a ping within {} s after a check ran out of time",
+                    PROBE_TIMEOUT.as_secs()
+                )
+            });
+            let _ = me.cast(ServerMsg::Probed(reason));
+        });
+    }
+
+    /// Takes a ping's outcome: a server that stayed silent is stopped (and so restarted).
+    pub(super) fn probed(&mut self, myself: &ActorRef<ServerMsg>, silent: Option<String>) {
+        self.probing = false;
+        if let Some(reason) = silent {
+            if !self.life.is_stopping() {
+                tracing::warn!(server = %self.key.id, %reason);
+                myself.stop(Some(reason));
+            }
+        }
+    }
+
+    /// Shuts the server down (shutdown, exit, then its process group killed; a server still in
+    /// its handshake is killed at once), answers `reply`, and stops the actor.
+    pub(super) fn shutdown(&mut self, myself: ActorRef<ServerMsg>, reply: RpcReplyPort<()>) {
+        let graceful = self.life.stop();
+        let mut socket = self.socket.clone();
+        let group = self.group.clone();
+        let mut exited = self.exited.clone();
+        tokio::spawn(async move {
+            if graceful {
+                let _ = tokio::time::timeout(SHUTDOWN_TIMEOUT, socket.shutdown(())).await;
+                let _ = socket.exit(());
+                let _ = tokio::time::timeout(EXIT_TIMEOUT, exited.wait_for(|e| *e)).await;
+            }
+            group.kill();
+            let _ = reply.send(());
+            myself.stop(None);
+        });
+    }
+}
+
+impl Connection {
+    /// How this server says that its diagnostics for a version are final.
+    pub(super) fn traits(&self) -> Traits {
+        Traits {
+            pull: self.pulls_diagnostics(),
+            stages: self.spec.stages,
+            settle: self.settle,
+        }
+    }
+
+    /// Whether documents' diagnostics are pulled (LSP pull, or through tsserver).
+    pub(super) fn pulls_diagnostics(&self) -> bool {
+        self.life.offers().pull || self.spec.tsserver_pull
+    }
+
+    /// Syncs a text and has the store answer `reply` once the server's diagnostics for it are
+    /// final (or at `deadline`). The wait is registered before the change is sent, so no answer
+    /// for it is missed, and the document stays open until the answer.
+    pub(super) fn sync_and_wait(
+        &mut self,
+        myself: &ActorRef<ServerMsg>,
+        path: PathBuf,
+        text: Arc<str>,
+        saved: bool,
+        deadline: Instant,
+        reply: RpcReplyPort<Freshness>,
+    ) -> Result<(), SyncError> {
+        let wait = DiagnosticsMsg::WaitFresh {
+            key: self.key.clone(),
+            path: path.clone(),
+            version: self.document_sync.next_version(&path),
+            traits: self.traits(),
+            deadline,
+            reply: self.hold_until_answered(myself, &path, reply),
+        };
+        let _ = self.diagnostics.cast(wait);
+        let synced = self.sync(path.clone(), text, saved);
+        if synced.is_ok() {
+            // The pull may take as long as the check waits (a cold project on a busy machine
+            // can take tsserver past the usual request time), and never less than that.
+            let limit = deadline.saturating_duration_since(Instant::now());
+            self.pull(myself, path, 0, limit.max(REQUEST_TIMEOUT));
+        }
+        self.trim();
+        synced.map(|_| ())
+    }
+
+    /// Keeps a document open until the store answers `reply` (the answer goes on to it), then
+    /// lets it go; returns the port the store answers.
+    pub(super) fn hold_until_answered(
+        &mut self,
+        myself: &ActorRef<ServerMsg>,
+        path: &Path,
+        reply: RpcReplyPort<Freshness>,
+    ) -> RpcReplyPort<Freshness> {
+        self.open.hold(path);
+        let (forward, answer) = ractor::concurrency::oneshot();
+        let me = myself.clone();
+        let path = path.to_path_buf();
+        tokio::spawn(async move {
+            if let Ok(freshness) = answer.await {
+                let _ = reply.send(freshness);
+            }
+            let _ = me.cast(ServerMsg::Release { path });
+        });
+        forward.into()
+    }
+
+    /// Closes the least recently used documents nothing is using, down to the bound.
+    pub(super) fn trim(&mut self) {
+        for path in self.open.overflow() {
+            tracing::debug!(server = %self.key.id, path = %path.display(), open = self.open.len(), "closing the least recently used document");
+            self.close(&path);
+        }
+    }
+
+    /// Sends didOpen (version 1) or a full-text didChange (version + 1), then didSave when the
+    /// file on disk holds the text (`saved`) and the server wants it.
+    pub(super) fn sync(
+        &mut self,
+        path: PathBuf,
+        text: Arc<str>,
+        saved: bool,
+    ) -> Result<i32, SyncError> {
+        let save = self.life.offers().save;
+        let synced = self.document_sync.sync(&path, text, saved, save)?;
+        self.open.touch(&path);
+        self.pull_state.changed(&path);
+        for notice in synced.notices {
+            self.notify(&path, notice)
+                .map_err(|reason| SyncError::NotConnected {
+                    server: self.key.id.clone(),
+                    reason: reason.into(),
+                })?;
+        }
+        Ok(synced.version)
+    }
+
+    /// Sends the server a notification about the document at `path`.
+    pub(super) fn notify(&mut self, path: &Path, notice: Notice) -> Result<(), async_lsp::Error> {
+        match notice {
+            Notice::Open { uri, version, text } => {
+                let extension = path
+                    .extension()
+                    .map(|e| e.to_string_lossy().to_lowercase())
+                    .unwrap_or_default();
+                self.socket.did_open(DidOpenTextDocumentParams {
+                    text_document: TextDocumentItem {
+                        uri,
+                        language_id: self.spec.language_id_for(&extension),
+                        version,
+                        text: text.to_string(),
+                    },
+                })
+            }
+            Notice::Change { uri, version, text } => {
+                self.socket.did_change(DidChangeTextDocumentParams {
+                    text_document: VersionedTextDocumentIdentifier { uri, version },
+                    content_changes: vec![TextDocumentContentChangeEvent {
+                        range: None,
+                        range_length: None,
+                        text: text.to_string(),
+                    }],
+                })
+            }
+            Notice::Save { uri, text } => self.socket.did_save(DidSaveTextDocumentParams {
+                text_document: TextDocumentIdentifier { uri },
+                text: text.map(|text| text.to_string()),
+            }),
+            Notice::Close { uri } => self.socket.did_close(DidCloseTextDocumentParams {
+                text_document: TextDocumentIdentifier { uri },
+            }),
+        }
+    }
+}
+
+impl Connection {
+    /// Pulls a document's diagnostics (when the server offers that), waiting at most `limit`;
+    /// the answer comes back as a message. Until it does, the server counts as busy, so waits
+    /// do not settle without it.
+    pub(super) fn pull(
+        &mut self,
+        myself: &ActorRef<ServerMsg>,
+        path: PathBuf,
+        attempt: u8,
+        limit: Duration,
+    ) {
+        if !self.pulls_diagnostics() {
+            return;
+        }
+        let Some(doc) = self.document_sync.get(&path) else {
+            return;
+        };
+        let (uri, version) = (doc.uri, doc.version);
+        let previous = self.pull_state.previous_result_id(&path);
+        let answer = if self.spec.tsserver_pull {
+            tsserver::request(&self.socket, &uri)
+        } else {
+            pull::request(&self.socket, &self.pulls, uri, previous)
+        };
+        self.busy.pulling(true);
+        let me = myself.clone();
+        tokio::spawn(async move {
+            let answer = match tokio::time::timeout(limit, answer).await {
+                Ok(answer) => answer,
+                Err(_) => Err(RequestError::timeout(limit)),
+            };
+            let _ = me.cast(ServerMsg::PullAnswered {
+                path,
+                version,
+                attempt,
+                answer,
+            });
+        });
+    }
+
+    /// Takes a pull's answer: hands its diagnostics to the store (or pulls again when the
+    /// server asked for that), then lifts the busy mark of the pull.
+    pub(super) fn pulled(
+        &mut self,
+        myself: &ActorRef<ServerMsg>,
+        path: PathBuf,
+        version: i32,
+        attempt: u8,
+        answer: Result<Pulled, RequestError>,
+    ) {
+        let current = self.document_sync.get(&path).map(|doc| doc.version);
+        match (self.pull_state).on_answer(&path, current, version, attempt, answer) {
+            PullStep::Ignore => {}
+            PullStep::RetryAfter(delay, attempt) => {
+                myself.send_after(delay, move || ServerMsg::Pull { path, attempt });
+            }
+            PullStep::Publish(items) => {
+                let text = self.document_sync.get(&path).map(|doc| doc.text);
+                let relative = paths::relative_to(&self.workspace_root, &path);
+                let encoding = self.encoding.get().copied().unwrap_or_default();
+                let diagnostics = convert_diagnostics(items, &relative, text.as_deref(), encoding);
+                self.publish_pulled(path, version, diagnostics);
+            }
+            PullStep::StillPulled => {
+                let _ = self.diagnostics.cast(DiagnosticsMsg::StillPulled {
+                    key: self.key.clone(),
+                    path,
+                    version,
+                });
+            }
+            PullStep::Failed(failure) => self.pull_failed(path, version, failure),
+        }
+        // Sent after the diagnostics: the store sees them before the server turns idle.
+        self.busy.pulling(false);
+    }
+
+    /// Tells the store (which ends the waits that have nothing else) and the registry (for the
+    /// status) that a pull failed, with the server's error.
+    pub(super) fn pull_failed(&self, path: PathBuf, version: i32, failure: PullFailure) {
+        let reason = format!("pull diagnostics failed: {failure}");
+        tracing::debug!(server = %self.key.id, %reason);
+        self.registry.note(self.key.clone(), reason.clone());
+        let _ = self.diagnostics.cast(DiagnosticsMsg::PullFailed {
+            key: self.key.clone(),
+            path,
+            version,
+            reason,
+        });
+    }
+
+    pub(super) fn publish_pulled(
+        &self,
+        path: PathBuf,
+        version: i32,
+        diagnostics: Vec<squiggle_protocol::Diagnostic>,
+    ) {
+        let _ = self.diagnostics.cast(DiagnosticsMsg::Publish {
+            key: self.key.clone(),
+            path,
+            version: Some(version),
+            source: Source::Pull,
+            diagnostics,
+        });
+    }
+
+    /// Sends didSave for an open document when the server asked for it.
+    pub(super) fn save(&mut self, path: &Path) {
+        if let Some(notice) = self.document_sync.save(path, self.life.offers().save) {
+            let _ = self.notify(path, notice);
+        }
+    }
+
+    /// Sends didClose for an open document and forgets it.
+    pub(super) fn close(&mut self, path: &Path) {
+        let Some(notice) = self.document_sync.close(path) else {
+            return;
+        };
+        self.open.remove(path);
+        // What was pulled for it no longer holds; pushed results are the server's to clear.
+        if self.pull_state.closed(path) {
+            let _ = self.diagnostics.cast(DiagnosticsMsg::Publish {
+                key: self.key.clone(),
+                path: path.to_path_buf(),
+                version: None,
+                source: Source::Pull,
+                diagnostics: Vec::new(),
+            });
+        }
+        let _ = self.notify(path, notice);
+    }
+}
