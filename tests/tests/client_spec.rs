@@ -554,3 +554,58 @@ async fn a_server_of_its_own_quiet_time_is_waited_for_that_long() {
     );
     squiggle.shutdown().await;
 }
+
+/// A server like Biome: it loads its configuration in `initialized`, publishes an empty
+/// placeholder for what is opened before, and registers a capability once loaded.
+fn configures_late(ws: &FakeWorkspace, configure_ms: u64) -> squiggle_config::ServerSpec {
+    let mut spec = ws.scripted("fake", &json!({"configure_ms": configure_ms}));
+    spec.ready_on_registration = true;
+    spec
+}
+
+#[tokio::test]
+async fn a_server_ready_only_once_it_registers_gets_no_document_before_and_no_placeholder_is_final()
+{
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR real\n");
+    let squiggle = ws.start(vec![configures_late(&ws, 600)]).await;
+
+    let result = squiggle.check_file(&file, None).await;
+
+    assert_eq!(result.diagnostics.len(), 1, "{:?}", result.servers);
+    let messages = ws.messages();
+    let at = |dir: &str, method: &str| {
+        (messages.iter())
+            .position(|m| m["dir"] == dir && m["method"] == method)
+            .unwrap_or_else(|| panic!("no {dir} {method}: {messages:?}"))
+    };
+    assert!(
+        at("out", "client/registerCapability") < at("in", "textDocument/didOpen"),
+        "the document went out before the server was configured"
+    );
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_never_registers_is_broken_with_the_reason_not_clean() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR real\n");
+    let config = squiggle_config::Config {
+        initialize_timeout_ms: 500,
+        ..ws.config(vec![configures_late(&ws, 60_000)])
+    };
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+
+    let result = squiggle.check_file(&file, None).await;
+
+    assert!(!result.outcome().is_checked(), "{result:?}");
+    let server = &result.servers[0];
+    assert_eq!(server.status, ServerState::Broken, "{server:?}");
+    let reason = server.reason.clone().unwrap_or_default();
+    assert!(
+        reason.contains("did not finish starting: no capability registration within 500 ms"),
+        "{reason}"
+    );
+    assert!(ws.received("textDocument/didOpen").is_empty());
+    squiggle.shutdown().await;
+}

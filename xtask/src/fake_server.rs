@@ -17,7 +17,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use serde_json::{json, Value};
@@ -64,6 +64,7 @@ pub fn run(scenario: Option<&str>, script: Option<&Path>) -> anyhow::Result<()> 
         status: false,
         docs: HashMap::new(),
         loaded: false,
+        configured_at: None,
         next_request: 1,
         progress_tokens: 0,
         watch_events: 0,
@@ -122,6 +123,8 @@ struct Server {
     docs: HashMap<String, Doc>,
     /// Whether a document was ever opened (the project is loaded from then on).
     loaded: bool,
+    /// With `configure_ms`: when the configuration is loaded (before, publishes are empty).
+    configured_at: Option<Instant>,
     next_request: u64,
     progress_tokens: u64,
     watch_events: u32,
@@ -332,6 +335,15 @@ impl Server {
             "initialized" => {
                 self.send_server_requests()?;
                 self.register_dynamic()?;
+                if let Some(ms) = self.script.configure_ms {
+                    let after = Duration::from_millis(ms);
+                    self.configured_at = Some(Instant::now() + after);
+                    let register = self.client_request(
+                        "client/registerCapability",
+                        json!({"registrations": [{"id": "fake-configured", "method": "workspace/didChangeConfiguration"}]}),
+                    );
+                    self.publisher.send(register, after);
+                }
             }
             "workspace/didChangeWatchedFiles" => self.watched_files_changed(),
             "exit" => return Ok(Flow::Exit),
@@ -541,6 +553,19 @@ impl Server {
         let mut delay = Duration::from_millis(self.script.publish_delay_ms);
         let version =
             (self.docs.get(uri).and_then(|d| d.version)).filter(|_| !self.script.unversioned);
+        let now = Instant::now();
+        if let Some(at) = self.configured_at.filter(|at| *at > now) {
+            // Not configured yet: an empty placeholder now (straight out, not behind the
+            // queued registration), the diagnostics once configured, after the registration.
+            let placeholder = publish_params(uri, version, Vec::new());
+            if let Err(err) = self.output.send(&placeholder) {
+                eprintln!("fake-server: cannot publish the placeholder: {err}");
+            }
+            let diagnostics = self.diagnose(&self.text_of(uri));
+            self.publisher
+                .publish(publish_params(uri, version, diagnostics), at - now);
+            return;
+        }
         if self.status {
             self.publisher.send(server_status(false), Duration::ZERO);
         }

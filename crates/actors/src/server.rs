@@ -438,6 +438,7 @@ impl Actor for ServerActor {
         let diagnostics_store = diagnostics.clone();
         let encoding = Arc::new(OnceLock::new());
         let applied = refactor::Applied::default();
+        let registered = Arc::new(tokio::sync::Notify::new());
         let context = ClientContext {
             applied: applied.clone(),
             _keep_alive: ServerSocket::new_closed(),
@@ -452,6 +453,7 @@ impl Actor for ServerActor {
             server: ServerHandle(myself.clone()),
             watcher,
             pulls: pulls.clone(),
+            registered: registered.clone(),
         };
         let fast_path = context.clone();
         let (main_loop, socket) = MainLoop::new_client(|socket| {
@@ -474,15 +476,15 @@ impl Actor for ServerActor {
             stderr.clone(),
             myself.clone(),
         );
-        handshake::start(
-            socket.clone(),
-            capabilities::initialize_params(&key, &spec),
-            init_timeout,
-            spec.settings.clone(),
-            encoding.clone(),
-            exited.clone(),
-            myself.clone(),
-        );
+        let handshake = handshake::Handshake {
+            socket: socket.clone(),
+            params: capabilities::initialize_params(&key, &spec),
+            limit: init_timeout,
+            settings: spec.settings.clone(),
+            encoding: encoding.clone(),
+            registered: spec.ready_on_registration.then_some(registered),
+        };
+        handshake.start(exited.clone(), myself.clone());
 
         Ok(Connection {
             key,

@@ -29,6 +29,7 @@ struct Row {
     settle_ms: Option<u64>,
     stages: Stages,
     tsserver_pull: bool,
+    ready_on_registration: bool,
     /// Settings answering `workspace/configuration` (JSON), for servers that need them.
     settings: Option<&'static str>,
     /// `initializationOptions` (JSON), for servers that need them.
@@ -50,6 +51,7 @@ const BASE: Row = Row {
     settle_ms: None,
     stages: Stages::Once,
     tsserver_pull: false,
+    ready_on_registration: false,
     settings: None,
     initialization_options: None,
 };
@@ -149,7 +151,9 @@ const ROWS: &[Row] = &[
         ..BASE
     },
     Row {
-        // The linter when eslint is not installed: lint and format diagnostics, pulled.
+        // The linter when eslint is not installed: lint and format diagnostics, published. It
+        // loads its configuration in `initialized` and publishes empty placeholders for what is
+        // opened before; it registers its capabilities when the configuration is loaded.
         id: "biome",
         command: "biome",
         args: &["lsp-proxy"],
@@ -159,6 +163,7 @@ const ROWS: &[Row] = &[
         packages: &[Npm("@biomejs/biome@2.6.8")],
         manual_hint: "npm install -g @biomejs/biome (or brew install biome)",
         fallback_for: Some("eslint"),
+        ready_on_registration: true,
         ..BASE
     },
     Row {
@@ -453,6 +458,7 @@ impl Row {
             settle_ms: self.settle_ms,
             stages: self.stages,
             tsserver_pull: self.tsserver_pull,
+            ready_on_registration: self.ready_on_registration,
             install_hint: self.install_hint(),
             fallback_for: self.fallback_for.map(str::to_string),
             ..ServerSpec::default()

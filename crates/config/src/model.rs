@@ -113,6 +113,12 @@ keyed! {
         /// The id of the server this one replaces when that one is unavailable (empty: none).
         #[serde(alias = "fallbackFor", deserialize_with = "crate::patch::server_id")]
         pub fallback_for: Option<String> = None,
+        /// Whether it is ready only once it registers a capability after `initialized` (it loads
+        /// its configuration then, and what it publishes before is an empty placeholder: Biome);
+        /// no document is sent before, and none at all if it does not register within
+        /// `initialize_timeout_ms`.
+        #[serde(alias = "readyOnRegistration")]
+        pub ready_on_registration: bool = false,
     }
     fixed {
         /// The id it is configured under (`pyright`).

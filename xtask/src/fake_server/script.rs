@@ -120,6 +120,10 @@ pub struct Script {
     pub workspace_diagnostics: bool,
     /// Rename and code actions (see `refactor.rs`).
     pub refactor: super::refactor::Refactor,
+    /// Like Biome: load the configuration for this many ms after `initialized`, then register
+    /// a capability and publish what is open again; a document opened or changed before that
+    /// gets an empty placeholder publish (with its version) at once.
+    pub configure_ms: Option<u64>,
 }
 
 impl Default for Script {
@@ -158,6 +162,7 @@ impl Default for Script {
             breadth_error: None,
             workspace_diagnostics: false,
             refactor: Default::default(),
+            configure_ms: None,
         }
     }
 }

@@ -91,6 +91,8 @@ pub struct ClientContext {
     pub pulls: Arc<Stash>,
     /// Files written for the server's `workspace/applyEdit` requests.
     pub applied: crate::server::refactor::Applied,
+    /// Woken by every capability registration (a server that is ready only then waits on it).
+    pub registered: Arc<tokio::sync::Notify>,
 }
 
 /// What the fast path did with a message from the server.
@@ -263,6 +265,7 @@ impl ClientContext {
     /// Takes the registrations squiggle acts on (file watchers, pull diagnostics); every
     /// registration is acknowledged, whatever it is.
     fn on_register(&self, registrations: Vec<Registration>) {
+        self.registered.notify_one();
         for registration in registrations {
             match registration.method.as_str() {
                 DidChangeWatchedFiles::METHOD => {

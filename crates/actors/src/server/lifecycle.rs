@@ -54,6 +54,13 @@ pub(super) enum HandshakeError {
     /// `initialized` (or the settings after it) could not be sent.
     #[error("initialized could not be sent: {0}")]
     NotSent(RequestError),
+    /// A server that is ready only once it registers a capability did not register one in
+    /// time.
+    #[error(
+        "the server did not finish starting: no capability registration within {} ms of starting",
+        .0.as_millis()
+    )]
+    NotRegistered(Duration),
 }
 
 impl Lifecycle {
