@@ -193,7 +193,9 @@ pub async fn run(
         .with_context(|| format!("cannot listen on {}", socket.display()))?;
     make_private(&socket)?;
     let inode = std::fs::metadata(&socket)?.ino();
-    let idle = Duration::from_secs(config.daemon_idle_seconds);
+    // At least a second, so that a new daemon outlives the connect of the client that
+    // started it even with `daemon_idle_seconds = 0`.
+    let idle = Duration::from_secs(config.daemon_idle_seconds.max(1));
     let squiggle = Squiggle::start(&root, config).await?;
     squiggle.follow_disk();
     eprintln!(
@@ -220,6 +222,9 @@ pub async fn run(
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
+                    // Counted now, before the idle deadline is looked at again: a connection
+                    // accepted at the deadline is answered, not dropped by an idle exit.
+                    daemon.touch();
                     tokio::spawn(daemon.clone().serve(stream));
                 }
                 Err(err) => eprintln!("squiggle daemon: accept failed: {err}"),
