@@ -21,7 +21,9 @@
 //!
 //! # Layout
 //!
-//! - `squiggle`: the public handle: start, check, navigate (`squiggle/navigation`), shut down.
+//! - `squiggle`: the public handle: start, check, navigate (`squiggle/navigation`), shut down
+//!   (`squiggle/turns`: each file's checks in arrival order; `squiggle/said_once`: which
+//!   unavailable servers a session was told about already).
 //! - `manager`: `LspManager`, the runtime for tick-driven hosts that must never block.
 //! - `check`: what one check of a file produced, and why a file was not checked.
 //! - `feedback`: the text an edit tool appends after an edit; the new errors it introduced.

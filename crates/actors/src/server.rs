@@ -525,7 +525,18 @@ impl Actor for ServerActor {
                 saved,
                 deadline,
                 reply,
-            } => conn.sync_unless_behind(&myself, path, text, saved, deadline, reply),
+            } => match conn.behind() {
+                Some(reason) => {
+                    let _ = reply.send(Freshness::Failed(reason));
+                }
+                None => {
+                    let synced = conn.sync_and_wait(&myself, path, text, saved, deadline, reply);
+                    if let Err(reason) = synced {
+                        // The connection is gone; the store ends the wait when the server is.
+                        tracing::debug!(server = %conn.key.id, %reason, "sync failed");
+                    }
+                }
+            },
             ServerMsg::WatchedFiles(changes) => {
                 let _ = conn
                     .socket

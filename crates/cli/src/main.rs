@@ -14,6 +14,13 @@
 //! - `tools`: the navigation and diagnostics tools `mcp` and `serve` share (`tools/catalog`:
 //!   every tool written once, with its serve method and arguments; `tools/args`: arguments
 //!   read and described from one declaration; `tools/error`: why a tool gave no answer).
+//! - `daemon`: the per-workspace background daemon `check` goes through (`daemon/key`: which
+//!   daemon serves a workspace; `daemon/paths`: its private runtime folder; `daemon/wire`: its
+//!   messages; `daemon/server`: the daemon; `daemon/socket_watch`: noticing, without polling,
+//!   that its socket was removed; `daemon/client`: asking it, or starting it).
+//! - `hook`: `squiggle hook claude-code|gemini-cli`, run by agent hosts after each edit.
+//! - `init`: `squiggle init claude-code|gemini-cli`, which writes the hook into their settings.
+//! - `install`: `squiggle install`, language servers from the package registries.
 //! - `servers`: `squiggle status` and `squiggle servers`.
 //! - `workspace`: the workspace a command works in: its root and its configuration.
 

@@ -32,31 +32,16 @@ use crate::diagnostics::{DiagnosticsMsg, Freshness, Source};
 /// What the server actor does for its messages (each arm of `handle` that is more than a
 /// forward).
 impl Connection {
-    /// Syncs a check's text, unless the server is so far behind reading what it was sent that
-    /// the check fails at once (saying so) rather than adding to the pile.
-    pub(super) fn sync_unless_behind(
-        &mut self,
-        myself: &ActorRef<ServerMsg>,
-        path: PathBuf,
-        text: Arc<str>,
-        saved: bool,
-        deadline: Instant,
-        reply: RpcReplyPort<Freshness>,
-    ) {
+    /// Why a check fails at once rather than add to the pile, when the server is far behind
+    /// reading what it was sent.
+    pub(super) fn behind(&self) -> Option<String> {
         let waiting = self.backlog.bytes();
-        if waiting > MAX_BACKLOG {
-            let reason = format!(
+        (waiting > MAX_BACKLOG).then(|| {
+            format!(
                 "the server is not keeping up: {} MiB of messages wait to be written to it",
                 waiting >> 20
-            );
-            let _ = reply.send(Freshness::Failed(reason));
-            return;
-        }
-        let synced = self.sync_and_wait(myself, path, text, saved, deadline, reply);
-        if let Err(reason) = synced {
-            // The connection is gone; the store ends the wait when the server is.
-            tracing::debug!(server = %self.key.id, %reason, "sync failed");
-        }
+            )
+        })
     }
 
     /// Opens a document for a navigation question: its text when it is open already, else
