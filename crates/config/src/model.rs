@@ -50,7 +50,8 @@ keyed! {
         pub max_open_documents: usize = 200,
         /// Whether `squiggle check` goes through a per-workspace background daemon.
         pub daemon: bool = true,
-        /// How many seconds a daemon waits without a request before it exits (15 minutes).
+        /// How many seconds a daemon waits without a request before it exits (15 minutes; 0
+        /// counts as 1, so a new daemon outlives the connect of the client that started it).
         pub daemon_idle_seconds: u64 = 900,
     }
     fixed {
