@@ -15,7 +15,7 @@ use tokio::time::Instant;
 
 use crate::events::{Events, LspEvent};
 use crate::key::ServerKey;
-use completion::{Basis, Decision, Delivery, Seen, Traits};
+use completion::{Basis, CheckPart, CheckSeen, Decision, Delivery, Seen, Traits};
 
 /// Every file with diagnostics, merged across servers.
 pub type Snapshot = BTreeMap<PathBuf, Vec<Diagnostic>>;
@@ -38,12 +38,14 @@ pub enum Source {
 #[derive(Debug)]
 pub enum DiagnosticsMsg {
     /// A server published diagnostics for a file (replacing what it published before), for
-    /// the document version it names, if it names one.
+    /// the document version it names, if it names one; `ready` is false for the answer to a
+    /// pull asked while the server was still loading its project (never final).
     Publish {
         key: ServerKey,
         path: PathBuf,
         version: Option<i32>,
         source: Source,
+        ready: bool,
         diagnostics: Vec<Diagnostic>,
     },
     /// A pull was answered `unchanged`: what the server last answered for the file holds, now
@@ -52,7 +54,12 @@ pub enum DiagnosticsMsg {
         key: ServerKey,
         path: PathBuf,
         version: i32,
+        ready: bool,
     },
+    /// A server's build check on save (rust-analyzer's `cargo check`) began, under this title.
+    CheckBegan { key: ServerKey, title: String },
+    /// The server's last running build check ended: what it publishes follows right after.
+    CheckEnded { key: ServerKey },
     /// A pull for `version` of a file failed with the server's error: a wait on it with
     /// nothing else delivered ends with that error.
     PullFailed {
@@ -99,12 +106,19 @@ pub enum DiagnosticsMsg {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Freshness {
     /// The server's answer for the version is final, on `basis`; this is what it delivered
-    /// (its pushed and its pulled list).
-    Final { lists: Vec<List>, basis: Basis },
+    /// (its pushed and its pulled list), and what the answer could not see, if anything.
+    Final {
+        lists: Vec<List>,
+        basis: Basis,
+        note: Option<String>,
+    },
     /// The server published for the file after the touch, but the deadline came while it was
     /// still working (or before its quiet time ended): what it had published by then, which
-    /// may be incomplete.
-    Unsettled(Vec<List>),
+    /// may be incomplete, and what the answer still lacked (`cargo check did not finish`).
+    Unsettled {
+        lists: Vec<List>,
+        unfinished: Option<String>,
+    },
     /// The deadline passed before the server published for the file.
     TimedOut,
     /// The server's pull failed, with this error, and it delivered nothing else.
@@ -135,6 +149,7 @@ pub struct DiagnosticsArgs {
 struct Published {
     diagnostics: List,
     version: Option<i32>,
+    ready: bool,
     epoch: u64,
     at: Instant,
 }
@@ -145,7 +160,34 @@ impl Published {
         (self.epoch > after).then_some(Delivery {
             version: self.version,
             at: self.at,
+            ready: self.ready,
         })
+    }
+}
+
+/// Where one server's build checks on save stand, by store epoch.
+#[derive(Debug, Default)]
+struct Checks {
+    /// The epoch and title of the last check that began.
+    began: Option<(u64, String)>,
+    /// Whether a check runs now.
+    running: bool,
+    /// The epoch and moment the last running check ended.
+    ended: Option<(u64, Instant)>,
+}
+
+impl Checks {
+    /// Where the checks begun after the epoch `after` stand.
+    fn since(&self, after: u64) -> CheckSeen {
+        match (&self.began, self.ended) {
+            (Some((began, title)), _) if *began > after && self.running => {
+                CheckSeen::Running(title.clone())
+            }
+            (Some((began, _)), Some((ended, at))) if *began > after && ended > *began => {
+                CheckSeen::Ended(at)
+            }
+            _ => CheckSeen::NotBegun,
+        }
     }
 }
 
@@ -167,6 +209,25 @@ impl Said {
             .map(|published| &published.diagnostics)
     }
 
+    /// The lists that answer a wait. Where the server runs a build check on save, what it
+    /// publishes is the check's (rust-analyzer publishes nothing else to a client that pulls):
+    /// once the check for the text is done (`checked`), the answer is the check's list alone,
+    /// the build's verdict (the server's own analysis may place one problem elsewhere, or see
+    /// one the build does not have); for a text the check cannot see, it is the server's own
+    /// analysis alone (the check's list is about the disk's text).
+    fn lists_for(&self, check: CheckPart, checked: bool) -> impl Iterator<Item = &List> {
+        let (push, pull) = match check {
+            CheckPart::Awaited if checked => (true, false),
+            CheckPart::Unseen => (false, true),
+            _ => (true, true),
+        };
+        [push.then_some(&self.push), pull.then_some(&self.pull)]
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|published| &published.diagnostics)
+    }
+
     /// Whether it holds no list (what is left is only about waits).
     fn has_no_list(&self) -> bool {
         self.push.is_none() && self.pull.is_none()
@@ -180,8 +241,7 @@ impl Said {
             pull_failed: (self.pull_failed.as_ref())
                 .filter(|(v, _, epoch)| *epoch > after && *v == version)
                 .map(|(_, reason, _)| reason.clone()),
-            busy: false,
-            idle_since: None,
+            ..Seen::default()
         }
     }
 }
@@ -206,9 +266,19 @@ enum Wait {
 struct Waiter {
     wait: Wait,
     after: u64,
+    /// When the wait began (for the time a deadline gave it).
+    began: Instant,
     deadline: Instant,
     /// When it is to be looked at again, if a look is due.
     recheck_at: Option<Instant>,
+}
+
+/// How a delivery came: the version it names, pushed or pulled, and whether the server was
+/// ready when asked.
+struct Delivered {
+    version: Option<i32>,
+    source: Source,
+    ready: bool,
 }
 
 /// How a wait ends.
@@ -232,6 +302,8 @@ pub struct Store {
     files: HashMap<PathBuf, HashMap<ServerKey, Said>>,
     /// Servers that are working (indexing, checking) right now.
     busy: HashSet<ServerKey>,
+    /// Where each server's build checks on save stand.
+    checks: HashMap<ServerKey, Checks>,
     /// When each server last stopped working: the quiet time counts from then too, since a
     /// server often sends more (a refresh, a last publish) right after.
     idle_since: HashMap<ServerKey, Instant>,
@@ -274,6 +346,7 @@ impl Actor for DiagnosticsActor {
         Ok(Store {
             files: HashMap::new(),
             busy: HashSet::new(),
+            checks: HashMap::new(),
             idle_since: HashMap::new(),
             workspace_root,
             events,
@@ -302,10 +375,46 @@ impl Actor for DiagnosticsActor {
                 path,
                 version,
                 source,
+                ready,
                 diagnostics,
-            } => store.record(&myself, key, path, version, source, Some(diagnostics)),
-            DiagnosticsMsg::StillPulled { key, path, version } => {
-                store.record(&myself, key, path, Some(version), Source::Pull, None);
+            } => {
+                let delivered = Delivered {
+                    version,
+                    source,
+                    ready,
+                };
+                store.record(&myself, key, path, delivered, Some(diagnostics));
+            }
+            DiagnosticsMsg::StillPulled {
+                key,
+                path,
+                version,
+                ready,
+            } => {
+                let delivered = Delivered {
+                    version: Some(version),
+                    source: Source::Pull,
+                    ready,
+                };
+                store.record(&myself, key, path, delivered, None);
+            }
+            DiagnosticsMsg::CheckBegan { key, title } => {
+                if !store.gone.contains(&key) {
+                    store.epoch += 1;
+                    let checks = store.checks.entry(key.clone()).or_default();
+                    checks.began = Some((store.epoch, title));
+                    checks.running = true;
+                    store.check_server_waits(&myself, &key);
+                }
+            }
+            DiagnosticsMsg::CheckEnded { key } => {
+                if !store.gone.contains(&key) {
+                    store.epoch += 1;
+                    let checks = store.checks.entry(key.clone()).or_default();
+                    checks.running = false;
+                    checks.ended = Some((store.epoch, Instant::now()));
+                    store.check_server_waits(&myself, &key);
+                }
             }
             DiagnosticsMsg::PullFailed {
                 key,
@@ -323,6 +432,7 @@ impl Actor for DiagnosticsActor {
             DiagnosticsMsg::ServerGone { key } => {
                 store.gone.insert(key.clone());
                 store.busy.remove(&key);
+                store.checks.remove(&key);
                 store.epoch += 1;
                 let mut touched = Vec::new();
                 for (path, said) in store.files.iter_mut() {
@@ -443,10 +553,14 @@ impl Store {
         myself: &ActorRef<DiagnosticsMsg>,
         key: ServerKey,
         path: PathBuf,
-        version: Option<i32>,
-        source: Source,
+        delivered: Delivered,
         diagnostics: Option<Vec<Diagnostic>>,
     ) {
+        let Delivered {
+            version,
+            source,
+            ready,
+        } = delivered;
         if self.gone.contains(&key) {
             return; // Frames a dead server sent before it died.
         }
@@ -470,6 +584,7 @@ impl Store {
         *slot = Some(Published {
             diagnostics,
             version,
+            ready,
             epoch,
             at: now,
         });
@@ -499,6 +614,17 @@ impl Store {
         }
     }
 
+    /// Looks at every wait on `key` (its work or its check changed).
+    fn check_server_waits(&mut self, myself: &ActorRef<DiagnosticsMsg>, key: &ServerKey) {
+        let ids: Vec<u64> = (self.waiters.iter())
+            .filter(|(_, w)| matches!(&w.wait, Wait::File { key: k, .. } if k == key))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ids {
+            self.check(myself, id);
+        }
+    }
+
     fn add_waiter(
         &mut self,
         myself: &ActorRef<DiagnosticsMsg>,
@@ -517,6 +643,7 @@ impl Store {
             Waiter {
                 wait,
                 after,
+                began: Instant::now(),
                 deadline,
                 recheck_at: None,
             },
@@ -550,6 +677,7 @@ impl Store {
         Seen {
             busy: self.busy.contains(key),
             idle_since: self.idle_since.get(key).copied(),
+            check: (self.checks.get(key)).map_or_else(CheckSeen::default, |c| c.since(after)),
             ..said.map_or_else(Seen::default, |said| said.seen_since(after, version))
         }
     }
@@ -636,27 +764,41 @@ impl Store {
                 key,
                 path,
                 version,
+                traits,
                 reply,
-                ..
             } => {
                 let said = self
                     .files
                     .get(&path)
                     .and_then(|by_server| by_server.get(&key));
                 // Shared, not merged: the check merges every server's lists at once.
-                let lists =
-                    || -> Vec<List> { said.into_iter().flat_map(Said::lists).cloned().collect() };
+                let lists = |checked: bool| -> Vec<List> {
+                    let lists =
+                        (said.into_iter()).flat_map(|said| said.lists_for(traits.check, checked));
+                    lists.cloned().collect()
+                };
                 let outcome = match ending {
                     Ending::Final(basis) => Freshness::Final {
-                        lists: lists(),
+                        lists: lists(true),
                         basis,
+                        note: (traits.check == CheckPart::Unseen).then(|| {
+                            "its check on save did not see this text (it is not on disk): \
+                             this is its own analysis only"
+                                .to_string()
+                        }),
                     },
                     Ending::Failed(reason) => Freshness::Failed(reason),
                     Ending::Superseded => Freshness::Superseded,
                     Ending::Deadline => {
-                        let seen = said.map(|said| said.seen_since(waiter.after, version));
-                        if seen.is_some_and(|seen| seen.has_any_for(version)) {
-                            Freshness::Unsettled(lists())
+                        let seen = self.seen(&key, &path, waiter.after, version);
+                        if seen.has_any_for(version) {
+                            let gave = waiter.deadline.saturating_duration_since(waiter.began);
+                            let unfinished = completion::unfinished(traits, &seen)
+                                .map(|what| format!("{what} within {} s", gave.as_secs()));
+                            Freshness::Unsettled {
+                                lists: lists(false),
+                                unfinished,
+                            }
                         } else {
                             Freshness::TimedOut
                         }

@@ -47,6 +47,7 @@ use crate::key::ServerKey;
 use crate::watchdog::Watchdog;
 use crate::watcher::{Listener, WatcherHandle};
 use client::ClientContext;
+use connection::PullAsked;
 use document_sync::{DocumentSync, SyncError};
 use documents::Documents;
 use lifecycle::{HandshakeError, Lifecycle};
@@ -110,9 +111,7 @@ enum ServerMsg {
     WorkDone,
     /// A pull ended (sent by the pull task): its answer, or why there is none.
     PullAnswered {
-        path: PathBuf,
-        version: i32,
-        attempt: u8,
+        pull: PullAsked,
         answer: Result<Pulled, RequestError>,
     },
     /// Send `didSave` for an open document, if the server wants it.
@@ -433,7 +432,12 @@ impl Actor for ServerActor {
         let (stderr, stderr_done) = StderrTail::capture(stderr, key.id.clone());
 
         let documents = Documents::default();
-        let busy = Busy::new(key.clone(), diagnostics.clone());
+        let busy = Busy::new(
+            key.clone(),
+            diagnostics.clone(),
+            spec.ready_on_quiescent,
+            spec.check_progress.as_deref(),
+        );
         let pulls = Arc::new(pull::Stash::default());
         let diagnostics_store = diagnostics.clone();
         let encoding = Arc::new(OnceLock::new());
@@ -564,14 +568,7 @@ impl Actor for ServerActor {
                     conn.pull(&myself, path, 0, REQUEST_TIMEOUT);
                 }
             }
-            ServerMsg::PullAnswered {
-                path,
-                version,
-                attempt,
-                answer,
-            } => {
-                conn.pulled(&myself, path, version, attempt, answer);
-            }
+            ServerMsg::PullAnswered { pull, answer } => conn.pulled(&myself, pull, answer),
             ServerMsg::Open {
                 path,
                 text,

@@ -647,7 +647,19 @@ impl Squiggle {
     async fn acquire(&self, key: ServerKey, started: Instant) -> Result<Ready, Box<ServerOutcome>> {
         let inner = &self.inner;
         let config = &inner.config;
-        let first_touch_limit = Duration::from_millis(config.first_touch_timeout_ms);
+        // A server's own time (one whose answer waits for a build) counts when it is longer.
+        let spec = config.servers.get(&key.id);
+        let longer = |global: u64, own: Option<u64>| {
+            Duration::from_millis(global.max(own.unwrap_or_default()))
+        };
+        let first_touch_limit = longer(
+            config.first_touch_timeout_ms,
+            spec.and_then(|spec| spec.first_touch_timeout_ms),
+        );
+        let later_limit = longer(
+            config.diagnostic_timeout_ms,
+            spec.and_then(|spec| spec.timeout_ms),
+        );
         let active = inner.active.get(&key).map(|server| server.clone());
         let acquired = match active {
             Some(server) => Some(Acquired::Ready {
@@ -668,7 +680,7 @@ impl Squiggle {
                 let limit = if first_touch {
                     first_touch_limit
                 } else {
-                    Duration::from_millis(config.diagnostic_timeout_ms)
+                    later_limit
                 };
                 Ok(Ready {
                     key,
@@ -726,8 +738,8 @@ impl Squiggle {
             .and_then(Result::ok);
         let active = |reason: &str| Some(reason.to_string());
         match answer {
-            Some(Freshness::Final { lists, basis }) => {
-                let mut outcome = self.outcome(&key, ServerState::Active, None, false);
+            Some(Freshness::Final { lists, basis, note }) => {
+                let mut outcome = self.outcome(&key, ServerState::Active, note, false);
                 outcome.report.basis = Some(basis);
                 outcome.diagnostics = Some(lists);
                 outcome
@@ -743,16 +755,16 @@ impl Squiggle {
             Some(Freshness::Failed(reason)) => {
                 self.outcome(&key, ServerState::Active, Some(reason), false)
             }
-            Some(Freshness::Unsettled(diagnostics)) => {
+            Some(Freshness::Unsettled { lists, unfinished }) => {
                 // Still at work, or stopped mid-work: a live server answers the probe at once.
                 server.probe();
-                let mut outcome = self.outcome(
-                    &key,
-                    ServerState::Active,
-                    active("still working when the deadline passed; results may be incomplete"),
-                    true,
-                );
-                outcome.diagnostics = Some(diagnostics);
+                let reason = match unfinished {
+                    Some(what) => format!("{what}; results may be incomplete"),
+                    None => "still working when the deadline passed; results may be incomplete"
+                        .to_string(),
+                };
+                let mut outcome = self.outcome(&key, ServerState::Active, Some(reason), true);
+                outcome.diagnostics = Some(lists);
                 outcome
             }
             Some(Freshness::ServerGone) => self.outcome(&key, ServerState::Broken, None, false),

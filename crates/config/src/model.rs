@@ -112,7 +112,7 @@ keyed! {
         #[serde(alias = "installHint")]
         pub install_hint: String = String::new(),
         /// The id of the server this one replaces when that one is unavailable (empty: none).
-        #[serde(alias = "fallbackFor", deserialize_with = "crate::patch::server_id")]
+        #[serde(alias = "fallbackFor", deserialize_with = "crate::patch::optional_text")]
         pub fallback_for: Option<String> = None,
         /// Whether it is ready only once it registers a capability after `initialized` (it loads
         /// its configuration then, and what it publishes before is an empty placeholder: Biome);
@@ -120,6 +120,26 @@ keyed! {
         /// `initialize_timeout_ms`.
         #[serde(alias = "readyOnRegistration")]
         pub ready_on_registration: bool = false,
+        /// Whether its pull answers count only when asked after it said it is ready, through
+        /// rust-analyzer's `experimental/serverStatus` (`quiescent: true`): while it loads a
+        /// project it answers pulls at once, with nothing.
+        #[serde(alias = "readyOnQuiescent")]
+        pub ready_on_quiescent: bool = false,
+        /// The `$/progress` token prefix of the build check the server runs when a file is
+        /// saved (rust-analyzer: `rust-analyzer/flycheck/`, its `cargo check`): for a saved
+        /// file, the answer is final only once a check begun after the save has ended and what
+        /// it published is in. Empty: none.
+        #[serde(alias = "checkProgress", deserialize_with = "crate::patch::optional_text")]
+        pub check_progress: Option<String> = None,
+        /// The time a check waits for this server's answer when it is already running, when
+        /// longer than the global `diagnostic_timeout_ms` (a server whose answer waits for a
+        /// build).
+        #[serde(alias = "timeoutMs")]
+        pub timeout_ms: Option<u64> = None,
+        /// The time a check waits when it starts this server, when longer than the global
+        /// `first_touch_timeout_ms`.
+        #[serde(alias = "firstTouchTimeoutMs")]
+        pub first_touch_timeout_ms: Option<u64> = None,
     }
     fixed {
         /// The id it is configured under (`pyright`).

@@ -152,8 +152,8 @@ pub(crate) fn argv<'de, D: Deserializer<'de>>(
     Ok(Some(Some(argv).filter(|argv| !argv.is_empty())))
 }
 
-/// A server id, where an empty one means none (`fallback_for = ""`).
-pub(crate) fn server_id<'de, D: Deserializer<'de>>(
+/// A text (a server id, a token prefix), where an empty one means none (`fallback_for = ""`).
+pub(crate) fn optional_text<'de, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<Option<String>>, D::Error> {
     let id = String::deserialize(deserializer)?;
@@ -447,7 +447,7 @@ mod tests {
             extensions: Option<Vec<String>>,
             #[serde(deserialize_with = "argv")]
             sidecar: Option<Option<Vec<String>>>,
-            #[serde(deserialize_with = "server_id")]
+            #[serde(deserialize_with = "optional_text")]
             fallback_for: Option<Option<String>>,
         }
         let values: Values = serde_json::from_str(

@@ -27,6 +27,10 @@ pub struct ServerReport {
 pub enum Basis {
     /// The server's answer to a pull for the version.
     Pull,
+    /// The server's answer to a pull for the version, and the end of the build check its save
+    /// started (rust-analyzer's `cargo check`, its "flycheck") with what that check published.
+    #[serde(rename = "pull+flycheck")]
+    PullAndCheck,
     /// A publish naming the version, sent while the server was idle.
     Version,
     /// A quiet time after the last publish: a guess, for servers that signal nothing.
@@ -34,10 +38,11 @@ pub enum Basis {
 }
 
 impl Basis {
-    /// The name results use (`pull`, `version`, `quiet_time`).
+    /// The name results use (`pull`, `pull+flycheck`, `version`, `quiet_time`).
     pub fn as_str(self) -> &'static str {
         match self {
             Basis::Pull => "pull",
+            Basis::PullAndCheck => "pull+flycheck",
             Basis::Version => "version",
             Basis::QuietTime => "quiet_time",
         }

@@ -1,12 +1,24 @@
 //! The completion model: the one place that decides when a server's diagnostics for one
-//! document version are *final*, from the strongest signal the server gives. Pure: what was
+//! document version are *final*, from the strongest signals the server gives. Pure: what was
 //! seen and the time are passed in, and the answer is a decision.
 //!
-//! | the server gives                                     | final when                        | basis        |
-//! | ---------------------------------------------------- | --------------------------------- | ------------ |
-//! | a pull answer (`textDocument/diagnostic`)            | the answer for the version comes  | `pull`       |
-//! | versioned publishes, once per version                | that publish comes while idle     | `version`    |
-//! | nothing (unversioned, or in stages with no end)      | a quiet time after the last one   | `quiet_time` |
+//! | the server gives                                     | final when                        | basis           |
+//! | ---------------------------------------------------- | --------------------------------- | --------------- |
+//! | a pull answer (`textDocument/diagnostic`)            | the answer for the version comes, | `pull`          |
+//! |                                                      | asked while the server was ready  |                 |
+//! | ...and a build check on save (rust-analyzer's flycheck) | also: a check begun after the save | `pull+flycheck` |
+//! |                                                      | ended, and its publishes are in   |                 |
+//! | versioned publishes, once per version                | that publish comes while idle     | `version`       |
+//! | nothing (unversioned, or in stages with no end)      | a quiet time after the last one   | `quiet_time`    |
+//!
+//! *Ready*: a server that says when it has loaded the project (rust-analyzer's
+//! `experimental/serverStatus`, `quiescent`) answers pulls before that at once, with nothing;
+//! such an answer is what the server had, not its answer for the text, and never final.
+//!
+//! *The check on save* reads the disk: it runs only for a saved text, and what it publishes
+//! comes from worker threads right after its end, so its part is done a quiet time after the
+//! end of the last check begun after the save. A text that is not on disk gets the server's
+//! own analysis only ([`CheckPart::Unseen`]).
 //!
 //! A delivery naming a later version ends the wait as superseded: an answer always belongs to
 //! the text it was asked for.
@@ -30,8 +42,23 @@ pub struct Traits {
     pub pull: bool,
     /// Whether the server publishes a version's diagnostics in stages, and how it ends them.
     pub stages: Stages,
-    /// The quiet time that ends a wait resting on no signal.
+    /// The quiet time that ends a wait resting on no signal (and follows a check's end).
     pub settle: Duration,
+    /// Whether the answer also waits for the build check the server runs on save.
+    pub check: CheckPart,
+}
+
+/// The part of a server's build check on save (rust-analyzer's `cargo check`) in a wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CheckPart {
+    /// The server runs no check on save.
+    #[default]
+    None,
+    /// The text was saved: the answer waits for a check begun after the save to end.
+    Awaited,
+    /// The text is not on disk, so the check cannot see it: the answer is the server's own
+    /// analysis only, and what the check published (about the disk's text) is left out.
+    Unseen,
 }
 
 /// One delivery seen since the change was sent: the version it names, and when it came.
@@ -41,6 +68,9 @@ pub struct Delivery {
     pub version: Option<i32>,
     /// When it came.
     pub at: Instant,
+    /// Whether the server was ready when it was asked (always, for a publish): an answer from
+    /// a server still loading its project is what it had then, not its answer for the text.
+    pub ready: bool,
 }
 
 impl Delivery {
@@ -60,6 +90,18 @@ impl Delivery {
     }
 }
 
+/// Where the server's build check stands since the change was sent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum CheckSeen {
+    /// No check began since the change.
+    #[default]
+    NotBegun,
+    /// A check begun since the change runs, under this title (`cargo check`).
+    Running(String),
+    /// The last check begun since the change ended at this moment, and none runs.
+    Ended(Instant),
+}
+
 /// What has been seen for one wait since the change was sent.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Seen {
@@ -73,6 +115,8 @@ pub struct Seen {
     pub busy: bool,
     /// When the server last stopped working.
     pub idle_since: Option<Instant>,
+    /// The server's build check on save.
+    pub check: CheckSeen,
 }
 
 impl Seen {
@@ -101,7 +145,10 @@ pub enum Decision {
 
 /// Decides whether a server's diagnostics for document `version` are final now.
 pub fn decide(version: i32, traits: Traits, seen: &Seen, now: Instant) -> Decision {
-    if seen.pull.is_some_and(|pull| pull.names(version)) {
+    let pulled = seen
+        .pull
+        .is_some_and(|pull| pull.names(version) && pull.ready);
+    if pulled && traits.check != CheckPart::Awaited {
         return Decision::Final(Basis::Pull);
     }
     if [seen.pull, seen.push]
@@ -111,12 +158,15 @@ pub fn decide(version: i32, traits: Traits, seen: &Seen, now: Instant) -> Decisi
     {
         return Decision::Superseded;
     }
+    if pulled {
+        return after_the_check(traits, seen, now, Basis::PullAndCheck);
+    }
     let idle_since = |at: Instant| seen.idle_since.is_none_or(|idle| idle <= at);
     // Published while idle: a publish during work may be followed by another once the work
     // ends, and that case falls to the quiet time below.
     let published_idle = (seen.push).is_some_and(|push| push.names(version) && idle_since(push.at));
     if !seen.busy && !traits.pull && traits.stages == Stages::Once && published_idle {
-        return Decision::Final(Basis::Version);
+        return after_the_check(traits, seen, now, Basis::Version);
     }
     let push = seen.push.filter(|push| push.may_be_for(version));
     if let Some(error) = &seen.pull_failed {
@@ -136,12 +186,48 @@ pub fn decide(version: i32, traits: Traits, seen: &Seen, now: Instant) -> Decisi
             let quiet_from = seen.idle_since.map_or(push.at, |idle| idle.max(push.at));
             let ends = quiet_from + traits.settle;
             if now >= ends {
-                Decision::Final(Basis::QuietTime)
+                after_the_check(traits, seen, now, Basis::QuietTime)
             } else {
                 Decision::LookAt(ends)
             }
         }
         None => Decision::Waiting,
+    }
+}
+
+/// The rest of the decision once the server's own answer is final on `basis`: when the answer
+/// waits for the check on save, it is final a quiet time after the check's end (and after any
+/// publish since: the check's results come right after it ends).
+fn after_the_check(traits: Traits, seen: &Seen, now: Instant, basis: Basis) -> Decision {
+    if traits.check != CheckPart::Awaited {
+        return Decision::Final(basis);
+    }
+    let CheckSeen::Ended(ended) = seen.check else {
+        return Decision::Waiting;
+    };
+    let last_push = seen.push.map(|push| push.at).filter(|at| *at > ended);
+    let ends = last_push.unwrap_or(ended) + traits.settle;
+    if now >= ends {
+        Decision::Final(basis)
+    } else {
+        Decision::LookAt(ends)
+    }
+}
+
+/// What a wait cut short by its deadline still lacked, in words (`cargo check did not
+/// finish`), when it is more than the server's answer itself.
+pub fn unfinished(traits: Traits, seen: &Seen) -> Option<String> {
+    let unready = seen.pull.is_some_and(|pull| !pull.ready);
+    if traits.pull && unready {
+        return Some("the server had not finished loading the project".to_string());
+    }
+    if traits.check != CheckPart::Awaited {
+        return None;
+    }
+    match &seen.check {
+        CheckSeen::NotBegun => Some("its check on save did not start".to_string()),
+        CheckSeen::Running(title) => Some(format!("{title} did not finish")),
+        CheckSeen::Ended(_) => None,
     }
 }
 
@@ -156,6 +242,7 @@ mod tests {
             pull,
             stages,
             settle: SETTLE,
+            check: CheckPart::None,
         }
     }
 
@@ -163,6 +250,15 @@ mod tests {
         pull: false,
         stages: Stages::Once,
         settle: SETTLE,
+        check: CheckPart::None,
+    };
+
+    /// rust-analyzer on a saved file: pulled, staged, and its check on save awaited.
+    const CHECKED: Traits = Traits {
+        pull: true,
+        stages: Stages::Unsignalled,
+        settle: SETTLE,
+        check: CheckPart::Awaited,
     };
 
     fn at(t0: Instant, ms: u64) -> Instant {
@@ -170,7 +266,20 @@ mod tests {
     }
 
     fn delivery(version: Option<i32>, at: Instant) -> Option<Delivery> {
-        Some(Delivery { version, at })
+        Some(Delivery {
+            version,
+            at,
+            ready: true,
+        })
+    }
+
+    /// A pull answered by a server that was still loading its project when asked.
+    fn unready(version: Option<i32>, at: Instant) -> Option<Delivery> {
+        Some(Delivery {
+            version,
+            at,
+            ready: false,
+        })
     }
 
     /// One row: the traits, what was seen (times in ms from t0), when to decide, and the
@@ -363,6 +472,121 @@ mod tests {
                 expect: |t| Decision::LookAt(at(t, 105)),
             },
             Row {
+                name: "a pull asked before the server was ready is not final",
+                traits: traits(true, Stages::Once),
+                seen: |t| Seen {
+                    pull: unready(Some(2), at(t, 5)),
+                    ..Seen::default()
+                },
+                now_ms: 900,
+                expect: |_| Decision::Waiting,
+            },
+            Row {
+                name: "...not even once the server is idle",
+                traits: traits(true, Stages::Once),
+                seen: |t| Seen {
+                    pull: unready(Some(2), at(t, 5)),
+                    idle_since: Some(at(t, 10)),
+                    ..Seen::default()
+                },
+                now_ms: 900,
+                expect: |_| Decision::Waiting,
+            },
+            Row {
+                name: "a saved file's pull answer waits for a check on save to begin",
+                traits: CHECKED,
+                seen: |t| Seen {
+                    pull: delivery(Some(2), at(t, 5)),
+                    ..Seen::default()
+                },
+                now_ms: 900,
+                expect: |_| Decision::Waiting,
+            },
+            Row {
+                name: "...and for it to end",
+                traits: CHECKED,
+                seen: |t| Seen {
+                    pull: delivery(Some(2), at(t, 5)),
+                    busy: true,
+                    check: CheckSeen::Running("cargo check".to_string()),
+                    ..Seen::default()
+                },
+                now_ms: 900,
+                expect: |_| Decision::Waiting,
+            },
+            Row {
+                name: "...then for the publishes that follow the end",
+                traits: CHECKED,
+                seen: |t| Seen {
+                    pull: delivery(Some(2), at(t, 5)),
+                    check: CheckSeen::Ended(at(t, 50)),
+                    ..Seen::default()
+                },
+                now_ms: 60,
+                expect: |t| Decision::LookAt(at(t, 150)),
+            },
+            Row {
+                name: "...a publish after the end starts that quiet time again",
+                traits: CHECKED,
+                seen: |t| Seen {
+                    pull: delivery(Some(2), at(t, 5)),
+                    push: delivery(Some(2), at(t, 70)),
+                    check: CheckSeen::Ended(at(t, 50)),
+                    ..Seen::default()
+                },
+                now_ms: 160,
+                expect: |t| Decision::LookAt(at(t, 170)),
+            },
+            Row {
+                name: "...and the pull with the check is final once it has passed",
+                traits: CHECKED,
+                seen: |t| Seen {
+                    pull: delivery(Some(2), at(t, 5)),
+                    push: delivery(Some(2), at(t, 70)),
+                    check: CheckSeen::Ended(at(t, 50)),
+                    ..Seen::default()
+                },
+                now_ms: 170,
+                expect: |_| Decision::Final(Basis::PullAndCheck),
+            },
+            Row {
+                name:
+                    "an ended check does not stand in for a pull asked before the server was ready",
+                traits: CHECKED,
+                seen: |t| Seen {
+                    pull: unready(Some(2), at(t, 5)),
+                    check: CheckSeen::Ended(at(t, 50)),
+                    ..Seen::default()
+                },
+                now_ms: 900,
+                expect: |_| Decision::Waiting,
+            },
+            Row {
+                name: "a later save's publish supersedes a wait on the check",
+                traits: CHECKED,
+                seen: |t| Seen {
+                    pull: delivery(Some(2), at(t, 5)),
+                    push: delivery(Some(3), at(t, 70)),
+                    check: CheckSeen::Ended(at(t, 50)),
+                    ..Seen::default()
+                },
+                now_ms: 900,
+                expect: |_| Decision::Superseded,
+            },
+            Row {
+                name: "a text the check cannot see is final on the pull alone",
+                traits: Traits {
+                    check: CheckPart::Unseen,
+                    ..CHECKED
+                },
+                seen: |t| Seen {
+                    pull: delivery(Some(2), at(t, 5)),
+                    ..Seen::default()
+                },
+                now_ms: 5,
+                expect: |_| Decision::Final(Basis::Pull),
+            },
+            Row {
                 name: "nothing seen is waiting",
                 traits: PUSHED,
                 seen: |_| Seen::default(),
@@ -379,11 +603,61 @@ mod tests {
     }
 
     #[test]
+    fn a_wait_cut_short_says_what_it_lacked() {
+        let t0 = Instant::now();
+        let rows: [(Traits, Seen, Option<&str>); 5] = [
+            (
+                CHECKED,
+                Seen {
+                    pull: unready(Some(2), t0),
+                    ..Seen::default()
+                },
+                Some("the server had not finished loading the project"),
+            ),
+            (
+                CHECKED,
+                Seen {
+                    pull: delivery(Some(2), t0),
+                    ..Seen::default()
+                },
+                Some("its check on save did not start"),
+            ),
+            (
+                CHECKED,
+                Seen {
+                    pull: delivery(Some(2), t0),
+                    check: CheckSeen::Running("cargo check".to_string()),
+                    ..Seen::default()
+                },
+                Some("cargo check did not finish"),
+            ),
+            (
+                CHECKED,
+                Seen {
+                    pull: delivery(Some(2), t0),
+                    check: CheckSeen::Ended(t0),
+                    ..Seen::default()
+                },
+                None,
+            ),
+            (traits(true, Stages::Once), Seen::default(), None),
+        ];
+        for (traits, seen, expected) in rows {
+            assert_eq!(unfinished(traits, &seen).as_deref(), expected, "{seen:?}");
+        }
+    }
+
+    #[test]
     fn only_the_quiet_time_is_a_guess() {
-        let guesses: Vec<Basis> = [Basis::Pull, Basis::Version, Basis::QuietTime]
-            .into_iter()
-            .filter(|basis| basis.is_guess())
-            .collect();
+        let guesses: Vec<Basis> = [
+            Basis::Pull,
+            Basis::PullAndCheck,
+            Basis::Version,
+            Basis::QuietTime,
+        ]
+        .into_iter()
+        .filter(|basis| basis.is_guess())
+        .collect();
         assert_eq!(guesses, vec![Basis::QuietTime]);
     }
 }

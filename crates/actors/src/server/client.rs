@@ -246,7 +246,16 @@ impl ClientContext {
                 Err(err) => tracing::debug!(%server, %err, "ignoring malformed $/progress"),
             },
             Some(SERVER_STATUS) => match serde_json::from_slice::<Note<ServerStatusParams>>(body) {
-                Ok(note) => self.work_changed(self.busy.set_quiescent(note.params.quiescent)),
+                Ok(note) => {
+                    let was_ready = self.busy.ready();
+                    let changed = self.busy.set_quiescent(note.params.quiescent);
+                    if !was_ready && self.busy.ready() {
+                        // What was pulled before it loaded its project is not its answer.
+                        self.server.work_done();
+                    } else {
+                        self.work_changed(changed);
+                    }
+                }
                 Err(err) => tracing::debug!(%server, %err, "ignoring malformed serverStatus"),
             },
             _ => return Fast::Passed,
@@ -338,6 +347,7 @@ impl ClientContext {
             path,
             version: params.version,
             source: Source::Push,
+            ready: true,
             diagnostics,
         });
     }

@@ -18,7 +18,7 @@ use squiggle_protocol::{convert_diagnostics, paths};
 use tokio::time::Instant;
 
 use super::document_sync::{Notice, SyncError};
-use super::lifecycle::HandshakeError;
+use super::lifecycle::{HandshakeError, Save};
 use super::navigate::{self, NavAnswer, NavRequest};
 use super::pull::{self, Pulled};
 use super::pull_state::{PullFailure, PullStep};
@@ -26,7 +26,7 @@ use super::request_error::RequestError;
 use super::{probe, tsserver};
 use super::{Connection, Opened, ServerMsg};
 use super::{EXIT_TIMEOUT, MAX_BACKLOG, PROBE_TIMEOUT, REQUEST_TIMEOUT, SHUTDOWN_TIMEOUT};
-use crate::diagnostics::completion::Traits;
+use crate::diagnostics::completion::{CheckPart, Traits};
 use crate::diagnostics::{DiagnosticsMsg, Freshness, Source};
 
 /// What the server actor does for its messages (each arm of `handle` that is more than a
@@ -168,12 +168,20 @@ impl Connection {
 }
 
 impl Connection {
-    /// How this server says that its diagnostics for a version are final.
-    pub(super) fn traits(&self) -> Traits {
+    /// How this server says that its diagnostics for a version are final, for a text that is
+    /// on disk (`saved`) or not: a build check on save sees only the disk.
+    pub(super) fn traits(&self, saved: bool) -> Traits {
+        let wants_save = self.life.offers().save != Save::Skip;
+        let check = match (&self.spec.check_progress, saved && wants_save) {
+            (None, _) => CheckPart::None,
+            (Some(_), true) => CheckPart::Awaited,
+            (Some(_), false) => CheckPart::Unseen,
+        };
         Traits {
             pull: self.pulls_diagnostics(),
             stages: self.spec.stages,
             settle: self.settle,
+            check,
         }
     }
 
@@ -198,7 +206,7 @@ impl Connection {
             key: self.key.clone(),
             path: path.clone(),
             version: self.document_sync.next_version(&path),
-            traits: self.traits(),
+            traits: self.traits(saved),
             deadline,
             reply: self.hold_until_answered(myself, &path, reply),
         };
@@ -303,6 +311,16 @@ impl Connection {
     }
 }
 
+/// A pull as it was asked: the document, its version, which attempt, and whether the server was
+/// ready then.
+#[derive(Debug)]
+pub(super) struct PullAsked {
+    path: PathBuf,
+    version: i32,
+    attempt: u8,
+    ready: bool,
+}
+
 impl Connection {
     /// Pulls a document's diagnostics (when the server offers that), waiting at most `limit`;
     /// the answer comes back as a message. Until it does, the server counts as busy, so waits
@@ -327,6 +345,12 @@ impl Connection {
         } else {
             pull::request(&self.socket, &self.pulls, uri, previous)
         };
+        let pull = PullAsked {
+            path,
+            version,
+            attempt,
+            ready: self.busy.ready(),
+        };
         self.busy.pulling(true);
         let me = myself.clone();
         tokio::spawn(async move {
@@ -334,12 +358,7 @@ impl Connection {
                 Ok(answer) => answer,
                 Err(_) => Err(RequestError::timeout(limit)),
             };
-            let _ = me.cast(ServerMsg::PullAnswered {
-                path,
-                version,
-                attempt,
-                answer,
-            });
+            let _ = me.cast(ServerMsg::PullAnswered { pull, answer });
         });
     }
 
@@ -348,11 +367,15 @@ impl Connection {
     pub(super) fn pulled(
         &mut self,
         myself: &ActorRef<ServerMsg>,
-        path: PathBuf,
-        version: i32,
-        attempt: u8,
+        pull: PullAsked,
         answer: Result<Pulled, RequestError>,
     ) {
+        let PullAsked {
+            path,
+            version,
+            attempt,
+            ready,
+        } = pull;
         let current = self.document_sync.get(&path).map(|doc| doc.version);
         match (self.pull_state).on_answer(&path, current, version, attempt, answer) {
             PullStep::Ignore => {}
@@ -364,13 +387,14 @@ impl Connection {
                 let relative = paths::relative_to(&self.workspace_root, &path);
                 let encoding = self.encoding.get().copied().unwrap_or_default();
                 let diagnostics = convert_diagnostics(items, &relative, text.as_deref(), encoding);
-                self.publish_pulled(path, version, diagnostics);
+                self.publish_pulled(path, version, ready, diagnostics);
             }
             PullStep::StillPulled => {
                 let _ = self.diagnostics.cast(DiagnosticsMsg::StillPulled {
                     key: self.key.clone(),
                     path,
                     version,
+                    ready,
                 });
             }
             PullStep::Failed(failure) => self.pull_failed(path, version, failure),
@@ -393,10 +417,13 @@ impl Connection {
         });
     }
 
+    /// Hands a pull's answer for `version` to the store (`ready`: asked while the server was
+    /// ready, so its answer for the text).
     pub(super) fn publish_pulled(
         &self,
         path: PathBuf,
         version: i32,
+        ready: bool,
         diagnostics: Vec<squiggle_protocol::Diagnostic>,
     ) {
         let _ = self.diagnostics.cast(DiagnosticsMsg::Publish {
@@ -404,6 +431,7 @@ impl Connection {
             path,
             version: Some(version),
             source: Source::Pull,
+            ready,
             diagnostics,
         });
     }
@@ -428,6 +456,7 @@ impl Connection {
                 path: path.to_path_buf(),
                 version: None,
                 source: Source::Pull,
+                ready: true,
                 diagnostics: Vec::new(),
             });
         }

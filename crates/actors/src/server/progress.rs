@@ -1,4 +1,6 @@
-//! Work-done progress a server reports (`$/progress` begin/end), to tell callers it is busy.
+//! Work-done progress a server reports (`$/progress` begin/end), to tell callers it is busy;
+//! whether it is ready (rust-analyzer's `experimental/serverStatus`); and its build check on
+//! save (rust-analyzer's flycheck, under its own progress token).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -11,12 +13,15 @@ use crate::key::ServerKey;
 
 /// What a server is working on: its running work-done progress (titles by token), whether it
 /// said it is not quiescent (rust-analyzer's `experimental/serverStatus`), and the pulls
-/// squiggle has in flight. Every change between busy and idle is told to the diagnostics store
-/// while the lock is held, so the store sees the changes in the order they happened.
+/// squiggle has in flight. Every change between busy and idle, and every start and end of a
+/// build check, is told to the diagnostics store while the lock is held, so the store sees
+/// the changes in the order they happened.
 #[derive(Debug, Clone, Default)]
 pub struct Busy {
     work: Arc<Mutex<Work>>,
     store: Option<(ServerKey, ActorRef<DiagnosticsMsg>)>,
+    /// The progress token prefix of the server's build check on save, if it runs one.
+    check_prefix: Option<Arc<str>>,
 }
 
 #[derive(Debug, Default)]
@@ -34,12 +39,45 @@ impl Work {
 }
 
 impl Busy {
-    /// The work of server `key`, told to the diagnostics store.
-    pub fn new(key: ServerKey, store: ActorRef<DiagnosticsMsg>) -> Self {
+    /// The work of server `key`, told to the diagnostics store. A server that is
+    /// `ready_on_quiescent` is not ready until it says it is quiescent; `check_prefix` is its
+    /// build check's progress token prefix.
+    pub fn new(
+        key: ServerKey,
+        store: ActorRef<DiagnosticsMsg>,
+        ready_on_quiescent: bool,
+        check_prefix: Option<&str>,
+    ) -> Self {
+        let work = Work {
+            not_quiescent: ready_on_quiescent,
+            ..Work::default()
+        };
         Self {
-            work: Arc::default(),
+            work: Arc::new(Mutex::new(work)),
             store: Some((key, store)),
+            check_prefix: check_prefix.map(Arc::from),
         }
+    }
+
+    /// Whether the server is ready: it has not said that it is still loading its project (a
+    /// `ready_on_quiescent` server: it has said that it is done). A pull asked before is not
+    /// its answer for the text.
+    pub fn ready(&self) -> bool {
+        self.work.lock().is_ok_and(|work| !work.not_quiescent)
+    }
+
+    /// Tells the store, if there is one.
+    fn tell(&self, msg: impl FnOnce(ServerKey) -> DiagnosticsMsg) {
+        if let Some((key, store)) = &self.store {
+            let _ = store.cast(msg(key.clone()));
+        }
+    }
+
+    /// Whether `token` is one of the server's build checks.
+    fn is_check(&self, token: &str) -> bool {
+        (self.check_prefix)
+            .as_ref()
+            .is_some_and(|prefix| token.starts_with(&**prefix))
     }
 
     /// Applies a change; returns the new busy state when it changed (and tells the store).
@@ -51,13 +89,10 @@ impl Busy {
         if busy == before {
             return None;
         }
-        if let Some((key, store)) = &self.store {
+        if let Some((key, _)) = &self.store {
             tracing::debug!(server = %key.id, busy, "server work changed");
-            let _ = store.cast(DiagnosticsMsg::Busy {
-                key: key.clone(),
-                busy,
-            });
         }
+        self.tell(|key| DiagnosticsMsg::Busy { key, busy });
         Some(busy)
     }
 
@@ -79,20 +114,29 @@ impl Busy {
         })
     }
 
-    /// Records a `$/progress` notification; returns the new busy state when it changed.
+    /// Records a `$/progress` notification; returns the new busy state when it changed. The
+    /// begin of a build check, and the end of the last one running, are told to the store.
     pub fn update(&self, params: ProgressParams) -> Option<bool> {
         let token = match params.token {
             NumberOrString::Number(n) => n.to_string(),
             NumberOrString::String(s) => s,
         };
+        let check = self.is_check(&token);
         let ProgressParamsValue::WorkDone(progress) = params.value;
         self.change(|work| match progress {
             WorkDoneProgress::Begin(begin) => {
+                if check {
+                    let title = begin.title.clone();
+                    self.tell(|key| DiagnosticsMsg::CheckBegan { key, title });
+                }
                 work.running.insert(token, begin.title);
             }
             WorkDoneProgress::Report(_) => {}
             WorkDoneProgress::End(_) => {
-                work.running.remove(&token);
+                let ended = work.running.remove(&token).is_some();
+                if check && ended && !work.running.keys().any(|token| self.is_check(token)) {
+                    self.tell(|key| DiagnosticsMsg::CheckEnded { key });
+                }
             }
         })
     }
