@@ -50,13 +50,34 @@ pub fn squiggle_bin() -> PathBuf {
     built_binary("SQUIGGLE_BIN", "squiggle")
 }
 
-/// The folders where `cargo xtask install-servers` puts real language servers.
+/// The folders where `cargo xtask install-servers` puts real language servers (and where
+/// `cargo xtask test` keeps the rust-analyzer it builds).
 pub fn installed_server_dirs() -> Vec<PathBuf> {
     let dir = repo_root().join("target").join("lsp-servers");
-    vec![
+    let mut dirs = vec![
         dir.join("node_modules").join(".bin"),
         dir.join("venv").join("bin"),
-    ]
+    ];
+    dirs.extend(rust_analyzer_dir());
+    dirs
+}
+
+/// The rust-analyzer version `cargo xtask test` builds (the same as xtask's).
+const RUST_ANALYZER_VERSION: &str = "0.0.349";
+
+/// Where `cargo xtask test` keeps the rust-analyzer it builds, outside `target/` so that a
+/// clean checkout reuses it: `$XDG_CACHE_HOME/squiggle/rust-analyzer-<version>` (the same
+/// folder as xtask's `rust_analyzer::dir`).
+pub fn rust_analyzer_dir() -> Option<PathBuf> {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|dir| dir.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
+    Some(
+        cache
+            .join("squiggle")
+            .join(format!("rust-analyzer-{RUST_ANALYZER_VERSION}")),
+    )
 }
 
 /// The `node_modules` of the TypeScript 7 that `cargo xtask install-servers` installs apart (a
