@@ -26,13 +26,16 @@ pub fn install_dir(workspace: &Path) -> PathBuf {
     workspace.join("target").join("lsp-servers")
 }
 
-/// The folders holding the installed servers' executables, to put in front of PATH.
+/// The folders holding the installed servers' executables (and the rust-analyzer
+/// `cargo xtask test` builds), to put in front of PATH.
 pub fn bin_dirs(workspace: &Path) -> Vec<PathBuf> {
     let dir = install_dir(workspace);
-    vec![
+    let mut dirs = vec![
         dir.join("node_modules").join(".bin"),
         dir.join("venv").join("bin"),
-    ]
+    ];
+    dirs.extend(crate::rust_analyzer::dir());
+    dirs
 }
 
 /// PATH with the installed servers in front.

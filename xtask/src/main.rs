@@ -12,6 +12,7 @@ mod bench;
 mod demo;
 mod fake_server;
 mod lsp_servers;
+mod rust_analyzer;
 mod test;
 
 use std::path::PathBuf;
@@ -87,6 +88,10 @@ struct InstallArgs {
     /// built from crates.io.
     #[arg(long)]
     all: bool,
+    /// Also rust-analyzer, built from crates.io into the cache folder the tests use (about 10
+    /// minutes, once; `cargo xtask test` does this itself).
+    #[arg(long)]
+    rust_analyzer: bool,
 }
 
 /// Arguments of `fake-server`.
@@ -106,12 +111,17 @@ fn main() -> anyhow::Result<()> {
         Task::FakeServer(args) => {
             fake_server::run(args.scenario.as_deref(), args.script.as_deref())
         }
-        Task::InstallServers(InstallArgs { all }) => {
+        Task::InstallServers(InstallArgs { all, rust_analyzer }) => {
             let workspace = workspace_root()?;
             lsp_servers::install(&workspace)?;
             if all {
                 lsp_servers::install_matrix(&workspace)?;
                 lsp_servers::install_taplo(&workspace)?;
+            }
+            if rust_analyzer {
+                let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+                let dir = rust_analyzer::ensure(&workspace, &cargo)?;
+                eprintln!("xtask: rust-analyzer is in {}", dir.display());
             }
             Ok(())
         }
