@@ -1,7 +1,8 @@
 //! The `squiggle check` daemon against the fake server: started on demand and reused, a fresh
 //! one for a changed configuration, idle exit, stop, socket removal, SIGKILL, fallback to an
-//! in-process check, freshness against the disk, the delta baseline across calls, and
-//! concurrent checks. Each test has its own runtime folder, and stops its daemons at the end.
+//! in-process check, freshness against the disk, the delta baseline across calls,
+//! concurrent checks, a huge idle time, a log that cannot be written, and a bare home folder.
+//! Each test has its own runtime folder, and stops its daemons at the end.
 
 #![allow(clippy::unwrap_used)]
 
@@ -45,13 +46,18 @@ impl Daemons {
 
     /// Writes the workspace's `squiggle.toml` with `extra` lines on top.
     fn configure(&self, extra: &str) {
-        let config = format!(
+        self.ws.write("squiggle.toml", &self.config_text(extra));
+    }
+
+    /// The configuration that serves `.fake` files with the fake server, with `extra` lines
+    /// on top.
+    fn config_text(&self, extra: &str) -> String {
+        format!(
             "settle_ms = 20\n{extra}\n[servers.fake]\ncommand = {command:?}\nargs = [\"fake-server\"]\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_PID_DIR = {pids:?}, FAKE_LSP_LOG = {log:?} }}\n",
             command = xtask_bin().display().to_string(),
             pids = self.ws.pids.display().to_string(),
             log = self.ws.log.display().to_string(),
-        );
-        self.ws.write("squiggle.toml", &config);
+        )
     }
 
     /// Runs squiggle with the daemon on, in this test's runtime folder.
@@ -61,13 +67,49 @@ impl Daemons {
 
     /// Runs squiggle with the daemon on, with `runtime` as the runtime folder.
     fn run_in(&self, runtime: &Path, args: &[&str]) -> Run {
-        let env: [(&str, &OsStr); 4] = [
+        squiggle_within(&self.ws.root, args, &self.env(runtime, &[]), LIMIT)
+    }
+
+    /// The environment of a squiggle run with the daemon on, `runtime` as the runtime folder
+    /// and `more` on top.
+    fn env<'a>(
+        &'a self,
+        runtime: &'a Path,
+        more: &[(&'a str, &'a OsStr)],
+    ) -> Vec<(&'a str, &'a OsStr)> {
+        let mut env = vec![
             ("SQUIGGLE_LOG", OsStr::new("info")),
             ("SQUIGGLE_NO_DAEMON", OsStr::new("0")),
             ("SQUIGGLE_RUNTIME_DIR", runtime.as_os_str()),
             ("XDG_STATE_HOME", self.state.as_os_str()),
         ];
-        squiggle_within(&self.ws.root, args, &env, LIMIT)
+        env.extend_from_slice(more);
+        env
+    }
+
+    /// Runs `squiggle hook claude-code` in `cwd` for an Edit of `file`, with the daemon on and
+    /// `more` in the environment.
+    fn hook(&self, cwd: &Path, file: &Path, more: &[(&str, &OsStr)]) -> Run {
+        let input = serde_json::json!({
+            "session_id": "s1",
+            "cwd": cwd,
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Edit",
+            "tool_input": {"file_path": file, "old_string": "x", "new_string": "y"},
+            "tool_response": {"filePath": file, "success": true},
+        });
+        let mut child = std::process::Command::new(squiggle_tests::squiggle_bin())
+            .args(["hook", "claude-code"])
+            .current_dir(cwd)
+            .env("PATH", squiggle_tests::path_with_servers())
+            .env("XDG_CONFIG_HOME", self.ws.root.join(".no-user-config"))
+            .envs(self.env(&self.runtime, more))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        squiggle_tests::finish_within(&mut child, input.to_string().as_bytes(), LIMIT, "hook")
     }
 
     /// The pids of the running daemons, as `squiggle daemon status` lists them.
@@ -98,7 +140,9 @@ impl Daemons {
         let Ok(entries) = std::fs::read_dir(self.state.join("squiggle")) else {
             return String::new();
         };
+        // Plain files only (a test links a log to /dev/full, which reads without end).
         (entries.flatten())
+            .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_file()))
             .map(|entry| std::fs::read_to_string(entry.path()).unwrap_or_default())
             .collect()
     }
@@ -503,4 +547,95 @@ fn another_squiggle_build_starts_its_own_daemon_and_retires_the_old() {
     let new = d.daemon_pids();
     assert_eq!(new.len(), 1);
     assert_ne!(new[0], old);
+}
+
+#[test]
+fn a_huge_idle_time_counts_as_a_year() {
+    let d = Daemons::new("daemon_idle_seconds = 18446744073709551615");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    d.daemon_pid();
+    let status = d.run(&["daemon", "status"]).stdout;
+    assert!(
+        status.contains("1 checks, exits after 8760h0m idle"),
+        "{status}\n{}",
+        d.logs()
+    );
+}
+
+#[test]
+fn a_log_that_cannot_be_written_does_not_stop_the_daemon() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    d.run(&["daemon", "stop"]);
+    // The log on a full disk: every write fails with ENOSPC.
+    let logs: Vec<PathBuf> = std::fs::read_dir(d.state.join("squiggle"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    std::fs::remove_file(&logs[0]).unwrap();
+    std::os::unix::fs::symlink("/dev/full", &logs[0]).unwrap();
+
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    let status = d.run(&["daemon", "status"]).stdout;
+    assert!(status.contains("1 checks"), "the daemon answered: {status}");
+}
+
+#[test]
+fn a_bare_home_folder_is_checked_without_a_daemon() {
+    let d = Daemons::new("");
+    let scratch = tempfile::tempdir().unwrap();
+    let home = std::fs::canonicalize(scratch.path()).unwrap().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let file = home.join("a.fake");
+    std::fs::write(&file, "ERROR one\n").unwrap();
+    // The fake server comes from the user configuration: home has no project file.
+    let config_home = scratch.path().join("config");
+    std::fs::create_dir_all(config_home.join("squiggle")).unwrap();
+    std::fs::write(config_home.join("squiggle/config.toml"), d.config_text("")).unwrap();
+    let more = [
+        ("HOME", home.as_os_str()),
+        ("XDG_CONFIG_HOME", config_home.as_os_str()),
+    ];
+
+    let run = squiggle_within(
+        &home,
+        &["check", "a.fake"],
+        &d.env(&d.runtime, &more),
+        LIMIT,
+    );
+    assert_found(&run, 1);
+    let hook = d.hook(&home, &file, &more);
+    assert!(
+        hook.stdout.contains("found ERROR: one"),
+        "stdout: {}\nstderr: {}",
+        hook.stdout,
+        hook.stderr
+    );
+    assert!(d.sockets().is_empty(), "no daemon for the home folder");
+    assert_all_gone(&d.ws.server_pids(), "servers of the one-shot checks");
+
+    // A home that is a project gets one like any other folder.
+    std::fs::create_dir(home.join(".git")).unwrap();
+    let run = squiggle_within(
+        &home,
+        &["check", "a.fake"],
+        &d.env(&d.runtime, &more),
+        LIMIT,
+    );
+    assert_found(&run, 1);
+    assert_eq!(d.sockets().len(), 1, "a daemon for the home project");
+    let stop = squiggle_within(
+        &home,
+        &["daemon", "stop", "--all"],
+        &d.env(&d.runtime, &more),
+        LIMIT,
+    );
+    assert!(
+        stop.stdout.contains("stopped the daemon"),
+        "{}",
+        stop.stdout
+    );
 }

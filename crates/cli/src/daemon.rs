@@ -3,11 +3,14 @@
 
 pub mod client;
 mod key;
+mod log;
 mod paths;
+mod roots;
 mod server;
 mod socket_watch;
 mod wire;
 
+use std::path::Path;
 use std::time::Duration;
 
 use squiggle_actors::Config;
@@ -56,10 +59,20 @@ enum DaemonCommand {
     },
 }
 
-/// Whether checks with this configuration go through the daemon.
-pub fn wanted(config: &Config) -> bool {
+/// Whether checks of this workspace root with this configuration go through the daemon (not
+/// for a root that is the filesystem root or a bare home folder: see [`roots`]).
+pub fn wanted(root: &Path, config: &Config) -> bool {
     let off = std::env::var_os(NO_DAEMON_ENV).is_some_and(|v| !v.is_empty() && v != "0");
-    config.enabled && config.daemon && !off
+    if !(config.enabled && config.daemon && !off) {
+        return false;
+    }
+    match roots::refusal_here(root) {
+        Some(why) => {
+            tracing::info!("checking in this process: {why}");
+            false
+        }
+        None => true,
+    }
 }
 
 /// Runs `squiggle daemon ...`; returns the exit code.

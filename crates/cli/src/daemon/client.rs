@@ -1,6 +1,7 @@
 //! The client side: ask the workspace's daemon, starting it when none runs. Every failure is
 //! an error the caller answers by checking in its own process.
 
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
@@ -115,28 +116,25 @@ pub fn log_file(key: &DaemonKey) -> anyhow::Result<PathBuf> {
 }
 
 /// Starts `squiggle daemon run` for the root, detached in its own session, its output in its
-/// log file.
+/// log file (or nowhere, when the log cannot be opened: a log is never why a daemon is not
+/// started).
 fn start(root: &Path, key: &DaemonKey) -> anyhow::Result<Child> {
     let exe = std::env::current_exe().context("cannot find the squiggle binary")?;
-    let log = log_file(key)?;
-    // Appended to (several clients may start the key's daemon at once), restarted when large.
-    if std::fs::metadata(&log).is_ok_and(|meta| meta.len() > MAX_LOG) {
-        let _ = std::fs::remove_file(&log);
-    }
-    let out = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log)
-        .with_context(|| format!("cannot write the daemon log {}", log.display()))?;
-    super::paths::make_private(&log)?;
+    let (stdout, stderr) = match open_log(key) {
+        Ok(out) => (Stdio::from(out.try_clone()?), Stdio::from(out)),
+        Err(err) => {
+            tracing::info!("the daemon logs nowhere: {err:#}");
+            (Stdio::null(), Stdio::null())
+        }
+    };
     let mut command = std::process::Command::new(exe);
     command
         .args(["daemon", "run", "--key", &key.name(), "--root"])
         .arg(root)
         .current_dir(root)
         .stdin(Stdio::null())
-        .stdout(out.try_clone()?)
-        .stderr(out);
+        .stdout(stdout)
+        .stderr(stderr);
     if let Some(file) = crate::workspace::extra_config_file() {
         command.arg("--config").arg(file);
     }
@@ -148,6 +146,25 @@ fn start(root: &Path, key: &DaemonKey) -> anyhow::Result<Child> {
         });
     }
     command.spawn().context("cannot start the daemon")
+}
+
+/// Opens a daemon's log for appending (several clients may start the key's daemon at once),
+/// started afresh when large, this user's alone when it is a plain file.
+fn open_log(key: &DaemonKey) -> anyhow::Result<std::fs::File> {
+    let log = log_file(key)?;
+    if std::fs::metadata(&log).is_ok_and(|meta| meta.is_file() && meta.len() > MAX_LOG) {
+        let _ = std::fs::remove_file(&log);
+    }
+    let out = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log)
+        .with_context(|| format!("cannot write the daemon log {}", log.display()))?;
+    // Through the open file, never a link's target (a log linked to a device stays as it is).
+    if out.metadata()?.is_file() {
+        out.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(out)
 }
 
 /// Waits for a starting daemon's socket; gives up when the daemon failed or the time is up.

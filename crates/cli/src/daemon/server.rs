@@ -18,6 +18,7 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::Notify;
 
 use super::key::DaemonKey;
+use super::log::{self, note};
 use super::paths::{make_private, runtime_dir, uid};
 use super::socket_watch::SocketWatch;
 use super::wire::{self, DaemonStatus, Reply, Request, MAX_REQUEST};
@@ -27,6 +28,9 @@ use crate::check;
 const REQUEST_LIMIT: Duration = Duration::from_secs(10);
 /// How long a new daemon waits for the key's lock while another holds it without serving.
 const LOCK_LIMIT: Duration = Duration::from_secs(15);
+/// The longest idle time: `daemon_idle_seconds` above it (up to `u64::MAX`) counts as this,
+/// a year.
+const MAX_IDLE: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 
 /// What the connections of a daemon share.
 #[derive(Debug)]
@@ -83,9 +87,10 @@ impl Daemon {
         let now = Instant::now();
         let last = self.last_request.lock().map(|last| *last).unwrap_or(now);
         let at = match self.active.load(Ordering::SeqCst) {
-            0 => last + self.idle,
-            _ => now + self.idle.max(Duration::from_secs(1)),
+            0 => last.checked_add(self.idle),
+            _ => now.checked_add(self.idle.max(Duration::from_secs(1))),
         };
+        let at = at.unwrap_or_else(|| now + MAX_IDLE);
         tokio::time::Instant::from_std(at)
     }
 
@@ -109,7 +114,7 @@ impl Daemon {
     async fn serve(self: Arc<Self>, stream: UnixStream) {
         let peer = stream.peer_cred().map(|cred| cred.uid());
         if peer.as_ref().ok() != Some(&uid()) {
-            eprintln!("squiggle daemon: refused a connection from user {peer:?}");
+            note(format_args!("refused a connection from user {peer:?}"));
             return;
         }
         let _active = Active::begin(&self);
@@ -142,7 +147,7 @@ impl Daemon {
             }
         };
         if let Err(err) = wire::write_message(&mut write, &reply).await {
-            eprintln!("squiggle daemon: could not answer: {err}");
+            note(format_args!("could not answer: {err}"));
         }
     }
 
@@ -181,10 +186,11 @@ pub async fn run(
          it changed in between, or was made another way",
         key.name()
     );
+    log::open(format_args!("starting for {}", root.display()));
     let dir = runtime_dir()?;
     let socket = dir.join(format!("{}.sock", key.name()));
     let Some(_lock) = take_lock(&dir.join(format!("{}.lock", key.name())), &socket).await? else {
-        eprintln!("squiggle daemon: another daemon serves {}", root.display());
+        note(format_args!("another daemon serves {}", root.display()));
         return Ok(0);
     };
     // The lock is ours, so any socket left is a dead daemon's.
@@ -193,17 +199,14 @@ pub async fn run(
         .with_context(|| format!("cannot listen on {}", socket.display()))?;
     make_private(&socket)?;
     let inode = std::fs::metadata(&socket)?.ino();
-    // At least a second, so that a new daemon outlives the connect of the client that
-    // started it even with `daemon_idle_seconds = 0`.
-    let idle = Duration::from_secs(config.daemon_idle_seconds.max(1));
+    let idle = idle_time(config.daemon_idle_seconds);
     let squiggle = Squiggle::start(&root, config).await?;
     squiggle.follow_disk();
-    eprintln!(
-        "squiggle daemon {}: serving {} on {}",
-        std::process::id(),
+    note(format_args!(
+        "serving {} on {}",
         root.display(),
         socket.display()
-    );
+    ));
     let daemon = Arc::new(Daemon {
         squiggle: squiggle.clone(),
         root,
@@ -227,7 +230,7 @@ pub async fn run(
                     daemon.touch();
                     tokio::spawn(daemon.clone().serve(stream));
                 }
-                Err(err) => eprintln!("squiggle daemon: accept failed: {err}"),
+                Err(err) => note(format_args!("accept failed: {err}")),
             },
             () = daemon.stop.notified() => break "asked to stop",
             _ = terminate.recv() => break "terminated",
@@ -240,7 +243,7 @@ pub async fn run(
             }
         }
     };
-    eprintln!("squiggle daemon {}: exiting ({why})", std::process::id());
+    note(format_args!("exiting ({why})"));
     // New clients find no socket (and start a new daemon once this one let go of the lock).
     if socket_watch.is_ours() {
         let _ = std::fs::remove_file(&socket);
@@ -248,6 +251,12 @@ pub async fn run(
     drop(listener);
     squiggle.shutdown().await;
     Ok(0)
+}
+
+/// The idle time for `daemon_idle_seconds`: at least a second, so that a new daemon outlives
+/// the connect of the client that started it even with 0, and at most [`MAX_IDLE`].
+fn idle_time(seconds: u64) -> Duration {
+    Duration::from_secs(seconds.clamp(1, MAX_IDLE.as_secs()))
 }
 
 /// Takes the key's lock, so that two daemons never serve one key. `None` when another daemon
@@ -272,5 +281,17 @@ async fn take_lock(path: &Path, socket: &Path) -> anyhow::Result<Option<std::fs:
             return Ok(None);
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_idle_time_is_between_a_second_and_a_year() {
+        assert_eq!(idle_time(0), Duration::from_secs(1));
+        assert_eq!(idle_time(900), Duration::from_secs(900));
+        assert_eq!(idle_time(u64::MAX), MAX_IDLE);
     }
 }
