@@ -1,7 +1,8 @@
 //! The `squiggle check` daemon against the fake server: started on demand and reused, a fresh
 //! one for a changed configuration, idle exit, stop, socket removal, SIGKILL, fallback to an
 //! in-process check, freshness against the disk, the delta baseline across calls,
-//! concurrent checks, a huge idle time, a log that cannot be written, and a bare home folder.
+//! concurrent checks, a root deleted, moved or replaced, a huge idle time, a log that cannot
+//! be written, and a bare home folder.
 //! Each test has its own runtime folder, and stops its daemons at the end.
 
 #![allow(clippy::unwrap_used)]
@@ -547,6 +548,70 @@ fn another_squiggle_build_starts_its_own_daemon_and_retires_the_old() {
     let new = d.daemon_pids();
     assert_eq!(new.len(), 1);
     assert_ne!(new[0], old);
+}
+
+#[test]
+fn deleting_the_root_ends_the_daemon_and_its_servers() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    let daemon = d.daemon_pid();
+    let servers = d.live_servers();
+    assert!(!servers.is_empty());
+
+    std::fs::remove_dir_all(&d.ws.root).unwrap();
+    let gone = wait_until(Duration::from_secs(5), || !is_alive(daemon));
+    // Made again (empty) for the guard's `stop --all`, which runs in it.
+    std::fs::create_dir_all(&d.ws.root).unwrap();
+    assert!(gone, "the daemon left with its root; logs:\n{}", d.logs());
+    assert_all_gone(&servers, "servers of the daemon whose root was deleted");
+    assert!(d.sockets().is_empty(), "its socket went with it");
+}
+
+#[test]
+fn a_root_moved_away_ends_the_daemon() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    let daemon = d.daemon_pid();
+    let servers = d.live_servers();
+
+    let moved = d.ws.root.with_file_name("moved");
+    std::fs::rename(&d.ws.root, &moved).unwrap();
+    let gone = wait_until(Duration::from_secs(5), || !is_alive(daemon));
+    std::fs::rename(&moved, &d.ws.root).unwrap();
+    assert!(gone, "the daemon left when its root was moved away");
+    assert_all_gone(&servers, "servers of the daemon whose root moved");
+}
+
+#[test]
+fn a_replaced_root_gets_a_fresh_daemon() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    let old = d.daemon_pid();
+
+    // rm -rf and mkdir: the same path, another folder.
+    std::fs::remove_dir_all(&d.ws.root).unwrap();
+    std::fs::create_dir(&d.ws.root).unwrap();
+    d.configure("");
+    d.ws.write("a.fake", "x\nERROR two\n");
+    assert_found(&d.run(&["check", "a.fake"]), 2);
+    d.ws.write("a.fake", "fine\n");
+    let clean = d.run(&["check", "a.fake"]);
+    assert_eq!(
+        (clean.code, clean.stdout.as_str()),
+        (0, ""),
+        "{}",
+        clean.stderr
+    );
+
+    assert!(
+        wait_until(Duration::from_secs(5), || !is_alive(old)),
+        "the old daemon left"
+    );
+    let new = d.daemon_pid();
+    assert_ne!(new, old, "a fresh daemon serves the new folder");
 }
 
 #[test]

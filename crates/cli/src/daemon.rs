@@ -4,10 +4,10 @@
 pub mod client;
 mod key;
 mod log;
+mod path_watch;
 mod paths;
 mod roots;
 mod server;
-mod socket_watch;
 mod wire;
 
 use std::path::Path;

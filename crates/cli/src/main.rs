@@ -16,8 +16,8 @@
 //!   read and described from one declaration; `tools/error`: why a tool gave no answer).
 //! - `daemon`: the per-workspace background daemon `check` goes through (`daemon/key`: which
 //!   daemon serves a workspace; `daemon/paths`: its private runtime folder; `daemon/wire`: its
-//!   messages; `daemon/server`: the daemon; `daemon/socket_watch`: noticing, without polling,
-//!   that its socket was removed; `daemon/client`: asking it, or starting
+//!   messages; `daemon/server`: the daemon; `daemon/path_watch`: noticing, without polling,
+//!   that its socket or root was removed or replaced; `daemon/client`: asking it, or starting
 //!   it; `daemon/roots`: which roots get one; `daemon/log`: its log, which never fails it).
 //! - `hook`: `squiggle hook claude-code|gemini-cli`, run by agent hosts after each edit.
 //! - `init`: `squiggle init claude-code|gemini-cli`, which writes the hook into their settings.

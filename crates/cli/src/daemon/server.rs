@@ -1,9 +1,9 @@
 //! The daemon: a warm squiggle for one workspace behind a Unix socket. It answers one request
 //! per connection, only from this user, and exits when idle, when asked, when its socket is
-//! removed, or on SIGTERM/SIGINT, waiting for each of these without polling; its servers die
-//! with it (and with a SIGKILL, through their parent-death signal and the watchdog).
+//! removed, when its workspace root is deleted, moved away or replaced, or on SIGTERM/SIGINT,
+//! waiting for each of these without polling; its servers die with it (and with a SIGKILL,
+//! through their parent-death signal and the watchdog).
 
-use std::os::unix::fs::MetadataExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -19,8 +19,8 @@ use tokio::sync::Notify;
 
 use super::key::DaemonKey;
 use super::log::{self, note};
+use super::path_watch::{Identity, PathWatch, Watched};
 use super::paths::{make_private, runtime_dir, uid};
-use super::socket_watch::SocketWatch;
 use super::wire::{self, DaemonStatus, Reply, Request, MAX_REQUEST};
 use crate::check;
 
@@ -28,6 +28,8 @@ use crate::check;
 const REQUEST_LIMIT: Duration = Duration::from_secs(10);
 /// How long a new daemon waits for the key's lock while another holds it without serving.
 const LOCK_LIMIT: Duration = Duration::from_secs(15);
+/// The index of the socket among the daemon's watched paths.
+const SOCKET: usize = 0;
 /// The longest idle time: `daemon_idle_seconds` above it (up to `u64::MAX`) counts as this,
 /// a year.
 const MAX_IDLE: Duration = Duration::from_secs(365 * 24 * 60 * 60);
@@ -193,12 +195,13 @@ pub async fn run(
         note(format_args!("another daemon serves {}", root.display()));
         return Ok(0);
     };
+    let root_identity = Identity::of(&root);
     // The lock is ours, so any socket left is a dead daemon's.
     let _ = std::fs::remove_file(&socket);
     let listener = UnixListener::bind(&socket)
         .with_context(|| format!("cannot listen on {}", socket.display()))?;
     make_private(&socket)?;
-    let inode = std::fs::metadata(&socket)?.ino();
+    let socket_identity = Identity::of(&socket).context("the socket vanished")?;
     let idle = idle_time(config.daemon_idle_seconds);
     let squiggle = Squiggle::start(&root, config).await?;
     squiggle.follow_disk();
@@ -209,7 +212,7 @@ pub async fn run(
     ));
     let daemon = Arc::new(Daemon {
         squiggle: squiggle.clone(),
-        root,
+        root: root.clone(),
         started: Instant::now(),
         idle,
         last_request: Mutex::new(Instant::now()),
@@ -218,8 +221,19 @@ pub async fn run(
         stop: Notify::new(),
     });
     // Nothing polls while idle: the loop wakes for a connection, a signal, a change in the
-    // socket's folder, or the idle deadline.
-    let socket_watch = SocketWatch::new(&socket, inode);
+    // socket's folder or in the root, or the idle deadline. The root itself is watched: its
+    // deletion, move or replacement reaches its own watch.
+    let mut watched = vec![Watched {
+        path: socket.clone(),
+        identity: socket_identity,
+        folder: dir.clone(),
+    }];
+    watched.extend(root_identity.map(|identity| Watched {
+        path: root.clone(),
+        identity,
+        folder: root.clone(),
+    }));
+    let watch = PathWatch::new(watched);
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let why = loop {
         tokio::select! {
@@ -235,7 +249,10 @@ pub async fn run(
             () = daemon.stop.notified() => break "asked to stop",
             _ = terminate.recv() => break "terminated",
             _ = tokio::signal::ctrl_c() => break "interrupted",
-            () = socket_watch.gone() => break "its socket was removed",
+            gone = watch.gone() => match gone {
+                SOCKET => break "its socket was removed",
+                _ => break "its workspace root was deleted, moved or replaced",
+            },
             () = tokio::time::sleep_until(daemon.idle_deadline()) => {
                 if daemon.idle_over() {
                     break "idle";
@@ -245,7 +262,7 @@ pub async fn run(
     };
     note(format_args!("exiting ({why})"));
     // New clients find no socket (and start a new daemon once this one let go of the lock).
-    if socket_watch.is_ours() {
+    if watch.is_ours(SOCKET) {
         let _ = std::fs::remove_file(&socket);
     }
     drop(listener);
