@@ -1,8 +1,8 @@
 //! The `squiggle check` daemon against the fake server: started on demand and reused, a fresh
 //! one for a changed configuration, idle exit, stop, socket removal, SIGKILL, fallback to an
 //! in-process check, freshness against the disk, the delta baseline across calls,
-//! concurrent checks, a root deleted, moved or replaced, a huge idle time, a log that cannot
-//! be written, and a bare home folder.
+//! concurrent checks, a stopped (hung) daemon or a stranger on its socket, a root deleted,
+//! moved or replaced, a huge idle time, a log that cannot be written, and a bare home folder.
 //! Each test has its own runtime folder, and stops its daemons at the end.
 
 #![allow(clippy::unwrap_used)]
@@ -10,7 +10,7 @@
 use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use squiggle_tests::{
     assert_all_gone, is_alive, squiggle_within, wait_until, xtask_bin, FakeWorkspace, Run,
@@ -473,10 +473,12 @@ fn exchange(socket: &Path, bytes: &[u8]) -> String {
     let mut stream = std::os::unix::net::UnixStream::connect(socket).unwrap();
     stream.set_read_timeout(Some(LIMIT)).unwrap();
     stream.write_all(bytes).unwrap();
+    let mut reader = std::io::BufReader::new(stream);
+    let mut hello = String::new();
+    reader.read_line(&mut hello).unwrap();
+    assert!(hello.contains(r#""kind":"hello""#), "{hello}");
     let mut reply = String::new();
-    std::io::BufReader::new(stream)
-        .read_line(&mut reply)
-        .unwrap();
+    reader.read_line(&mut reply).unwrap();
     reply
 }
 
@@ -548,6 +550,119 @@ fn another_squiggle_build_starts_its_own_daemon_and_retires_the_old() {
     let new = d.daemon_pids();
     assert_eq!(new.len(), 1);
     assert_ne!(new[0], old);
+}
+
+/// Stops (SIGSTOP) a process, as a hung daemon looks to its clients.
+fn freeze(pid: u32) {
+    // SAFETY: a plain signal to the daemon this test started.
+    unsafe { libc::kill(pid as i32, libc::SIGSTOP) };
+    let stopped = wait_until(Duration::from_secs(5), || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            stat.rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.starts_with(" T"))
+        })
+    });
+    assert!(stopped, "the daemon {pid} stopped");
+}
+
+/// The most a check may take when the daemon does not answer: the greeting's 2 s, plus a
+/// fresh daemon's start or a check in this process, with room for a loaded machine (it took
+/// 57 s before the greeting).
+const HUNG_LIMIT: Duration = Duration::from_secs(15);
+
+#[test]
+fn a_stopped_daemon_is_listed_ended_by_the_next_check_and_by_stop() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    let hung = d.daemon_pid();
+    let servers = d.live_servers();
+    freeze(hung);
+
+    let status = d.run(&["daemon", "status"]).stdout;
+    assert!(
+        status.contains(&format!("pid {hung}, unresponsive")),
+        "{status}"
+    );
+    assert!(
+        status.contains(&d.ws.root.display().to_string()),
+        "{status}"
+    );
+
+    let began = Instant::now();
+    let run = d.run(&["check", "a.fake"]);
+    let took = began.elapsed();
+    assert_found(&run, 1);
+    assert!(took < HUNG_LIMIT, "the check took {took:?}");
+    assert!(run.stderr.contains("did not answer"), "{}", run.stderr);
+    assert!(!is_alive(hung), "the check ended the hung daemon");
+    assert_all_gone(&servers, "servers of the hung daemon");
+    let fresh = d.daemon_pid();
+    assert_ne!(fresh, hung, "a fresh daemon answered");
+
+    // `stop --all` ends a stopped daemon too, and its servers.
+    let servers = d.live_servers();
+    freeze(fresh);
+    let stop = d.run(&["daemon", "stop", "--all"]);
+    assert!(
+        stop.stdout.contains(&format!(
+            "ended the unresponsive daemon for {} (pid {fresh})",
+            d.ws.root.display()
+        )),
+        "{}",
+        stop.stdout
+    );
+    assert!(!is_alive(fresh), "stop --all ended it");
+    assert_all_gone(&servers, "servers of the stopped daemon");
+    assert!(d.daemon_pids().is_empty());
+}
+
+#[test]
+fn a_hook_does_not_wait_for_a_stopped_daemon() {
+    let d = Daemons::new("");
+    let file = d.ws.write("a.fake", "x\nERROR broken\n");
+    assert_found(&d.run(&["check", "a.fake"]), 2);
+    let hung = d.daemon_pid();
+    freeze(hung);
+
+    let began = Instant::now();
+    let run = d.hook(&d.ws.root, &file, &[]);
+    let took = began.elapsed();
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(
+        run.stdout.contains("found ERROR: broken"),
+        "stdout: {}\nstderr: {}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(took < HUNG_LIMIT, "the hook took {took:?}");
+    assert!(!is_alive(hung), "the hook ended the hung daemon");
+}
+
+#[test]
+fn a_stranger_on_the_socket_makes_the_check_fall_back_at_once() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    let socket = d.sockets().pop().unwrap();
+    d.run(&["daemon", "stop"]);
+    assert!(!socket.exists(), "the stopped daemon took its socket");
+    // Something of this user listens where the daemon would, and never answers.
+    let _stranger = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+
+    let began = Instant::now();
+    let run = d.run(&["check", "a.fake"]);
+    let took = began.elapsed();
+    assert_eq!(run.stdout, "a.fake:1:1: error[E1]: found ERROR: one\n");
+    assert_eq!(run.code, 1);
+    assert!(took < HUNG_LIMIT, "the check took {took:?}");
+    let said = run.stderr.matches("is not a squiggle daemon").count();
+    assert_eq!(said, 1, "said once: {}", run.stderr);
+    assert_all_gone(&d.ws.server_pids(), "servers of the in-process check");
+
+    let status = d.run(&["daemon", "status"]).stdout;
+    assert!(status.contains("not a squiggle daemon"), "{status}");
+    assert!(socket.exists(), "the stranger's socket is left alone");
 }
 
 #[test]
@@ -703,4 +818,33 @@ fn a_bare_home_folder_is_checked_without_a_daemon() {
         "{}",
         stop.stdout
     );
+}
+
+#[test]
+fn a_stopped_daemon_without_its_socket_is_listed_and_stopped() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    let hung = d.daemon_pid();
+    let servers = d.live_servers();
+    freeze(hung);
+    // As a client of another configuration retires it: its socket removed, which a stopped
+    // daemon cannot notice.
+    for socket in d.sockets() {
+        std::fs::remove_file(socket).unwrap();
+    }
+
+    let status = d.run(&["daemon", "status"]).stdout;
+    assert!(
+        status.contains(&format!("pid {hung}, without a socket")),
+        "{status}"
+    );
+    let stop = d.run(&["daemon", "stop", "--all"]);
+    assert!(
+        stop.stdout.contains("ended the unresponsive daemon"),
+        "{}",
+        stop.stdout
+    );
+    assert!(!is_alive(hung), "stop --all ended it");
+    assert_all_gone(&servers, "servers of the stopped daemon");
 }

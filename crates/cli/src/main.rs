@@ -18,7 +18,8 @@
 //!   daemon serves a workspace; `daemon/paths`: its private runtime folder; `daemon/wire`: its
 //!   messages; `daemon/server`: the daemon; `daemon/path_watch`: noticing, without polling,
 //!   that its socket or root was removed or replaced; `daemon/client`: asking it, or starting
-//!   it; `daemon/roots`: which roots get one; `daemon/log`: its log, which never fails it).
+//!   it; `daemon/process`: finding and ending one that does not answer; `daemon/roots`: which
+//!   roots get one; `daemon/log`: its log, which never fails it).
 //! - `hook`: `squiggle hook claude-code|gemini-cli`, run by agent hosts after each edit.
 //! - `init`: `squiggle init claude-code|gemini-cli`, which writes the hook into their settings.
 //! - `install`: `squiggle install`, language servers from the package registries.

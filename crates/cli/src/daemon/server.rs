@@ -1,8 +1,9 @@
-//! The daemon: a warm squiggle for one workspace behind a Unix socket. It answers one request
-//! per connection, only from this user, and exits when idle, when asked, when its socket is
-//! removed, when its workspace root is deleted, moved away or replaced, or on SIGTERM/SIGINT,
-//! waiting for each of these without polling; its servers die with it (and with a SIGKILL,
-//! through their parent-death signal and the watchdog).
+//! The daemon: a warm squiggle for one workspace behind a Unix socket. It greets each
+//! connection at once and answers one request per connection, only from this user, and exits
+//! when idle, when asked, when its socket is removed, when its workspace root is deleted,
+//! moved away or replaced, or on SIGTERM/SIGINT, waiting for each of these without polling;
+//! its servers die with it (and with a SIGKILL, through their parent-death signal and the
+//! watchdog).
 
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ use super::key::DaemonKey;
 use super::log::{self, note};
 use super::path_watch::{Identity, PathWatch, Watched};
 use super::paths::{make_private, runtime_dir, uid};
+use super::process::record_pid;
 use super::wire::{self, DaemonStatus, Reply, Request, MAX_REQUEST};
 use crate::check;
 
@@ -39,6 +41,8 @@ const MAX_IDLE: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 struct Daemon {
     squiggle: Squiggle,
     root: PathBuf,
+    /// Which folder the root was at start.
+    root_identity: Option<Identity>,
     started: Instant,
     idle: Duration,
     last_request: Mutex<Instant>,
@@ -112,7 +116,8 @@ impl Daemon {
         }
     }
 
-    /// Answers one connection: checks the peer is this user, reads a request, answers it.
+    /// Answers one connection: checks the peer is this user, greets it, reads a request,
+    /// answers it.
     async fn serve(self: Arc<Self>, stream: UnixStream) {
         let peer = stream.peer_cred().map(|cred| cred.uid());
         if peer.as_ref().ok() != Some(&uid()) {
@@ -121,6 +126,13 @@ impl Daemon {
         }
         let _active = Active::begin(&self);
         let (read, mut write) = stream.into_split();
+        let hello = Reply::Hello {
+            pid: std::process::id(),
+            root: self.root_identity,
+        };
+        if wire::write_message(&mut write, &hello).await.is_err() {
+            return;
+        }
         let mut reader = BufReader::new(read);
         let request = tokio::time::timeout(
             REQUEST_LIMIT,
@@ -191,10 +203,13 @@ pub async fn run(
     log::open(format_args!("starting for {}", root.display()));
     let dir = runtime_dir()?;
     let socket = dir.join(format!("{}.sock", key.name()));
-    let Some(_lock) = take_lock(&dir.join(format!("{}.lock", key.name())), &socket).await? else {
+    let Some(mut lock) = take_lock(&dir.join(format!("{}.lock", key.name())), &socket).await?
+    else {
         note(format_args!("another daemon serves {}", root.display()));
         return Ok(0);
     };
+    // For clients that must find this daemon when it does not answer.
+    record_pid(&mut lock).context("cannot write the pid into the lock file")?;
     let root_identity = Identity::of(&root);
     // The lock is ours, so any socket left is a dead daemon's.
     let _ = std::fs::remove_file(&socket);
@@ -213,6 +228,7 @@ pub async fn run(
     let daemon = Arc::new(Daemon {
         squiggle: squiggle.clone(),
         root: root.clone(),
+        root_identity,
         started: Instant::now(),
         idle,
         last_request: Mutex::new(Instant::now()),
