@@ -1,14 +1,16 @@
 //! The `squiggle check` daemon against the fake server: started on demand and reused, a fresh
 //! one for a changed configuration, idle exit, stop, socket removal, SIGKILL, fallback to an
-//! in-process check, freshness against the disk, the delta baseline across calls, and
-//! concurrent checks. Each test has its own runtime folder, and stops its daemons at the end.
+//! in-process check, freshness against the disk, the delta baseline across calls,
+//! concurrent checks, a stopped (hung) daemon or a stranger on its socket, a root deleted,
+//! moved or replaced, a huge idle time, a log that cannot be written, and a bare home folder.
+//! Each test has its own runtime folder, and stops its daemons at the end.
 
 #![allow(clippy::unwrap_used)]
 
 use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use squiggle_tests::{
     assert_all_gone, is_alive, squiggle_within, wait_until, xtask_bin, FakeWorkspace, Run,
@@ -45,13 +47,18 @@ impl Daemons {
 
     /// Writes the workspace's `squiggle.toml` with `extra` lines on top.
     fn configure(&self, extra: &str) {
-        let config = format!(
+        self.ws.write("squiggle.toml", &self.config_text(extra));
+    }
+
+    /// The configuration that serves `.fake` files with the fake server, with `extra` lines
+    /// on top.
+    fn config_text(&self, extra: &str) -> String {
+        format!(
             "settle_ms = 20\n{extra}\n[servers.fake]\ncommand = {command:?}\nargs = [\"fake-server\"]\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_PID_DIR = {pids:?}, FAKE_LSP_LOG = {log:?} }}\n",
             command = xtask_bin().display().to_string(),
             pids = self.ws.pids.display().to_string(),
             log = self.ws.log.display().to_string(),
-        );
-        self.ws.write("squiggle.toml", &config);
+        )
     }
 
     /// Runs squiggle with the daemon on, in this test's runtime folder.
@@ -61,13 +68,49 @@ impl Daemons {
 
     /// Runs squiggle with the daemon on, with `runtime` as the runtime folder.
     fn run_in(&self, runtime: &Path, args: &[&str]) -> Run {
-        let env: [(&str, &OsStr); 4] = [
+        squiggle_within(&self.ws.root, args, &self.env(runtime, &[]), LIMIT)
+    }
+
+    /// The environment of a squiggle run with the daemon on, `runtime` as the runtime folder
+    /// and `more` on top.
+    fn env<'a>(
+        &'a self,
+        runtime: &'a Path,
+        more: &[(&'a str, &'a OsStr)],
+    ) -> Vec<(&'a str, &'a OsStr)> {
+        let mut env = vec![
             ("SQUIGGLE_LOG", OsStr::new("info")),
             ("SQUIGGLE_NO_DAEMON", OsStr::new("0")),
             ("SQUIGGLE_RUNTIME_DIR", runtime.as_os_str()),
             ("XDG_STATE_HOME", self.state.as_os_str()),
         ];
-        squiggle_within(&self.ws.root, args, &env, LIMIT)
+        env.extend_from_slice(more);
+        env
+    }
+
+    /// Runs `squiggle hook claude-code` in `cwd` for an Edit of `file`, with the daemon on and
+    /// `more` in the environment.
+    fn hook(&self, cwd: &Path, file: &Path, more: &[(&str, &OsStr)]) -> Run {
+        let input = serde_json::json!({
+            "session_id": "s1",
+            "cwd": cwd,
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Edit",
+            "tool_input": {"file_path": file, "old_string": "x", "new_string": "y"},
+            "tool_response": {"filePath": file, "success": true},
+        });
+        let mut child = std::process::Command::new(squiggle_tests::squiggle_bin())
+            .args(["hook", "claude-code"])
+            .current_dir(cwd)
+            .env("PATH", squiggle_tests::path_with_servers())
+            .env("XDG_CONFIG_HOME", self.ws.root.join(".no-user-config"))
+            .envs(self.env(&self.runtime, more))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        squiggle_tests::finish_within(&mut child, input.to_string().as_bytes(), LIMIT, "hook")
     }
 
     /// The pids of the running daemons, as `squiggle daemon status` lists them.
@@ -98,7 +141,9 @@ impl Daemons {
         let Ok(entries) = std::fs::read_dir(self.state.join("squiggle")) else {
             return String::new();
         };
+        // Plain files only (a test links a log to /dev/full, which reads without end).
         (entries.flatten())
+            .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_file()))
             .map(|entry| std::fs::read_to_string(entry.path()).unwrap_or_default())
             .collect()
     }
@@ -428,10 +473,12 @@ fn exchange(socket: &Path, bytes: &[u8]) -> String {
     let mut stream = std::os::unix::net::UnixStream::connect(socket).unwrap();
     stream.set_read_timeout(Some(LIMIT)).unwrap();
     stream.write_all(bytes).unwrap();
+    let mut reader = std::io::BufReader::new(stream);
+    let mut hello = String::new();
+    reader.read_line(&mut hello).unwrap();
+    assert!(hello.contains(r#""kind":"hello""#), "{hello}");
     let mut reply = String::new();
-    std::io::BufReader::new(stream)
-        .read_line(&mut reply)
-        .unwrap();
+    reader.read_line(&mut reply).unwrap();
     reply
 }
 
@@ -503,4 +550,301 @@ fn another_squiggle_build_starts_its_own_daemon_and_retires_the_old() {
     let new = d.daemon_pids();
     assert_eq!(new.len(), 1);
     assert_ne!(new[0], old);
+}
+
+/// Stops (SIGSTOP) a process, as a hung daemon looks to its clients.
+fn freeze(pid: u32) {
+    // SAFETY: a plain signal to the daemon this test started.
+    unsafe { libc::kill(pid as i32, libc::SIGSTOP) };
+    let stopped = wait_until(Duration::from_secs(5), || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            stat.rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.starts_with(" T"))
+        })
+    });
+    assert!(stopped, "the daemon {pid} stopped");
+}
+
+/// The most a check may take when the daemon does not answer: the greeting's 2 s, plus a
+/// fresh daemon's start or a check in this process, with room for a loaded machine (it took
+/// 57 s before the greeting).
+const HUNG_LIMIT: Duration = Duration::from_secs(15);
+
+#[test]
+fn a_stopped_daemon_is_listed_ended_by_the_next_check_and_by_stop() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    let hung = d.daemon_pid();
+    let servers = d.live_servers();
+    freeze(hung);
+
+    let status = d.run(&["daemon", "status"]).stdout;
+    assert!(
+        status.contains(&format!("pid {hung}, unresponsive")),
+        "{status}"
+    );
+    assert!(
+        status.contains(&d.ws.root.display().to_string()),
+        "{status}"
+    );
+
+    let began = Instant::now();
+    let run = d.run(&["check", "a.fake"]);
+    let took = began.elapsed();
+    assert_found(&run, 1);
+    assert!(took < HUNG_LIMIT, "the check took {took:?}");
+    assert!(run.stderr.contains("did not answer"), "{}", run.stderr);
+    assert!(!is_alive(hung), "the check ended the hung daemon");
+    assert_all_gone(&servers, "servers of the hung daemon");
+    let fresh = d.daemon_pid();
+    assert_ne!(fresh, hung, "a fresh daemon answered");
+
+    // `stop --all` ends a stopped daemon too, and its servers.
+    let servers = d.live_servers();
+    freeze(fresh);
+    let stop = d.run(&["daemon", "stop", "--all"]);
+    assert!(
+        stop.stdout.contains(&format!(
+            "ended the unresponsive daemon for {} (pid {fresh})",
+            d.ws.root.display()
+        )),
+        "{}",
+        stop.stdout
+    );
+    assert!(!is_alive(fresh), "stop --all ended it");
+    assert_all_gone(&servers, "servers of the stopped daemon");
+    assert!(d.daemon_pids().is_empty());
+}
+
+#[test]
+fn a_hook_does_not_wait_for_a_stopped_daemon() {
+    let d = Daemons::new("");
+    let file = d.ws.write("a.fake", "x\nERROR broken\n");
+    assert_found(&d.run(&["check", "a.fake"]), 2);
+    let hung = d.daemon_pid();
+    freeze(hung);
+
+    let began = Instant::now();
+    let run = d.hook(&d.ws.root, &file, &[]);
+    let took = began.elapsed();
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(
+        run.stdout.contains("found ERROR: broken"),
+        "stdout: {}\nstderr: {}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(took < HUNG_LIMIT, "the hook took {took:?}");
+    assert!(!is_alive(hung), "the hook ended the hung daemon");
+}
+
+#[test]
+fn a_stranger_on_the_socket_makes_the_check_fall_back_at_once() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    let socket = d.sockets().pop().unwrap();
+    d.run(&["daemon", "stop"]);
+    assert!(!socket.exists(), "the stopped daemon took its socket");
+    // Something of this user listens where the daemon would, and never answers.
+    let _stranger = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+
+    let began = Instant::now();
+    let run = d.run(&["check", "a.fake"]);
+    let took = began.elapsed();
+    assert_eq!(run.stdout, "a.fake:1:1: error[E1]: found ERROR: one\n");
+    assert_eq!(run.code, 1);
+    assert!(took < HUNG_LIMIT, "the check took {took:?}");
+    let said = run.stderr.matches("is not a squiggle daemon").count();
+    assert_eq!(said, 1, "said once: {}", run.stderr);
+    assert_all_gone(&d.ws.server_pids(), "servers of the in-process check");
+
+    let status = d.run(&["daemon", "status"]).stdout;
+    assert!(status.contains("not a squiggle daemon"), "{status}");
+    assert!(socket.exists(), "the stranger's socket is left alone");
+}
+
+#[test]
+fn deleting_the_root_ends_the_daemon_and_its_servers() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    let daemon = d.daemon_pid();
+    let servers = d.live_servers();
+    assert!(!servers.is_empty());
+
+    std::fs::remove_dir_all(&d.ws.root).unwrap();
+    let gone = wait_until(Duration::from_secs(5), || !is_alive(daemon));
+    // Made again (empty) for the guard's `stop --all`, which runs in it.
+    std::fs::create_dir_all(&d.ws.root).unwrap();
+    assert!(gone, "the daemon left with its root; logs:\n{}", d.logs());
+    assert_all_gone(&servers, "servers of the daemon whose root was deleted");
+    assert!(d.sockets().is_empty(), "its socket went with it");
+}
+
+#[test]
+fn a_root_moved_away_ends_the_daemon() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    let daemon = d.daemon_pid();
+    let servers = d.live_servers();
+
+    let moved = d.ws.root.with_file_name("moved");
+    std::fs::rename(&d.ws.root, &moved).unwrap();
+    let gone = wait_until(Duration::from_secs(5), || !is_alive(daemon));
+    std::fs::rename(&moved, &d.ws.root).unwrap();
+    assert!(gone, "the daemon left when its root was moved away");
+    assert_all_gone(&servers, "servers of the daemon whose root moved");
+}
+
+#[test]
+fn a_replaced_root_gets_a_fresh_daemon() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    let old = d.daemon_pid();
+
+    // rm -rf and mkdir: the same path, another folder.
+    std::fs::remove_dir_all(&d.ws.root).unwrap();
+    std::fs::create_dir(&d.ws.root).unwrap();
+    d.configure("");
+    d.ws.write("a.fake", "x\nERROR two\n");
+    assert_found(&d.run(&["check", "a.fake"]), 2);
+    d.ws.write("a.fake", "fine\n");
+    let clean = d.run(&["check", "a.fake"]);
+    assert_eq!(
+        (clean.code, clean.stdout.as_str()),
+        (0, ""),
+        "{}",
+        clean.stderr
+    );
+
+    assert!(
+        wait_until(Duration::from_secs(5), || !is_alive(old)),
+        "the old daemon left"
+    );
+    let new = d.daemon_pid();
+    assert_ne!(new, old, "a fresh daemon serves the new folder");
+}
+
+#[test]
+fn a_huge_idle_time_counts_as_a_year() {
+    let d = Daemons::new("daemon_idle_seconds = 18446744073709551615");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    d.daemon_pid();
+    let status = d.run(&["daemon", "status"]).stdout;
+    assert!(
+        status.contains("1 checks, exits after 8760h0m idle"),
+        "{status}\n{}",
+        d.logs()
+    );
+}
+
+#[test]
+fn a_log_that_cannot_be_written_does_not_stop_the_daemon() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    d.run(&["daemon", "stop"]);
+    // The log on a full disk: every write fails with ENOSPC.
+    let logs: Vec<PathBuf> = std::fs::read_dir(d.state.join("squiggle"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    std::fs::remove_file(&logs[0]).unwrap();
+    std::os::unix::fs::symlink("/dev/full", &logs[0]).unwrap();
+
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    let status = d.run(&["daemon", "status"]).stdout;
+    assert!(status.contains("1 checks"), "the daemon answered: {status}");
+}
+
+#[test]
+fn a_bare_home_folder_is_checked_without_a_daemon() {
+    let d = Daemons::new("");
+    let scratch = tempfile::tempdir().unwrap();
+    let home = std::fs::canonicalize(scratch.path()).unwrap().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let file = home.join("a.fake");
+    std::fs::write(&file, "ERROR one\n").unwrap();
+    // The fake server comes from the user configuration: home has no project file.
+    let config_home = scratch.path().join("config");
+    std::fs::create_dir_all(config_home.join("squiggle")).unwrap();
+    std::fs::write(config_home.join("squiggle/config.toml"), d.config_text("")).unwrap();
+    let more = [
+        ("HOME", home.as_os_str()),
+        ("XDG_CONFIG_HOME", config_home.as_os_str()),
+    ];
+
+    let run = squiggle_within(
+        &home,
+        &["check", "a.fake"],
+        &d.env(&d.runtime, &more),
+        LIMIT,
+    );
+    assert_found(&run, 1);
+    let hook = d.hook(&home, &file, &more);
+    assert!(
+        hook.stdout.contains("found ERROR: one"),
+        "stdout: {}\nstderr: {}",
+        hook.stdout,
+        hook.stderr
+    );
+    assert!(d.sockets().is_empty(), "no daemon for the home folder");
+    assert_all_gone(&d.ws.server_pids(), "servers of the one-shot checks");
+
+    // A home that is a project gets one like any other folder.
+    std::fs::create_dir(home.join(".git")).unwrap();
+    let run = squiggle_within(
+        &home,
+        &["check", "a.fake"],
+        &d.env(&d.runtime, &more),
+        LIMIT,
+    );
+    assert_found(&run, 1);
+    assert_eq!(d.sockets().len(), 1, "a daemon for the home project");
+    let stop = squiggle_within(
+        &home,
+        &["daemon", "stop", "--all"],
+        &d.env(&d.runtime, &more),
+        LIMIT,
+    );
+    assert!(
+        stop.stdout.contains("stopped the daemon"),
+        "{}",
+        stop.stdout
+    );
+}
+
+#[test]
+fn a_stopped_daemon_without_its_socket_is_listed_and_stopped() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    let hung = d.daemon_pid();
+    let servers = d.live_servers();
+    freeze(hung);
+    // As a client of another configuration retires it: its socket removed, which a stopped
+    // daemon cannot notice.
+    for socket in d.sockets() {
+        std::fs::remove_file(socket).unwrap();
+    }
+
+    let status = d.run(&["daemon", "status"]).stdout;
+    assert!(
+        status.contains(&format!("pid {hung}, without a socket")),
+        "{status}"
+    );
+    let stop = d.run(&["daemon", "stop", "--all"]);
+    assert!(
+        stop.stdout.contains("ended the unresponsive daemon"),
+        "{}",
+        stop.stdout
+    );
+    assert!(!is_alive(hung), "stop --all ended it");
+    assert_all_gone(&servers, "servers of the stopped daemon");
 }

@@ -162,7 +162,7 @@ pub async fn perform(
     request: &CheckRequest,
     deliver: impl FnOnce(&CheckAnswer) -> anyhow::Result<()>,
 ) -> anyhow::Result<u8> {
-    if crate::daemon::wanted(&config) {
+    if crate::daemon::wanted(root, &config) {
         match crate::daemon::client::check(root, &config, request).await {
             Ok(answer) => {
                 deliver(&answer)?;

@@ -3,16 +3,21 @@
 
 pub mod client;
 mod key;
+mod log;
+mod path_watch;
 mod paths;
+mod process;
+mod roots;
 mod server;
-mod socket_watch;
 mod wire;
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use squiggle_actors::Config;
 
 use self::key::DaemonKey;
+use self::process::DaemonProcess;
 use self::wire::{DaemonStatus, Reply, Request};
 use crate::workspace::WorkspaceArgs;
 
@@ -56,10 +61,20 @@ enum DaemonCommand {
     },
 }
 
-/// Whether checks with this configuration go through the daemon.
-pub fn wanted(config: &Config) -> bool {
+/// Whether checks of this workspace root with this configuration go through the daemon (not
+/// for a root that is the filesystem root or a bare home folder: see [`roots`]).
+pub fn wanted(root: &Path, config: &Config) -> bool {
     let off = std::env::var_os(NO_DAEMON_ENV).is_some_and(|v| !v.is_empty() && v != "0");
-    config.enabled && config.daemon && !off
+    if !(config.enabled && config.daemon && !off) {
+        return false;
+    }
+    match roots::refusal_here(root) {
+        Some(why) => {
+            tracing::info!("checking in this process: {why}");
+            false
+        }
+        None => true,
+    }
 }
 
 /// Runs `squiggle daemon ...`; returns the exit code.
@@ -74,15 +89,48 @@ pub async fn run(args: DaemonArgs) -> anyhow::Result<u8> {
     }
 }
 
-/// Every daemon that answers, with its socket.
-async fn running() -> anyhow::Result<Vec<(std::path::PathBuf, DaemonStatus)>> {
+/// The daemons found in the runtime folder.
+#[derive(Debug, Default)]
+struct Found {
+    /// Those that answer, with their sockets.
+    answering: Vec<(PathBuf, DaemonStatus)>,
+    /// This user's daemons that do not answer (hung or stopped), with their sockets, and
+    /// those without a socket (starting, stopping, or hung after another retired them).
+    silent: Vec<(PathBuf, DaemonProcess)>,
+    /// Sockets nothing of squiggle answers on.
+    strangers: Vec<PathBuf>,
+}
+
+/// Every daemon in the runtime folder, asked in turn.
+async fn running() -> anyhow::Result<Found> {
     let dir = paths::runtime_dir()?;
-    let mut found = Vec::new();
+    let mut found = Found::default();
     for socket in client::sockets(&dir) {
-        if let Ok(Reply::Status { status }) =
-            client::ask(&socket, &Request::Status, ASK_LIMIT).await
-        {
-            found.push((socket, status));
+        match client::ask(&socket, &Request::Status, ASK_LIMIT).await {
+            Ok(Reply::Status { status }) => found.answering.push((socket, status)),
+            _ => {
+                let name = socket.file_name().map(|n| n.to_string_lossy().into_owned());
+                let key = name.as_deref().and_then(DaemonKey::parse);
+                match key.and_then(|key| process::of_key(&dir, &key)) {
+                    Some(daemon) => found.silent.push((socket, daemon)),
+                    None if client::listens(&socket).await => found.strangers.push(socket),
+                    // A dead daemon's socket, removed by the next daemon of its key.
+                    None => {}
+                }
+            }
+        }
+    }
+    // A daemon is listed by its lock when its socket is gone (removed by a client that
+    // retired it, and it has not left: hung, or still stopping).
+    for lock in client::files(&dir, "lock") {
+        let socket = lock.with_extension("sock");
+        let name = lock.file_name().map(|n| n.to_string_lossy().into_owned());
+        let key = name.as_deref().and_then(DaemonKey::parse);
+        if socket.exists() {
+            continue;
+        }
+        if let Some(daemon) = key.and_then(|key| process::of_key(&dir, &key)) {
+            found.silent.push((socket, daemon));
         }
     }
     Ok(found)
@@ -90,11 +138,11 @@ async fn running() -> anyhow::Result<Vec<(std::path::PathBuf, DaemonStatus)>> {
 
 /// Prints the running daemons.
 async fn status() -> anyhow::Result<u8> {
-    let daemons = running().await?;
-    if daemons.is_empty() {
+    let found = running().await?;
+    if found.answering.is_empty() && found.silent.is_empty() {
         println!("no squiggle daemon runs");
     }
-    for (socket, daemon) in daemons {
+    for (socket, daemon) in found.answering {
         let memory = match daemon.rss_bytes {
             Some(bytes) => format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0)),
             None => "memory unknown".to_string(),
@@ -107,12 +155,7 @@ async fn status() -> anyhow::Result<u8> {
             daemon.checks,
             duration(daemon.idle_exit_secs)
         );
-        let name = socket.file_stem().map(|s| s.to_string_lossy().into_owned());
-        if let Some(key) = name.as_deref().and_then(DaemonKey::parse) {
-            if let Ok(log) = client::log_file(&key) {
-                println!("  log {}", log.display());
-            }
-        }
+        print_log(&socket);
         if daemon.servers.is_empty() {
             println!("  no servers yet");
         }
@@ -121,54 +164,93 @@ async fn status() -> anyhow::Result<u8> {
             println!("  {} ({}): {}{pid}", server.id, server.root, server.state);
         }
     }
+    for (socket, daemon) in found.silent {
+        println!("{}", daemon.root.display());
+        match socket.exists() {
+            true => println!(
+                "  pid {}, unresponsive: it does not answer within {:?} (stopped or hung); \
+                 the next check ends it, as does `squiggle daemon stop`",
+                daemon.pid,
+                client::HELLO_LIMIT
+            ),
+            false => println!(
+                "  pid {}, without a socket: starting, stopping, or hung after it was \
+                 retired; `squiggle daemon stop` ends it",
+                daemon.pid
+            ),
+        }
+        print_log(&socket);
+    }
+    for socket in found.strangers {
+        println!(
+            "{}: not a squiggle daemon (something else listens there, and does not answer)",
+            socket.display()
+        );
+    }
     Ok(0)
 }
 
-/// Stops this workspace's daemons (every one with `all`) and waits for them to exit.
+/// Prints the log file of the daemon of a socket.
+fn print_log(socket: &Path) {
+    let name = socket.file_stem().map(|s| s.to_string_lossy().into_owned());
+    if let Some(key) = name.as_deref().and_then(DaemonKey::parse) {
+        if let Ok(log) = client::log_file(&key) {
+            println!("  log {}", log.display());
+        }
+    }
+}
+
+/// Stops this workspace's daemons (every one with `all`) and waits for them to exit: those
+/// that answer are asked to stop, those that do not are sent SIGTERM, then SIGKILL.
 async fn stop(workspace: &WorkspaceArgs, all: bool) -> anyhow::Result<u8> {
     let root = match all {
         true => None,
         false => Some(workspace.load()?.0),
     };
+    let found = running().await?;
+    let wanted = |daemon_root: &Path| root.as_ref().is_none_or(|root| root == daemon_root);
     let mut stopped = Vec::new();
-    for (socket, daemon) in running().await? {
-        if root.as_ref().is_some_and(|root| *root != daemon.root) {
+    for (socket, daemon) in found.answering {
+        if !wanted(&daemon.root) {
             continue;
         }
         if let Ok(Reply::Stopping) = client::ask(&socket, &Request::Stop, ASK_LIMIT).await {
-            stopped.push(daemon);
+            stopped.push((daemon.root, daemon.pid));
         }
     }
-    let deadline = std::time::Instant::now() + EXIT_LIMIT;
-    for daemon in &stopped {
-        while is_alive(daemon.pid) && std::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(20)).await;
+    let mut ended = Vec::new();
+    for (socket, daemon) in found.silent {
+        if !wanted(&daemon.root) {
+            continue;
         }
-        let how = match is_alive(daemon.pid) {
-            true => "still stopping",
-            false => "stopped",
+        let gone = process::end(daemon.pid).await;
+        let _ = std::fs::remove_file(&socket);
+        ended.push((daemon, gone));
+    }
+    let deadline = std::time::Instant::now() + EXIT_LIMIT;
+    for (root, pid) in &stopped {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let how = match process::exited_within(*pid, left).await {
+            true => "stopped",
+            false => "still stopping",
+        };
+        println!("{how} the daemon for {} (pid {pid})", root.display());
+    }
+    for (daemon, gone) in &ended {
+        let how = match gone {
+            true => "ended",
+            false => "could not end",
         };
         println!(
-            "{how} the daemon for {} (pid {})",
+            "{how} the unresponsive daemon for {} (pid {})",
             daemon.root.display(),
             daemon.pid
         );
     }
-    if stopped.is_empty() {
+    if stopped.is_empty() && ended.is_empty() {
         println!("no daemon to stop");
     }
     Ok(0)
-}
-
-/// Whether a process still runs (a zombie does not count).
-fn is_alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_some_and(|state| state != "Z"),
-        Err(_) => false,
-    }
 }
 
 /// Seconds as `1h2m`, `3m4s` or `5s`.

@@ -16,8 +16,10 @@
 //!   read and described from one declaration; `tools/error`: why a tool gave no answer).
 //! - `daemon`: the per-workspace background daemon `check` goes through (`daemon/key`: which
 //!   daemon serves a workspace; `daemon/paths`: its private runtime folder; `daemon/wire`: its
-//!   messages; `daemon/server`: the daemon; `daemon/socket_watch`: noticing, without polling,
-//!   that its socket was removed; `daemon/client`: asking it, or starting it).
+//!   messages; `daemon/server`: the daemon; `daemon/path_watch`: noticing, without polling,
+//!   that its socket or root was removed or replaced; `daemon/client`: asking it, or starting
+//!   it; `daemon/process`: finding and ending one that does not answer; `daemon/roots`: which
+//!   roots get one; `daemon/log`: its log, which never fails it).
 //! - `hook`: `squiggle hook claude-code|gemini-cli`, run by agent hosts after each edit.
 //! - `init`: `squiggle init claude-code|gemini-cli`, which writes the hook into their settings.
 //! - `install`: `squiggle install`, language servers from the package registries.
@@ -203,7 +205,10 @@ fn init_logging(default: tracing::level_filters::LevelFilter) {
         .with(
             tracing_subscriber::fmt::layer()
                 .with_writer(std::io::stderr)
-                .with_target(false),
+                .with_target(false)
+                // A stderr that cannot be written (a daemon's log on a full disk) is no reason
+                // to print about it to that stderr, which panics.
+                .log_internal_errors(false),
         )
         .with(filter)
         .try_init();

@@ -51,7 +51,8 @@ keyed! {
         /// Whether `squiggle check` goes through a per-workspace background daemon.
         pub daemon: bool = true,
         /// How many seconds a daemon waits without a request before it exits (15 minutes; 0
-        /// counts as 1, so a new daemon outlives the connect of the client that started it).
+        /// counts as 1, so a new daemon outlives the connect of the client that started it, and
+        /// more than a year counts as a year).
         pub daemon_idle_seconds: u64 = 900,
     }
     fixed {

@@ -1,9 +1,10 @@
-//! The daemon: a warm squiggle for one workspace behind a Unix socket. It answers one request
-//! per connection, only from this user, and exits when idle, when asked, when its socket is
-//! removed, or on SIGTERM/SIGINT, waiting for each of these without polling; its servers die
-//! with it (and with a SIGKILL, through their parent-death signal and the watchdog).
+//! The daemon: a warm squiggle for one workspace behind a Unix socket. It greets each
+//! connection at once and answers one request per connection, only from this user, and exits
+//! when idle, when asked, when its socket is removed, when its workspace root is deleted,
+//! moved away or replaced, or on SIGTERM/SIGINT, waiting for each of these without polling;
+//! its servers die with it (and with a SIGKILL, through their parent-death signal and the
+//! watchdog).
 
-use std::os::unix::fs::MetadataExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -18,8 +19,10 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::Notify;
 
 use super::key::DaemonKey;
+use super::log::{self, note};
+use super::path_watch::{Identity, PathWatch, Watched};
 use super::paths::{make_private, runtime_dir, uid};
-use super::socket_watch::SocketWatch;
+use super::process::record_pid;
 use super::wire::{self, DaemonStatus, Reply, Request, MAX_REQUEST};
 use crate::check;
 
@@ -27,12 +30,19 @@ use crate::check;
 const REQUEST_LIMIT: Duration = Duration::from_secs(10);
 /// How long a new daemon waits for the key's lock while another holds it without serving.
 const LOCK_LIMIT: Duration = Duration::from_secs(15);
+/// The index of the socket among the daemon's watched paths.
+const SOCKET: usize = 0;
+/// The longest idle time: `daemon_idle_seconds` above it (up to `u64::MAX`) counts as this,
+/// a year.
+const MAX_IDLE: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 
 /// What the connections of a daemon share.
 #[derive(Debug)]
 struct Daemon {
     squiggle: Squiggle,
     root: PathBuf,
+    /// Which folder the root was at start.
+    root_identity: Option<Identity>,
     started: Instant,
     idle: Duration,
     last_request: Mutex<Instant>,
@@ -83,9 +93,10 @@ impl Daemon {
         let now = Instant::now();
         let last = self.last_request.lock().map(|last| *last).unwrap_or(now);
         let at = match self.active.load(Ordering::SeqCst) {
-            0 => last + self.idle,
-            _ => now + self.idle.max(Duration::from_secs(1)),
+            0 => last.checked_add(self.idle),
+            _ => now.checked_add(self.idle.max(Duration::from_secs(1))),
         };
+        let at = at.unwrap_or_else(|| now + MAX_IDLE);
         tokio::time::Instant::from_std(at)
     }
 
@@ -105,15 +116,23 @@ impl Daemon {
         }
     }
 
-    /// Answers one connection: checks the peer is this user, reads a request, answers it.
+    /// Answers one connection: checks the peer is this user, greets it, reads a request,
+    /// answers it.
     async fn serve(self: Arc<Self>, stream: UnixStream) {
         let peer = stream.peer_cred().map(|cred| cred.uid());
         if peer.as_ref().ok() != Some(&uid()) {
-            eprintln!("squiggle daemon: refused a connection from user {peer:?}");
+            note(format_args!("refused a connection from user {peer:?}"));
             return;
         }
         let _active = Active::begin(&self);
         let (read, mut write) = stream.into_split();
+        let hello = Reply::Hello {
+            pid: std::process::id(),
+            root: self.root_identity,
+        };
+        if wire::write_message(&mut write, &hello).await.is_err() {
+            return;
+        }
         let mut reader = BufReader::new(read);
         let request = tokio::time::timeout(
             REQUEST_LIMIT,
@@ -142,7 +161,7 @@ impl Daemon {
             }
         };
         if let Err(err) = wire::write_message(&mut write, &reply).await {
-            eprintln!("squiggle daemon: could not answer: {err}");
+            note(format_args!("could not answer: {err}"));
         }
     }
 
@@ -181,32 +200,35 @@ pub async fn run(
          it changed in between, or was made another way",
         key.name()
     );
+    log::open(format_args!("starting for {}", root.display()));
     let dir = runtime_dir()?;
     let socket = dir.join(format!("{}.sock", key.name()));
-    let Some(_lock) = take_lock(&dir.join(format!("{}.lock", key.name())), &socket).await? else {
-        eprintln!("squiggle daemon: another daemon serves {}", root.display());
+    let Some(mut lock) = take_lock(&dir.join(format!("{}.lock", key.name())), &socket).await?
+    else {
+        note(format_args!("another daemon serves {}", root.display()));
         return Ok(0);
     };
+    // For clients that must find this daemon when it does not answer.
+    record_pid(&mut lock).context("cannot write the pid into the lock file")?;
+    let root_identity = Identity::of(&root);
     // The lock is ours, so any socket left is a dead daemon's.
     let _ = std::fs::remove_file(&socket);
     let listener = UnixListener::bind(&socket)
         .with_context(|| format!("cannot listen on {}", socket.display()))?;
     make_private(&socket)?;
-    let inode = std::fs::metadata(&socket)?.ino();
-    // At least a second, so that a new daemon outlives the connect of the client that
-    // started it even with `daemon_idle_seconds = 0`.
-    let idle = Duration::from_secs(config.daemon_idle_seconds.max(1));
+    let socket_identity = Identity::of(&socket).context("the socket vanished")?;
+    let idle = idle_time(config.daemon_idle_seconds);
     let squiggle = Squiggle::start(&root, config).await?;
     squiggle.follow_disk();
-    eprintln!(
-        "squiggle daemon {}: serving {} on {}",
-        std::process::id(),
+    note(format_args!(
+        "serving {} on {}",
         root.display(),
         socket.display()
-    );
+    ));
     let daemon = Arc::new(Daemon {
         squiggle: squiggle.clone(),
-        root,
+        root: root.clone(),
+        root_identity,
         started: Instant::now(),
         idle,
         last_request: Mutex::new(Instant::now()),
@@ -215,8 +237,19 @@ pub async fn run(
         stop: Notify::new(),
     });
     // Nothing polls while idle: the loop wakes for a connection, a signal, a change in the
-    // socket's folder, or the idle deadline.
-    let socket_watch = SocketWatch::new(&socket, inode);
+    // socket's folder or in the root, or the idle deadline. The root itself is watched: its
+    // deletion, move or replacement reaches its own watch.
+    let mut watched = vec![Watched {
+        path: socket.clone(),
+        identity: socket_identity,
+        folder: dir.clone(),
+    }];
+    watched.extend(root_identity.map(|identity| Watched {
+        path: root.clone(),
+        identity,
+        folder: root.clone(),
+    }));
+    let watch = PathWatch::new(watched);
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let why = loop {
         tokio::select! {
@@ -227,12 +260,15 @@ pub async fn run(
                     daemon.touch();
                     tokio::spawn(daemon.clone().serve(stream));
                 }
-                Err(err) => eprintln!("squiggle daemon: accept failed: {err}"),
+                Err(err) => note(format_args!("accept failed: {err}")),
             },
             () = daemon.stop.notified() => break "asked to stop",
             _ = terminate.recv() => break "terminated",
             _ = tokio::signal::ctrl_c() => break "interrupted",
-            () = socket_watch.gone() => break "its socket was removed",
+            gone = watch.gone() => match gone {
+                SOCKET => break "its socket was removed",
+                _ => break "its workspace root was deleted, moved or replaced",
+            },
             () = tokio::time::sleep_until(daemon.idle_deadline()) => {
                 if daemon.idle_over() {
                     break "idle";
@@ -240,14 +276,20 @@ pub async fn run(
             }
         }
     };
-    eprintln!("squiggle daemon {}: exiting ({why})", std::process::id());
+    note(format_args!("exiting ({why})"));
     // New clients find no socket (and start a new daemon once this one let go of the lock).
-    if socket_watch.is_ours() {
+    if watch.is_ours(SOCKET) {
         let _ = std::fs::remove_file(&socket);
     }
     drop(listener);
     squiggle.shutdown().await;
     Ok(0)
+}
+
+/// The idle time for `daemon_idle_seconds`: at least a second, so that a new daemon outlives
+/// the connect of the client that started it even with 0, and at most [`MAX_IDLE`].
+fn idle_time(seconds: u64) -> Duration {
+    Duration::from_secs(seconds.clamp(1, MAX_IDLE.as_secs()))
 }
 
 /// Takes the key's lock, so that two daemons never serve one key. `None` when another daemon
@@ -272,5 +314,17 @@ async fn take_lock(path: &Path, socket: &Path) -> anyhow::Result<Option<std::fs:
             return Ok(None);
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_idle_time_is_between_a_second_and_a_year() {
+        assert_eq!(idle_time(0), Duration::from_secs(1));
+        assert_eq!(idle_time(900), Duration::from_secs(900));
+        assert_eq!(idle_time(u64::MAX), MAX_IDLE);
     }
 }

@@ -1,4 +1,8 @@
-//! What a client and a daemon say to each other: one JSON line each way per connection.
+//! What a client and a daemon say to each other, one JSON line each, one request per
+//! connection: the daemon greets every connection it accepts at once ([`Reply::Hello`]), the
+//! client sends its request, the daemon answers it. The greeting is how a client tells a
+//! daemon that answers (whose check may take long) from one that is hung, or from something
+//! else listening on the socket: it waits for the greeting only briefly.
 
 use std::io;
 use std::path::PathBuf;
@@ -8,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use squiggle_protocol::ServerStatus;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+use super::path_watch::Identity;
 use crate::check::{CheckAnswer, CheckRequest};
 
 /// The largest request a daemon reads, in bytes.
@@ -34,6 +39,14 @@ pub enum Request {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Reply {
+    /// The greeting, sent as soon as a connection is accepted, before any request.
+    Hello {
+        /// The daemon's process id.
+        pid: u32,
+        /// Which folder its workspace root was when it started (a root deleted and made
+        /// again is another folder: the client retires the daemon).
+        root: Option<Identity>,
+    },
     /// The answer to a check.
     Checked {
         /// What to print and the exit code.
