@@ -202,3 +202,104 @@ async fn concurrent_checks_of_one_text_share_one_sync_and_one_wait() {
     assert_eq!((&a, &a), (&b, &c), "one answer for all three");
     assert_eq!(ws.received("textDocument/didChange").len(), 1, "one sync");
 }
+
+/// A server like rust-analyzer: pulled, loading its project for a while (quiescent false,
+/// empty pull answers meanwhile), and, with `check_ms`, running a check on save (`CHECK`
+/// lines) whose results come after its progress ends; `timeout_ms` bounds each check.
+async fn start_like_rust_analyzer(
+    ws: &FakeWorkspace,
+    check_ms: Option<u64>,
+    timeout_ms: u64,
+) -> Squiggle {
+    let script = json!({"pull": true, "diagnose_on": [], "server_status": true,
+                        "loading_ms": 300, "check_on_save_ms": check_ms});
+    let mut spec = ws.scripted("fake", &script);
+    spec.ready_on_quiescent = true;
+    spec.check_progress = check_ms.map(|_| "fake/flycheck/".to_string());
+    let mut config = ws.config(vec![spec]);
+    config.diagnostic_timeout_ms = timeout_ms;
+    config.first_touch_timeout_ms = timeout_ms;
+    Squiggle::start(&ws.root, config).await.unwrap()
+}
+
+/// Each diagnostic's (line, code).
+fn codes(result: &squiggle_actors::CheckResult) -> Vec<(u32, String)> {
+    (result.diagnostics.iter())
+        .map(|d| (d.line, d.code.clone().unwrap_or_default()))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_pull_answered_while_the_server_loads_its_project_is_not_final() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR real\n");
+    let squiggle = start_like_rust_analyzer(&ws, None, 20_000).await;
+
+    let result = tokio::time::timeout(GUARD, squiggle.check_file(&file, None))
+        .await
+        .unwrap();
+
+    // The pull sent at once was answered empty while the server loaded: not clean, but the
+    // answer to the pull sent again once it said it was ready.
+    assert_eq!(codes(&result), vec![(1, "E1".to_string())], "{result:?}");
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_saved_files_answer_waits_for_the_check_its_save_started_and_is_the_checks() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "fine\nCHECK borrow\n");
+    let squiggle = start_like_rust_analyzer(&ws, Some(400), 20_000).await;
+
+    let broken = squiggle.check_file(&file, None).await;
+    std::fs::write(&file, "fine\nfine\n").unwrap();
+    let fixed = squiggle.check_file(&file, None).await;
+    std::fs::write(&file, "ERROR own\nCHECK borrow\n").unwrap();
+    let again = squiggle.check_file(&file, None).await;
+    squiggle.shutdown().await;
+
+    assert_eq!(codes(&broken), vec![(2, "C1".to_string())], "{broken:?}");
+    assert_eq!(broken.servers[0].basis, Some(Basis::PullAndCheck));
+    assert_eq!(codes(&fixed), vec![], "{fixed:?}");
+    assert_eq!(fixed.servers[0].basis, Some(Basis::PullAndCheck));
+    // Once the check is done, its list is the answer: the server's own E1 is not the build's.
+    assert_eq!(codes(&again), vec![(2, "C1".to_string())], "{again:?}");
+}
+
+#[tokio::test]
+async fn a_text_the_check_cannot_see_is_the_servers_own_analysis_and_says_so() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "fine\n");
+    let squiggle = start_like_rust_analyzer(&ws, Some(400), 20_000).await;
+
+    let unsaved = squiggle
+        .check_file(&file, Some("ERROR own\nCHECK borrow\n".to_string()))
+        .await;
+    squiggle.shutdown().await;
+
+    assert_eq!(codes(&unsaved), vec![(1, "E1".to_string())], "{unsaved:?}");
+    assert_eq!(unsaved.servers[0].basis, Some(Basis::Pull));
+    let reason = unsaved.servers[0].reason.clone().unwrap_or_default();
+    assert!(
+        reason.contains("check on save did not see this text"),
+        "{reason}"
+    );
+}
+
+#[tokio::test]
+async fn a_check_that_does_not_finish_in_time_is_named_never_clean() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "fine\nCHECK borrow\n");
+    let squiggle = start_like_rust_analyzer(&ws, Some(LONG_MS), 2_000).await;
+
+    let result = squiggle.check_file(&file, None).await;
+    squiggle.shutdown().await;
+
+    assert_eq!(result.timed_out, vec!["fake".to_string()], "{result:?}");
+    let reason = result.servers[0].reason.clone().unwrap_or_default();
+    assert!(
+        reason.starts_with("fake check did not finish within 2 s"),
+        "{reason}"
+    );
+    assert_eq!(result.servers[0].basis, None);
+}

@@ -3,6 +3,7 @@
 //! Usage: `fake-server [--scenario NAME | --script FILE]`; see [`script::Script`].
 
 mod breadth;
+mod check;
 mod diagnose;
 mod observe;
 mod publisher;
@@ -65,6 +66,8 @@ pub fn run(scenario: Option<&str>, script: Option<&Path>) -> anyhow::Result<()> 
         docs: HashMap::new(),
         loaded: false,
         configured_at: None,
+        loaded_at: None,
+        checks: 0,
         next_request: 1,
         progress_tokens: 0,
         watch_events: 0,
@@ -125,6 +128,10 @@ struct Server {
     loaded: bool,
     /// With `configure_ms`: when the configuration is loaded (before, publishes are empty).
     configured_at: Option<Instant>,
+    /// With `loading_ms`: when the project is loaded (before, pulls are answered empty).
+    loaded_at: Option<Instant>,
+    /// With `check_on_save_ms`: how many checks on save began.
+    checks: u64,
     next_request: u64,
     progress_tokens: u64,
     watch_events: u32,
@@ -240,6 +247,12 @@ impl Server {
                 let message = self.script.pull_error.clone().unwrap_or_default();
                 self.respond_error(id, json!({"code": -32603, "message": message}))
             }
+            "textDocument/diagnostic"
+                if self.script.pull && self.loaded_at.is_some_and(|at| at > Instant::now()) =>
+            {
+                // Still loading the project: nothing yet, at once (rust-analyzer does so).
+                self.respond(id, json!({"kind": "full", "items": []}))
+            }
             "textDocument/diagnostic" if self.script.pull => {
                 let uri = params["textDocument"]["uri"].as_str().unwrap_or_default();
                 let previous = params["previousResultId"].as_str();
@@ -333,6 +346,12 @@ impl Server {
         let version = params["textDocument"]["version"].as_i64();
         match method {
             "initialized" => {
+                if let (Some(ms), true) = (self.script.loading_ms, self.status) {
+                    let after = Duration::from_millis(ms);
+                    self.loaded_at = Some(Instant::now() + after);
+                    self.publisher.send(server_status(false), Duration::ZERO);
+                    self.publisher.send(server_status(true), after);
+                }
                 self.send_server_requests()?;
                 self.register_dynamic()?;
                 if let Some(ms) = self.script.configure_ms {
@@ -381,6 +400,9 @@ impl Server {
                     doc.text = text.to_owned();
                 }
                 self.touch(uri, Trigger::Save);
+                if let Some(ms) = self.script.check_on_save_ms {
+                    self.check_on_save(uri, Duration::from_millis(ms));
+                }
             }
             "textDocument/didClose" => {
                 self.docs.remove(uri);
@@ -388,6 +410,25 @@ impl Server {
             _ => {}
         }
         Ok(Flow::Continue)
+    }
+
+    /// Runs a check of the saved file as rust-analyzer's flycheck does: progress begins now and
+    /// ends after `takes`; what it found is published shortly after the end.
+    fn check_on_save(&mut self, uri: &str, takes: Duration) {
+        let token = format!("fake/flycheck/{}", self.checks);
+        self.checks += 1;
+        let begin = json!({"kind": "begin", "title": "fake check"});
+        self.publisher.send(progress(&token, begin), Duration::ZERO);
+        self.publisher
+            .send(progress(&token, json!({"kind": "end"})), takes);
+        let doc = self.docs.get(uri);
+        let text = doc.map(|doc| doc.text.as_str()).unwrap_or_default();
+        let version = doc.and_then(|doc| doc.version);
+        let found = check::findings(text);
+        self.publisher.publish(
+            publish_params(uri, version, found),
+            takes + Duration::from_millis(30),
+        );
     }
 
     /// Builds the InitializeResult and remembers the root and encoding.

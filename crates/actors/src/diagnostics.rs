@@ -793,8 +793,9 @@ impl Store {
                         let seen = self.seen(&key, &path, waiter.after, version);
                         if seen.has_any_for(version) {
                             let gave = waiter.deadline.saturating_duration_since(waiter.began);
+                            let seconds = gave.as_secs_f64().round();
                             let unfinished = completion::unfinished(traits, &seen)
-                                .map(|what| format!("{what} within {} s", gave.as_secs()));
+                                .map(|what| format!("{what} within {seconds} s"));
                             Freshness::Unsettled {
                                 lists: lists(false),
                                 unfinished,

@@ -124,6 +124,15 @@ pub struct Script {
     /// a capability and publish what is open again; a document opened or changed before that
     /// gets an empty placeholder publish (with its version) at once.
     pub configure_ms: Option<u64>,
+    /// Like rust-analyzer loading a project: with `server_status` declared, say quiescent
+    /// false at `initialized` and true this many ms later; until then, answer every pull at
+    /// once with an empty list.
+    pub loading_ms: Option<u64>,
+    /// Like rust-analyzer's check on save (`cargo check`): on didSave, progress
+    /// `fake/flycheck/0` ("fake check") begins and ends this many ms later; 30 ms after the
+    /// end (as from a worker thread), the file's `CHECK` lines are published as errors (code
+    /// C1) with the document's version. Pull answers never hold them.
+    pub check_on_save_ms: Option<u64>,
 }
 
 impl Default for Script {
@@ -163,6 +172,8 @@ impl Default for Script {
             workspace_diagnostics: false,
             refactor: Default::default(),
             configure_ms: None,
+            loading_ms: None,
+            check_on_save_ms: None,
         }
     }
 }
