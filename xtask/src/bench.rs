@@ -116,6 +116,7 @@ pub fn measure(
     quick: bool,
     only_load: bool,
     daemon_only: bool,
+    only_server: Option<&str>,
 ) -> anyhow::Result<()> {
     let plan = Plan {
         quick,
@@ -138,6 +139,27 @@ pub fn measure(
     let ruff = on_path(&path, "ruff");
     if only_load {
         return load_only(&plan, &squiggle, &xtask, &dir, ruff);
+    }
+    if let Some(label) = only_server {
+        // `bench-run --server LABEL`: one real server's cold and warm rows and false cleans.
+        let (mut rows, mut targets, mut measures, mut notes) = Default::default();
+        let mut results = Results {
+            rows: &mut rows,
+            targets: &mut targets,
+            measures: &mut measures,
+        };
+        let only = |name: &str| name.starts_with(label);
+        real_servers_and_projects(
+            workspace,
+            &squiggle,
+            &dir,
+            &plan,
+            only,
+            &mut results,
+            &mut notes,
+        )?;
+        print_table(&rows, &targets, &measures, &notes);
+        return Ok(());
     }
 
     let mut rows: Vec<Value> = Vec::new();
@@ -228,43 +250,15 @@ pub fn measure(
         print_table(&rows, &targets, &measures, &notes);
         return Ok(());
     }
-    let typescript_7 = typescript_7(workspace);
-    let (servers, mut missing) = real_servers(&path, &typescript_7);
-    notes.append(&mut missing);
-    for server in &servers {
-        let runs = (plan.cold_runs, (plan.runs / 4).max(5));
-        answers::measure(server, workspace, &squiggle, &dir, runs, &mut results)?;
-    }
-
-    // False cleans: cold runs on the real-size projects.
-    let (projects, mut missing) = real_projects(&path, &typescript_7);
-    notes.append(&mut missing);
-    for project in projects {
-        let outcome =
-            false_clean::measure(&project, workspace, &squiggle, &dir, plan.false_clean_runs)?;
-        results.rows.push(row(
-            "cold",
-            project.label,
-            "check --format json",
-            &outcome.timing,
-            None,
-        ));
-        let mut missed = target(
-            &format!(
-                "false cleans: cold squiggle check runs without {} in {} ({})",
-                expected_text(project.expected),
-                project.file,
-                project.label
-            ),
-            outcome.misses as f64,
-            &format!("of {}", outcome.runs),
-            0.0,
-            outcome.misses == 0,
-        );
-        missed["missed_runs"] = json!(outcome.missed);
-        missed["bases"] = json!(outcome.bases);
-        results.targets.push(missed);
-    }
+    real_servers_and_projects(
+        workspace,
+        &squiggle,
+        &dir,
+        &plan,
+        |_| true,
+        &mut results,
+        &mut notes,
+    )?;
 
     // Burst, growth and memory: on the fake server, then on ruff.
     let idle_ticks = measure_load(&fake, &plan, &squiggle, &dir, &mut results)?;
@@ -295,6 +289,58 @@ pub fn measure(
     ));
 
     report(&dir.join("report.json"), plan.quick, &results, &notes)
+}
+
+/// The real servers' cold and warm rows against their definitive floor, and the false cleans
+/// of cold runs on the real-size projects, for the servers and projects `only` keeps.
+fn real_servers_and_projects(
+    workspace: &Path,
+    squiggle: &Path,
+    dir: &Path,
+    plan: &Plan,
+    only: impl Fn(&str) -> bool,
+    results: &mut Results<'_>,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let typescript_7 = typescript_7(workspace);
+    let (servers, mut missing) = real_servers(&path, &typescript_7);
+    notes.append(&mut missing);
+    for server in servers.iter().filter(|server| only(server.label)) {
+        let runs = (plan.cold_runs, (plan.runs / 4).max(5));
+        answers::measure(server, workspace, squiggle, dir, runs, results)?;
+    }
+
+    // False cleans: cold runs on the real-size projects.
+    let (projects, mut missing) = real_projects(&path, &typescript_7);
+    notes.append(&mut missing);
+    for project in projects.into_iter().filter(|project| only(project.label)) {
+        let outcome =
+            false_clean::measure(&project, workspace, squiggle, dir, plan.false_clean_runs)?;
+        results.rows.push(row(
+            "cold",
+            project.label,
+            "check --format json",
+            &outcome.timing,
+            None,
+        ));
+        let mut missed = target(
+            &format!(
+                "false cleans: cold squiggle check runs without {} in {} ({})",
+                expected_text(project.expected),
+                project.file,
+                project.label
+            ),
+            outcome.misses as f64,
+            &format!("of {}", outcome.runs),
+            0.0,
+            outcome.misses == 0,
+        );
+        missed["missed_runs"] = json!(outcome.missed);
+        missed["bases"] = json!(outcome.bases);
+        results.targets.push(missed);
+    }
+    Ok(())
 }
 
 /// Prints the table of `results` and `notes`, and writes them with the machine to `out`.

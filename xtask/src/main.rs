@@ -79,6 +79,10 @@ struct BenchRunArgs {
     /// Only the fake server's cold and warm rows and the daemon scenario.
     #[arg(long)]
     daemon_only: bool,
+    /// Only the real server whose label starts with LABEL (`rust-analyzer`, `pyright`...):
+    /// its cold and warm rows against the floor and its project's false cleans.
+    #[arg(long, value_name = "LABEL", conflicts_with_all = ["load_only", "daemon_only"])]
+    server: Option<String>,
 }
 
 /// Arguments of `install-servers`.
@@ -133,6 +137,7 @@ fn main() -> anyhow::Result<()> {
             args.quick,
             args.load_only,
             args.daemon_only,
+            args.server.as_deref(),
         ),
     }
 }

@@ -194,7 +194,21 @@ fn cold(
 ) -> anyhow::Result<(Stats, Stats)> {
     let mut ours = Vec::new();
     let mut theirs = Vec::new();
-    let floor = || final_floor::cold(server.launch(), root, file);
+    // A check on save builds: cold for it too, with no build left from the run before.
+    let builds = matches!(server.signal, Signal::PullAndCheck { .. });
+    let clear = || {
+        if builds {
+            let _ = std::fs::remove_dir_all(root.join("target"));
+        }
+    };
+    let floor = || {
+        clear();
+        final_floor::cold(server.launch(), root, file)
+    };
+    let time_cold_check = |squiggle, root, file| {
+        clear();
+        time_cold_check(squiggle, root, file)
+    };
     for n in 0..runs {
         if n % 2 == 0 {
             ours.push(time_cold_check(squiggle, root, file)?);
@@ -222,6 +236,14 @@ fn warm(
     let (mut floor, _) = FinalFloor::start_open(server.launch(), root, file, &text)?;
     let mut ours: Vec<Duration> = Vec::new();
     let mut theirs: Vec<Duration> = Vec::new();
+    // A check on save reads the disk: squiggle's text is saved first (the floor saves its own).
+    let saves = matches!(server.signal, Signal::PullAndCheck { .. });
+    let check = |peer: &mut _, file: &Path, text: &str| {
+        if saves {
+            std::fs::write(file, text)?;
+        }
+        check(peer, file, text)
+    };
     for i in 0..runs {
         let changed = variant(&text, i, server.comment);
         if i % 2 == 0 {

@@ -122,15 +122,13 @@ pub fn real_servers(
             program,
             args: &[],
             language: "rust",
-            // It publishes in stages with no end signal: its last publish, found generously.
-            signal: Signal::LastPublish {
-                generous: Duration::from_secs(2),
-            },
-            fixture: "rust",
-            file: "src/main.rs",
+            signal: RUST_SIGNAL,
+            fixture: "real-rust",
+            file: RUST_FILE,
             comment: "//",
             api: false,
-            warm_limit: WarmLimit::Ratio(2.0),
+            // Both wait for cargo check; squiggle adds settle_ms after its end.
+            warm_limit: WarmLimit::Ratio(1.5),
             cold_limit: None,
             modules: None,
         }),
@@ -141,6 +139,23 @@ pub fn real_servers(
     }
     (servers, notes)
 }
+
+/// What rust-analyzer's final answer for a saved file waits for: a pull once it is ready, and
+/// the end of the `cargo check` its save started with what that check publishes (squiggle's
+/// settle_ms, 150 ms, of quiet after it).
+const RUST_SIGNAL: Signal = Signal::PullAndCheck {
+    check: "rust-analyzer/flycheck/",
+    quiet: Duration::from_millis(150),
+};
+
+/// The file of the vendored crate (tests/fixtures/real-rust) that rust-analyzer is measured on.
+const RUST_FILE: &str = "src/debug.rs";
+
+/// The borrow error introduced in the crate (the same as the tests' E0502 seed).
+const RUST_BORROW: (&str, &str) = (
+    "        let mut bytes = [0u8; 10];\n",
+    "        let mut bytes = [0u8; 10];\n        let first = &bytes;\n        let rest = &mut bytes;\n        rest[0] = first[0];\n",
+);
 
 /// The error introduced in fp-ts.
 const TS2552_AT_255_32: &[(u64, u64, &str)] = &[(255, 32, "2552")];
@@ -162,6 +177,7 @@ pub fn real_projects(
                 file: FP_TS,
                 expected: TS2552_AT_255_32,
                 modules: None,
+                seed: None,
             },
             &["typescript-language-server"][..],
         ),
@@ -173,8 +189,22 @@ pub fn real_projects(
                 file: "isort/api.py",
                 expected: &[(98, 5, "reportUndefinedVariable"), (98, 5, "F821")],
                 modules: None,
+                seed: None,
             },
             &["pyright-langserver", "ruff"][..],
+        ),
+        (
+            // A borrow error: only cargo check finds it, after the save.
+            Project {
+                label: "rust-analyzer, real-rust",
+                fixture: "real-rust",
+                copy: "real-rust",
+                file: RUST_FILE,
+                expected: &[(16, 20, "E0502")],
+                modules: None,
+                seed: Some(RUST_BORROW),
+            },
+            &["rust-analyzer"][..],
         ),
     ];
     let mut found = Vec::new();
@@ -196,6 +226,7 @@ pub fn real_projects(
             file: FP_TS,
             expected: TS2552_AT_255_32,
             modules: Some(modules.clone()),
+            seed: None,
         }),
         Err(why) => notes.push(format!(
             "false cleans on real-ts with tsc --lsp (TypeScript 7): not measured: {why}"

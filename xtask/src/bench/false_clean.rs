@@ -26,6 +26,9 @@ pub struct Project {
     pub expected: &'static [(u64, u64, &'static str)],
     /// The `node_modules` the copy links to (TypeScript 7 for `tsc --lsp`), if any.
     pub modules: Option<PathBuf>,
+    /// The error introduced in `file` (text found, its replacement), where the fixture holds
+    /// none; each run is then cold for the build too (the copy's `target/` is removed).
+    pub seed: Option<(&'static str, &'static str)>,
 }
 
 /// The outcome of the runs on one project.
@@ -58,11 +61,20 @@ pub fn measure(
     if let Some(modules) = &project.modules {
         super::fixture::link_modules(&root, modules)?;
     }
+    if let Some((find, replace)) = project.seed {
+        let file = root.join(project.file);
+        let text = std::fs::read_to_string(&file)?;
+        anyhow::ensure!(text.contains(find), "the seed is not in {}", file.display());
+        std::fs::write(&file, text.replacen(find, replace, 1))?;
+    }
     let mut timings = Vec::new();
     let mut misses = 0;
     let mut missed = Vec::new();
     let mut bases: Vec<(String, usize)> = Vec::new();
     for _ in 0..runs {
+        if project.seed.is_some() {
+            let _ = std::fs::remove_dir_all(root.join("target"));
+        }
         let (took, stdout) = cold_json(squiggle, &root, project.file)?;
         timings.push(took);
         let report: Value = serde_json::from_str(&stdout).unwrap_or(Value::Null);

@@ -3,9 +3,12 @@
 //! pulled (`textDocument/diagnostic`) right after the sync, typescript-language-server is asked
 //! through tsserver (`semanticDiagnosticsSync`), and a push-only server's last publish for the
 //! version is found by waiting generously after each publish, but the time is taken at that
-//! publish. squiggle's cold and warm checks are measured against it.
+//! publish. rust-analyzer is pulled once it says it is ready (serverStatus quiescent), and its
+//! answer for a saved file waits for the check its save started (its `cargo check`) to end
+//! and for what that check publishes. squiggle's cold and warm checks are measured against it.
 
-use std::path::Path;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
@@ -28,6 +31,14 @@ pub enum Signal {
     /// count; an unversioned one does), known to be the last once `generous` has passed
     /// without another. The time is taken at that publish, not after the wait.
     LastPublish { generous: Duration },
+    /// rust-analyzer on a saved file: a pull sent once it says it is ready (serverStatus
+    /// quiescent), and the end of the check its save started (progress tokens starting with
+    /// `check`) with the publishes that follow it (the last one found after `quiet` without
+    /// another). The time is taken at the last of these.
+    PullAndCheck {
+        check: &'static str,
+        quiet: Duration,
+    },
 }
 
 impl Signal {
@@ -40,6 +51,10 @@ impl Signal {
                 "last publish for the version (found after {} ms of quiet)",
                 generous.as_millis()
             ),
+            Signal::PullAndCheck { quiet, .. } => format!(
+                "pull answer once ready, and the end of the check on save with its publishes (found after {} ms of quiet)",
+                quiet.as_millis()
+            ),
         }
     }
 }
@@ -49,7 +64,10 @@ pub struct FinalFloor {
     peer: Peer,
     signal: Signal,
     uri: String,
+    path: PathBuf,
     version: i64,
+    /// Whether the server said it is ready (serverStatus quiescent), for [`Signal::PullAndCheck`].
+    ready: bool,
 }
 
 /// A server as the floor runs it: its program and arguments, its files' language id, and the
@@ -103,28 +121,48 @@ impl FinalFloor {
             peer,
             signal,
             uri: String::new(),
+            path: PathBuf::new(),
             version: 0,
+            ready: false,
         })
     }
 
     /// Opens a document; when the server's final answer for it arrived.
     pub fn open(&mut self, path: &Path, language_id: &str, text: &str) -> anyhow::Result<Instant> {
         self.uri = format!("file://{}", path.display());
+        self.path = path.to_path_buf();
         self.version = 1;
         let item = json!({"uri": self.uri, "languageId": language_id, "version": 1, "text": text});
         self.peer
             .notify("textDocument/didOpen", json!({"textDocument": item}))?;
+        self.save()?;
         self.final_answer()
     }
 
-    /// Changes the open document (full text); how long until the server's final answer.
+    /// Changes the open document (full text); how long until the server's final answer. For
+    /// a server whose answer waits for its check on save, the text is written to the file
+    /// first (as an editor saves it; not timed) and saved after the change.
     pub fn change(&mut self, text: &str) -> anyhow::Result<Duration> {
+        if matches!(self.signal, Signal::PullAndCheck { .. }) {
+            std::fs::write(&self.path, text)?;
+        }
         self.version += 1;
         let started = Instant::now();
         let params = json!({"textDocument": {"uri": self.uri, "version": self.version},
                             "contentChanges": [{"text": text}]});
         self.peer.notify("textDocument/didChange", params)?;
+        self.save()?;
         Ok(self.final_answer()?.duration_since(started))
+    }
+
+    /// `didSave` for a server whose answer waits for its check on save (the file holds the
+    /// text); nothing for the others.
+    fn save(&mut self) -> anyhow::Result<()> {
+        if !matches!(self.signal, Signal::PullAndCheck { .. }) {
+            return Ok(());
+        }
+        let params = json!({"textDocument": {"uri": self.uri}});
+        self.peer.notify("textDocument/didSave", params)
     }
 
     /// Asks for (or waits for) the final answer for the current version; when it arrived.
@@ -151,6 +189,83 @@ impl FinalFloor {
                 Ok(at)
             }
             Signal::LastPublish { generous } => self.last_publish(generous),
+            Signal::PullAndCheck { check, quiet } => self.pull_and_check(check, quiet),
+        }
+    }
+
+    /// The pull once the server is ready, and the end of a check begun after the save with the
+    /// publishes that follow it: when the last of them arrived.
+    fn pull_and_check(&mut self, check: &str, quiet: Duration) -> anyhow::Result<Instant> {
+        let deadline = Instant::now() + LIMIT;
+        let pull = |peer: &mut Peer, uri: &str| {
+            peer.request(
+                "textDocument/diagnostic",
+                json!({"textDocument": {"uri": uri}}),
+            )
+        };
+        let mut asked = if self.ready {
+            Some(pull(&mut self.peer, &self.uri)?)
+        } else {
+            None
+        };
+        let mut pulled: Option<Instant> = None;
+        let mut running: HashSet<String> = HashSet::new();
+        let mut began = false;
+        // The end of the last check, then the last publish after it.
+        let mut ended: Option<Instant> = None;
+        loop {
+            // Both parts in: done once the check's publishes have stopped.
+            let wait = match (pulled, ended) {
+                (Some(_), Some(at)) => (at + quiet).saturating_duration_since(Instant::now()),
+                _ => deadline.saturating_duration_since(Instant::now()),
+            };
+            let Some((at, message)) = self.peer.next_within(wait) else {
+                return match (pulled, ended) {
+                    (Some(pulled), Some(ended)) => Ok(pulled.max(ended)),
+                    _ => bail!(
+                        "no final answer within {LIMIT:?} (pull answered: {}, check ended: {})",
+                        pulled.is_some(),
+                        ended.is_some()
+                    ),
+                };
+            };
+            let method = message["method"].as_str();
+            let token = message["params"]["token"].as_str().unwrap_or_default();
+            let answers_pull = asked.is_some_and(|id| message["id"] == id);
+            if answers_pull && method.is_none() {
+                let kind = &message["result"]["kind"];
+                if kind != "full" && kind != "unchanged" {
+                    bail!("the pull was not answered with a report: {message}");
+                }
+                pulled = Some(at);
+            } else if method == Some("experimental/serverStatus") {
+                let ready = message["params"]["quiescent"] == true;
+                if ready && !self.ready && pulled.is_none() {
+                    asked = Some(pull(&mut self.peer, &self.uri)?);
+                }
+                self.ready = ready;
+            } else if method == Some("$/progress") && token.starts_with(check) {
+                match message["params"]["value"]["kind"].as_str() {
+                    Some("begin") => {
+                        running.insert(token.to_string());
+                        began = true;
+                        ended = None;
+                    }
+                    Some("end") => {
+                        running.remove(token);
+                        if began && running.is_empty() {
+                            ended = Some(at);
+                        }
+                    }
+                    _ => {}
+                }
+            } else if is_publish_for(&message, &self.uri, self.version) {
+                if ended.is_some() {
+                    ended = Some(at);
+                }
+            } else {
+                self.peer.answer_request(&message)?;
+            }
         }
     }
 
@@ -188,13 +303,20 @@ impl FinalFloor {
 /// The initialize request's params.
 fn initialize_params(root_uri: &str, signal: Signal) -> Value {
     let mut text_document = json!({"publishDiagnostics": {"versionSupport": true}});
-    if matches!(signal, Signal::Pull) {
+    let mut capabilities = json!({});
+    if matches!(signal, Signal::Pull | Signal::PullAndCheck { .. }) {
         text_document["diagnostic"] = json!({"dynamicRegistration": true});
     }
-    let workspace = json!({"configuration": true,
-                           "didChangeWatchedFiles": {"dynamicRegistration": true}});
+    if matches!(signal, Signal::PullAndCheck { .. }) {
+        text_document["synchronization"] = json!({"didSave": true});
+        capabilities["window"] = json!({"workDoneProgress": true});
+        capabilities["experimental"] = json!({"serverStatusNotification": true});
+    }
+    capabilities["workspace"] = json!({"configuration": true,
+                                       "didChangeWatchedFiles": {"dynamicRegistration": true}});
+    capabilities["textDocument"] = text_document;
     json!({"processId": std::process::id(), "rootUri": root_uri,
-           "capabilities": {"workspace": workspace, "textDocument": text_document},
+           "capabilities": capabilities,
            "workspaceFolders": [{"uri": root_uri, "name": "root"}]})
 }
 
