@@ -56,7 +56,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     }
     // Dropped on any error below, which removes it.
     let mut temp = builder.tempfile_in(folder)?;
-    temp.write_all(bytes)?;
+    temp.as_file_mut().write_all(bytes)?;
     if let Some(permissions) = kept {
         temp.as_file().set_permissions(permissions)?;
     }
