@@ -434,6 +434,76 @@ fn serve_previews_and_applies_with_the_hashes_passed_back() {
     squiggle_tests::assert_no_process_in(&ws.root);
 }
 
+/// The write of an apply used to take `.<name>.squiggle-<pid>.tmp`, following a link there:
+/// planted for the service's pid, a link sent the new text to a file outside the workspace
+/// (and left `a.fake` a link), a FIFO made the apply wait forever.
+#[test]
+fn serve_applies_a_rename_past_links_and_fifos_planted_at_temporary_names() {
+    let ws = FakeWorkspace::new();
+    three_files(&ws);
+    ws.write_scripted_toml(&json!({"refactor": {"rename": true}}));
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim.txt");
+    std::fs::write(&victim, "victim\n").unwrap();
+    let mut serve = squiggle_tests::Serve::start(&ws.root, &[]);
+    let limit = Duration::from_secs(30);
+    assert_eq!(serve.next(limit)["method"], "lsp/ready");
+    let pid = serve.pid();
+    let planted = |file: &str| {
+        ws.root.join(file).with_file_name(format!(
+            ".{}.squiggle-{pid}.tmp",
+            std::path::Path::new(file)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+        ))
+    };
+    std::os::unix::fs::symlink(&victim, planted("a.fake")).unwrap();
+    squiggle_tests::mkfifo(&planted("b.fake"));
+    std::os::unix::fs::symlink(&victim, planted("sub/c.fake")).unwrap();
+
+    let args =
+        json!({"file": "a.fake", "line": 1, "character": 10, "new_name": "sum", "apply": true});
+    serve.request(1, "lsp/rename", args);
+    let applied = serve.answer(1, limit);
+
+    assert_eq!(applied["result"]["applied"], true, "{applied}");
+    assert_eq!(read(&ws, "a.fake"), "variable sum\n");
+    assert_eq!(read(&ws, "b.fake"), "x = sum + 1\n");
+    assert_eq!(read(&ws, "sub/c.fake"), "y = sum * sum\nsubtotal = 2\n");
+    for file in ["a.fake", "b.fake", "sub/c.fake"] {
+        let kind = std::fs::symlink_metadata(ws.root.join(file))
+            .unwrap()
+            .file_type();
+        assert!(
+            kind.is_file(),
+            "{file} is no longer a regular file: {kind:?}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "victim\n");
+    let temporary = |folder: &str| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(ws.root.join(folder))
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.contains(".squiggle-") && name.ends_with(".tmp"))
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(
+        temporary("."),
+        [
+            format!(".a.fake.squiggle-{pid}.tmp"),
+            format!(".b.fake.squiggle-{pid}.tmp")
+        ],
+        "only the planted names are left"
+    );
+    assert_eq!(temporary("sub"), [format!(".c.fake.squiggle-{pid}.tmp")]);
+    serve.request(2, "lsp/shutdown", json!({}));
+    serve.answer(2, limit);
+    squiggle_tests::assert_no_process_in(&ws.root);
+}
+
 #[test]
 fn an_mcp_apply_of_a_listed_action_is_refused_when_the_list_changed() {
     let ws = FakeWorkspace::new();

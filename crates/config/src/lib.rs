@@ -20,12 +20,14 @@
 //! - `settings`: answers to `workspace/configuration` from a server's `settings`.
 //! - `scan`: walks over a workspace's own files.
 //! - `regular_file`: reading a named file: regular only, within a size limit.
+//! - `atomic_write`: writing a named file: a temporary file made exclusively, renamed over it.
 
 #![deny(clippy::print_stdout)]
 
 #[macro_use]
 mod keys;
 
+pub mod atomic_write;
 pub mod availability;
 pub mod builtin;
 pub mod error;
@@ -47,6 +49,7 @@ mod opencode;
 mod patch;
 mod toml_layer;
 
+pub use atomic_write::write_atomically;
 pub use availability::Availability;
 pub use builtin::builtin_servers;
 pub use error::ConfigError;

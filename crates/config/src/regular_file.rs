@@ -84,7 +84,7 @@ fn open_without_waiting(path: &Path) -> std::io::Result<File> {
 }
 
 /// What a file that is not regular is, for messages.
-fn kind_name(kind: std::fs::FileType) -> &'static str {
+pub(crate) fn kind_name(kind: std::fs::FileType) -> &'static str {
     if kind.is_dir() {
         return "a folder";
     }

@@ -169,6 +169,7 @@ impl ClientContext {
     > + Send
            + 'static {
         let root = self.workspace_root.clone();
+        let root_for_record = root.clone();
         let encoding = self.encoding.get().copied().unwrap_or_default();
         let limit = self.max_file_bytes;
         let applied = self.applied.clone();
@@ -187,6 +188,10 @@ impl ClientContext {
                 }
                 Err(reason) => {
                     tracing::warn!(%server, %reason, "refused the server's edit");
+                    // Files written before a failed one are on disk: squiggle syncs them too.
+                    if let crate::edit_files::WriteError::Write { written, .. } = &reason {
+                        applied.record(written.iter().map(|file| root_for_record.join(file)));
+                    }
                     (false, Some(reason.to_string()))
                 }
             };

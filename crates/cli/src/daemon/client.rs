@@ -1,7 +1,6 @@
 //! The client side: ask the workspace's daemon, starting it when none runs. Every failure is
 //! an error the caller answers by checking in its own process.
 
-use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
@@ -15,7 +14,7 @@ use tokio::net::UnixStream;
 
 use super::key::DaemonKey;
 use super::path_watch::Identity;
-use super::paths::{log_dir, runtime_dir};
+use super::paths::{log_dir, open_private, runtime_dir};
 use super::process;
 use super::wire::{self, Reply, Request, MAX_REPLY};
 use crate::check::{CheckAnswer, CheckRequest};
@@ -277,22 +276,15 @@ fn start(root: &Path, key: &DaemonKey) -> anyhow::Result<Child> {
 }
 
 /// Opens a daemon's log for appending (several clients may start the key's daemon at once),
-/// started afresh when large, this user's alone when it is a plain file.
+/// started afresh when large, this user's alone; a link, a FIFO or a device at its name is
+/// refused, never followed or chmodded (see [`open_private`]).
 fn open_log(key: &DaemonKey) -> anyhow::Result<std::fs::File> {
     let log = log_file(key)?;
-    if std::fs::metadata(&log).is_ok_and(|meta| meta.is_file() && meta.len() > MAX_LOG) {
+    if std::fs::symlink_metadata(&log).is_ok_and(|meta| meta.is_file() && meta.len() > MAX_LOG) {
         let _ = std::fs::remove_file(&log);
     }
-    let out = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log)
-        .with_context(|| format!("cannot write the daemon log {}", log.display()))?;
-    // Through the open file, never a link's target (a log linked to a device stays as it is).
-    if out.metadata()?.is_file() {
-        out.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    }
-    Ok(out)
+    open_private(&log, std::fs::OpenOptions::new().create(true).append(true))
+        .with_context(|| format!("cannot write the daemon log {}", log.display()))
 }
 
 /// Waits for a starting daemon's socket and its greeting; gives up when the daemon failed or

@@ -3,7 +3,7 @@
 
 use std::ffi::OsStr;
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// The environment variable that names the runtime folder outright (tests use it).
@@ -81,6 +81,38 @@ pub fn make_private(path: &Path) -> io::Result<()> {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
 }
 
+/// Opens a file of squiggle's own (a daemon log, a lock) with `options`, readable and
+/// writable by this user only: a link at its name is refused, not followed (`O_NOFOLLOW`), a
+/// FIFO is not waited on (`O_NONBLOCK`) and, like any file that is not regular, refused; the
+/// permissions are set on the opened file (`fchmod`), so a link's target is never touched.
+pub fn open_private(path: &Path, options: &mut std::fs::OpenOptions) -> io::Result<std::fs::File> {
+    let file = options
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|err| match err.raw_os_error() {
+            Some(libc::ELOOP) => io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is a symbolic link; squiggle does not follow it",
+                    path.display()
+                ),
+            ),
+            _ => err,
+        })?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", path.display()),
+        ));
+    }
+    if meta.mode() & 0o777 != 0o600 {
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(file)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,5 +146,74 @@ mod tests {
             Some(PathBuf::from("/h/.local/state/squiggle"))
         );
         assert_eq!(log_dir_from(None, None), None);
+    }
+
+    fn append() -> std::fs::OpenOptions {
+        let mut options = std::fs::OpenOptions::new();
+        options.create(true).append(true);
+        options
+    }
+
+    #[test]
+    fn a_log_is_made_private_and_appended_to() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("daemon-x.log");
+        std::fs::write(&log, "before\n").expect("write");
+        std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+
+        let mut file = open_private(&log, &mut append()).expect("opened");
+        std::io::Write::write_all(&mut file, b"after\n").expect("write");
+
+        assert_eq!(
+            std::fs::read_to_string(&log).expect("read"),
+            "before\nafter\n"
+        );
+        let mode = std::fs::metadata(&log).expect("stat").mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let new = dir.path().join("daemon-y.log");
+        open_private(&new, &mut append()).expect("created");
+        assert_eq!(std::fs::metadata(&new).expect("stat").mode() & 0o777, 0o600);
+    }
+
+    #[test]
+    fn a_link_at_the_log_name_is_refused_and_its_target_left_alone() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("someone-elses.txt");
+        std::fs::write(&target, "theirs\n").expect("write");
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        let log = dir.path().join("daemon-x.log");
+        std::os::unix::fs::symlink(&target, &log).expect("symlink");
+
+        let err = open_private(&log, &mut append()).expect_err("refused");
+
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{} is a symbolic link; squiggle does not follow it",
+                log.display()
+            )
+        );
+        assert_eq!(
+            std::fs::metadata(&target).expect("stat").mode() & 0o777,
+            0o644
+        );
+        assert_eq!(std::fs::read_to_string(&target).expect("read"), "theirs\n");
+    }
+
+    #[test]
+    fn a_fifo_at_the_log_name_is_refused_without_waiting() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("daemon-x.log");
+        let name = std::ffi::CString::new(log.as_os_str().as_encoded_bytes()).expect("no NUL");
+        // SAFETY: `name` is a valid NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+
+        // Opened for reading as well, as a reader of its own makes the open go through.
+        let err = open_private(&log, append().read(true)).expect_err("refused");
+
+        assert_eq!(
+            err.to_string(),
+            format!("{} is not a regular file", log.display())
+        );
     }
 }

@@ -21,7 +21,7 @@ use tokio::sync::Notify;
 use super::key::DaemonKey;
 use super::log::{self, note};
 use super::path_watch::{Identity, PathWatch, Watched};
-use super::paths::{make_private, runtime_dir, uid};
+use super::paths::{make_private, open_private, runtime_dir, uid};
 use super::process::record_pid;
 use super::wire::{self, DaemonStatus, Reply, Request, MAX_REQUEST};
 use crate::check;
@@ -296,13 +296,10 @@ fn idle_time(seconds: u64) -> Duration {
 /// holds it and serves; a daemon that holds it without serving (one that is stopping) is
 /// waited for.
 async fn take_lock(path: &Path, socket: &Path) -> anyhow::Result<Option<std::fs::File>> {
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).truncate(false).write(true);
+    let file = open_private(path, &mut options)
         .with_context(|| format!("cannot open {}", path.display()))?;
-    make_private(path)?;
     let deadline = Instant::now() + LOCK_LIMIT;
     loop {
         // SAFETY: flock on a descriptor this function owns; no memory is involved.

@@ -192,13 +192,27 @@ impl Squiggle {
             }
         }
         let root = self.inner.workspace_root.clone();
+        let touched = plan.changed_files().join(", ");
         let (plan, written) = tokio::task::spawn_blocking(move || {
             let written = edit_files::write_plan(&plan, &root);
             (plan, written)
         })
         .await
-        .map_err(|err| edit_files::WriteError::Interrupted(err.to_string()))?;
-        let written = written?;
+        .map_err(|err| {
+            edit_files::WriteError::Interrupted(format!("{err}; it may have written {touched}"))
+        })?;
+        let written = match written {
+            Ok(written) => written,
+            Err(failure) => {
+                // The files written before the failure are on disk: the servers hear of them.
+                if let edit_files::WriteError::Write { written, .. } = &failure {
+                    let root = &self.inner.workspace_root;
+                    let paths: Vec<_> = written.iter().map(|file| root.join(file)).collect();
+                    self.sync_written(&paths).await;
+                }
+                return Err(failure.into());
+            }
+        };
         let checks = self.sync_written(&written).await;
         Ok(EditOutcome {
             plan,
