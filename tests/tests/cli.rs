@@ -708,3 +708,54 @@ fn a_folder_over_the_bound_is_checked_in_part_and_says_so() {
     let report: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(report["outcomes"].as_object().unwrap().len(), 500);
 }
+
+/// A workspace whose `.fake` files go to a linter (the fake server, answering) and a required
+/// type checker that never answers (a fake server that publishes nothing).
+fn linter_and_silent_type_checker() -> FakeWorkspace {
+    let ws = workspace("default");
+    let silent = ws.script(&json!({"diagnose_on": []}));
+    let checker = ws
+        .fake_toml(&["--script", silent.to_str().unwrap()])
+        .replace("[servers.fake]", "[servers.checker]")
+        .replace("settle_ms = 20\n", "");
+    let toml = std::fs::read_to_string(ws.root.join("squiggle.toml")).unwrap();
+    ws.write(
+        "squiggle.toml",
+        &format!("diagnostic_timeout_ms = 1000\nfirst_touch_timeout_ms = 2000\n{toml}{checker}required = true\n"),
+    );
+    ws
+}
+
+#[test]
+fn a_linters_answer_does_not_make_a_file_checked_when_its_type_checker_did_not_answer() {
+    let ws = linter_and_silent_type_checker();
+    ws.write("clean.fake", "fine\n");
+    ws.write("broken.fake", "ERROR lint\n");
+
+    let clean = squiggle(&ws.root, &["check", "--format", "json", "clean.fake"]);
+    let report: Value = serde_json::from_str(&clean.stdout).unwrap();
+    let outcome = &report["outcomes"]["clean.fake"];
+    assert_eq!(outcome["outcome"], "not_checked", "{report}");
+    let reason = outcome["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("not type-checked: checker timed out")
+            && reason.ends_with("(fake answered, but only for what it checks)"),
+        "{reason}"
+    );
+    assert_eq!(clean.code, 3, "not clean: not checked");
+
+    // What the linter found is shown, and the file is still said to be not type-checked.
+    let broken = squiggle(&ws.root, &["check", "broken.fake"]);
+    assert_eq!(broken.code, 1);
+    assert!(
+        broken.stdout.starts_with("broken.fake:1:1: error[E1]: found ERROR: lint\nbroken.fake: not checked: not type-checked: checker timed out"),
+        "{}",
+        broken.stdout
+    );
+    let hook_like = squiggle(&ws.root, &["check", "--scope", "edit", "clean.fake"]);
+    assert!(
+        hook_like.stdout.contains("LSP did not check clean.fake, so its errors are unknown: not type-checked: checker timed out"),
+        "{}",
+        hook_like.stdout
+    );
+}

@@ -103,6 +103,7 @@ mod tests {
             status,
             reason: reason.map(str::to_string),
             basis: None,
+            required: false,
         }
     }
 

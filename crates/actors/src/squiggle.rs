@@ -809,6 +809,7 @@ impl Squiggle {
                 status,
                 reason,
                 basis: None,
+                required: (self.inner.config.servers.get(&key.id)).is_some_and(|s| s.required),
             },
             diagnostics: None,
             timed_out,

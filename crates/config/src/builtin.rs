@@ -31,6 +31,8 @@ struct Row {
     tsserver_pull: bool,
     ready_on_registration: bool,
     ready_on_quiescent: bool,
+    /// A type checker: a file it serves is checked only with its answer.
+    required: bool,
     check_progress: Option<&'static str>,
     timeout_ms: Option<u64>,
     first_touch_timeout_ms: Option<u64>,
@@ -57,6 +59,7 @@ const BASE: Row = Row {
     tsserver_pull: false,
     ready_on_registration: false,
     ready_on_quiescent: false,
+    required: false,
     check_progress: None,
     timeout_ms: None,
     first_touch_timeout_ms: None,
@@ -106,6 +109,7 @@ const ROWS: &[Row] = &[
         // traits, lifetimes) come only from the check it runs on save, published under its
         // own progress token with the document's version.
         id: "rust-analyzer",
+        required: true,
         command: "rust-analyzer",
         extensions: &["rs"],
         language_id: "rust",
@@ -123,6 +127,7 @@ const ROWS: &[Row] = &[
         // TypeScript 7's own language server (the native port): pull diagnostics, used when the
         // project's TypeScript is 7 or newer; typescript-language-server serves older ones.
         id: "typescript-native",
+        required: true,
         command: "tsc",
         args: &["--lsp", "--stdio"],
         extensions: JS_TS,
@@ -133,6 +138,7 @@ const ROWS: &[Row] = &[
     },
     Row {
         id: "typescript",
+        required: true,
         command: "typescript-language-server",
         args: &["--stdio"],
         extensions: JS_TS,
@@ -190,6 +196,7 @@ const ROWS: &[Row] = &[
     },
     Row {
         id: "pyright",
+        required: true,
         command: "pyright-langserver",
         args: &["--stdio"],
         extensions: PYTHON,
@@ -201,6 +208,7 @@ const ROWS: &[Row] = &[
     },
     Row {
         id: "basedpyright",
+        required: true,
         command: "basedpyright-langserver",
         args: &["--stdio"],
         extensions: PYTHON,
@@ -214,6 +222,7 @@ const ROWS: &[Row] = &[
     Row {
         // Astral's type checker: pull diagnostics.
         id: "ty",
+        required: true,
         command: "ty",
         args: &["server"],
         extensions: PYTHON,
@@ -250,6 +259,7 @@ const ROWS: &[Row] = &[
     Row {
         // Type errors first, its analyzers' findings after `diagnosticsDelay`.
         id: "gopls",
+        required: true,
         command: "gopls",
         extensions: &["go"],
         language_id: "go",
@@ -260,6 +270,7 @@ const ROWS: &[Row] = &[
     },
     Row {
         id: "clangd",
+        required: true,
         command: "clangd",
         extensions: &[
             "c", "h", "cc", "cpp", "cxx", "c++", "hpp", "hh", "hxx", "m", "mm",
@@ -482,6 +493,7 @@ impl Row {
             tsserver_pull: self.tsserver_pull,
             ready_on_registration: self.ready_on_registration,
             ready_on_quiescent: self.ready_on_quiescent,
+            required: self.required,
             check_progress: self.check_progress.map(str::to_string),
             timeout_ms: self.timeout_ms,
             first_touch_timeout_ms: self.first_touch_timeout_ms,
@@ -667,6 +679,28 @@ mod tests {
         assert_eq!(packages_of("rust-analyzer"), Some(&[][..]));
         assert_eq!(packages_of("ruff"), Some(&[Pip("ruff==0.17.5")][..]));
         assert_eq!(packages_of("nope"), None);
+    }
+
+    #[test]
+    fn the_type_checkers_are_required_and_the_linters_are_not() {
+        let servers = builtin_servers();
+        let required: Vec<&str> = (ROWS.iter())
+            .filter(|row| servers[row.id].required)
+            .map(|row| row.id)
+            .collect();
+        assert_eq!(
+            required,
+            vec![
+                "rust-analyzer",
+                "typescript-native",
+                "typescript",
+                "pyright",
+                "basedpyright",
+                "ty",
+                "gopls",
+                "clangd"
+            ]
+        );
     }
 
     #[test]

@@ -126,6 +126,10 @@ keyed! {
         /// project it answers pulls at once, with nothing.
         #[serde(alias = "readyOnQuiescent")]
         pub ready_on_quiescent: bool = false,
+        /// Whether a file it serves counts as checked only with its answer (a type checker):
+        /// when it runs and gives no final answer, the file is "not type-checked", whatever
+        /// the other servers (linters) said.
+        pub required: bool = false,
         /// The `$/progress` token prefix of the build check the server runs when a file is
         /// saved (rust-analyzer: `rust-analyzer/flycheck/`, its `cargo check`): for a saved
         /// file, the answer is final only once a check begun after the save has ended and what

@@ -36,13 +36,35 @@ pub enum OutcomeKind {
 }
 
 impl Outcome {
-    /// The outcome of a file from its servers' reports: checked when at least one answered.
+    /// The outcome of a file from its servers' reports: checked when at least one answered
+    /// and every required one that runs (its type checker) did; a linter's answer never
+    /// stands in for a type checker that ran and did not answer.
     pub fn of_servers(servers: &[ServerReport], timed_out: &[String]) -> Self {
         let missing: Vec<String> = servers
             .iter()
             .filter(|server| !answered(server, timed_out))
             .map(|server| problem(server, timed_out))
             .collect();
+        let unanswered: Vec<String> = (servers.iter())
+            .filter(|server| server.required && runs(server) && !answered(server, timed_out))
+            .map(|server| problem(server, timed_out))
+            .collect();
+        if !unanswered.is_empty() {
+            let others: Vec<&str> = (servers.iter())
+                .filter(|server| answered(server, timed_out))
+                .map(|server| server.id.as_str())
+                .collect();
+            let others = match others.as_slice() {
+                [] => String::new(),
+                ids => format!(
+                    " ({} answered, but only for what it checks)",
+                    ids.join(", ")
+                ),
+            };
+            return Outcome::NotChecked {
+                reason: format!("not type-checked: {}{others}", unanswered.join("; ")),
+            };
+        }
         if missing.len() < servers.len() {
             Outcome::Checked { missing }
         } else if missing.is_empty() {
@@ -102,6 +124,15 @@ pub fn answered(server: &ServerReport, timed_out: &[String]) -> bool {
         && !timed_out.contains(&server.id)
 }
 
+/// Whether a server runs for the file (it is not missing or turned off): one that runs and does
+/// not answer leaves its part of the file unknown.
+fn runs(server: &ServerReport) -> bool {
+    !matches!(
+        server.status,
+        ServerState::Unavailable | ServerState::Disabled
+    )
+}
+
 /// Why one server gave no final answer, in a short phrase on one line.
 fn problem(server: &ServerReport, timed_out: &[String]) -> String {
     let id = &server.id;
@@ -126,6 +157,78 @@ mod tests {
             status,
             reason: reason.map(str::to_string),
             basis: None,
+            required: false,
+        }
+    }
+
+    /// A type checker's report.
+    fn checker(id: &str, status: ServerState, reason: Option<&str>) -> ServerReport {
+        ServerReport {
+            required: true,
+            ..server(id, status, reason)
+        }
+    }
+
+    #[test]
+    fn a_linters_answer_does_not_stand_in_for_a_type_checker_that_ran() {
+        let rows: [(&str, Vec<ServerReport>, &[&str], Outcome); 5] = [
+            (
+                "the type checker timed out, the linter answered",
+                vec![
+                    checker("pyright", ServerState::Active, Some("still working")),
+                    server("ruff", ServerState::Active, None),
+                ],
+                &["pyright"],
+                Outcome::NotChecked {
+                    reason: "not type-checked: pyright timed out: still working (ruff answered, but only for what it checks)".to_string(),
+                },
+            ),
+            (
+                "the type checker broke, nothing else ran",
+                vec![checker("pyright", ServerState::Broken, Some("it exited"))],
+                &[],
+                Outcome::NotChecked {
+                    reason: "not type-checked: pyright is broken: it exited".to_string(),
+                },
+            ),
+            (
+                "both answered",
+                vec![
+                    checker("pyright", ServerState::Active, None),
+                    server("ruff", ServerState::Active, None),
+                ],
+                &[],
+                Outcome::Checked { missing: vec![] },
+            ),
+            (
+                "a type checker that is not installed is named, as before",
+                vec![
+                    checker("pyright", ServerState::Unavailable, Some("not installed")),
+                    server("ruff", ServerState::Active, None),
+                ],
+                &[],
+                Outcome::Checked {
+                    missing: vec!["pyright: not installed".to_string()],
+                },
+            ),
+            (
+                "a linter that did not answer leaves the file checked",
+                vec![
+                    checker("pyright", ServerState::Active, None),
+                    server("ruff", ServerState::Broken, Some("it exited")),
+                ],
+                &[],
+                Outcome::Checked {
+                    missing: vec!["ruff is broken: it exited".to_string()],
+                },
+            ),
+        ];
+        for (name, servers, late, expected) in rows {
+            assert_eq!(
+                Outcome::of_servers(&servers, &timed_out(late)),
+                expected,
+                "{name}"
+            );
         }
     }
 

@@ -19,6 +19,10 @@ pub struct ServerReport {
     /// What its answer rests on, when it gave a final one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub basis: Option<Basis>,
+    /// Whether the file counts as checked only with its answer (its type checker): a linter's
+    /// answer does not stand in for it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub required: bool,
 }
 
 /// What a server's final answer for a document version rests on.

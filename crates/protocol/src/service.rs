@@ -314,6 +314,7 @@ mod tests {
                 status: ServerState::Active,
                 reason: Some("no diagnostics before the deadline".to_string()),
                 basis: None,
+                required: false,
             }],
         };
         assert_eq!(

@@ -56,6 +56,7 @@ mod tests {
             status,
             reason: None,
             basis: None,
+            required: false,
         }
     }
 

@@ -126,6 +126,7 @@ mod tests {
                 status: ServerState::Active,
                 reason: None,
                 basis: Some(Basis::QuietTime),
+                required: false,
             },
             ServerReport {
                 id: "pyright".to_string(),
@@ -133,6 +134,7 @@ mod tests {
                 status: ServerState::Unavailable,
                 reason: Some("not installed".to_string()),
                 basis: None,
+                required: false,
             },
         ];
         report.timed_out = vec!["pyright".to_string()];
