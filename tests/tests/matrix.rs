@@ -4,6 +4,11 @@
 //! One test per server, so each server's result shows in the test output; only the server under
 //! test is enabled, and they run in parallel. `cargo xtask test` installs the pinned servers
 //! into `target/lsp-servers/matrix/` (`cargo xtask install-servers --all` does too).
+//!
+//! A server that answers pulls (`textDocument/diagnostic`: json, css, html, eslint,
+//! basedpyright, ty) is checked [`COLD_RUNS`] times, each run a new server on a fresh copy of
+//! its fixture, and each run must find the error and be final on the pull: an answer the
+//! server gave before it had loaded the project would be a false clean on a cold check.
 
 #![allow(clippy::unwrap_used)]
 
@@ -48,11 +53,51 @@ fn present(server: &str, command: &str, how: &str) -> bool {
 /// One expected diagnostic: file, line, column, code, source.
 type Expected = (&'static str, u64, u64, &'static str, &'static str);
 
+/// How many cold one-shot runs a pull server's test makes, each on a fresh copy of its fixture.
+const COLD_RUNS: usize = 5;
+
 /// Checks `files` of the fixture `tests/fixtures/matrix/<server>` with only `server` enabled and
 /// asserts exactly `expected` at `severities`; `modules` links the matrix's `node_modules` into
 /// the project (servers that load the project's own packages: eslint).
 fn check(server: &str, files: &[&str], severities: &str, modules: bool, expected: &[Expected]) {
-    check_via(server, files, severities, modules, expected, Via::Path);
+    check_via(
+        server,
+        files,
+        severities,
+        modules,
+        expected,
+        Via::Path,
+        Answer::Published,
+    );
+}
+
+/// [`check`] for a server that answers pulls: [`COLD_RUNS`] cold runs, each on a fresh copy of
+/// the fixture, each finding exactly `expected` and final on the pull.
+fn check_pulled(
+    server: &str,
+    files: &[&str],
+    severities: &str,
+    modules: bool,
+    expected: &[Expected],
+) {
+    check_via(
+        server,
+        files,
+        severities,
+        modules,
+        expected,
+        Via::Path,
+        Answer::Pulled,
+    );
+}
+
+/// How the server under test answers, and so how often it is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    /// It publishes: one run.
+    Published,
+    /// It answers pulls: [`COLD_RUNS`] cold runs, each final on the pull (basis `pull`).
+    Pulled,
 }
 
 /// How squiggle finds the server under test.
@@ -64,7 +109,8 @@ enum Via {
     DataFolder,
 }
 
-/// [`check`], finding the server `via` PATH or the data folder.
+/// [`check`], finding the server `via` PATH or the data folder; a server that answers pulls is
+/// checked cold [`COLD_RUNS`] times.
 fn check_via(
     server: &str,
     files: &[&str],
@@ -72,6 +118,7 @@ fn check_via(
     modules: bool,
     expected: &[Expected],
     via: Via,
+    answer: Answer,
 ) {
     let spec = squiggle_config::builtin_servers().remove(server).unwrap();
     assert!(
@@ -79,6 +126,34 @@ fn check_via(
         "{server}: `{}` is not installed: run `cargo xtask install-servers --all`",
         spec.command
     );
+    let runs = match answer {
+        Answer::Published => 1,
+        Answer::Pulled => COLD_RUNS,
+    };
+    let took: Vec<u128> = (1..=runs)
+        .map(|run| {
+            let took = cold_run(server, files, severities, modules, expected, via, answer);
+            assert!(
+                took < Duration::from_secs(60),
+                "{server}: run {run} took {took:?}"
+            );
+            took.as_millis()
+        })
+        .collect();
+    eprintln!("matrix: {server} ok in {runs} cold run(s), ms: {took:?}");
+}
+
+/// One cold run of [`check_via`]: a fresh copy of the fixture, a new squiggle and a new server;
+/// asserts the report and returns how long the check took.
+fn cold_run(
+    server: &str,
+    files: &[&str],
+    severities: &str,
+    modules: bool,
+    expected: &[Expected],
+    via: Via,
+    answer: Answer,
+) -> Duration {
     let dirs = matrix_bin_dirs();
     let (_dir, project) = fixture(&format!("matrix/{server}"));
     if modules {
@@ -141,15 +216,20 @@ fn check_via(
         .map(|&(file, line, column, code, source)| place(file, line, column, code, source))
         .collect();
     assert_eq!(found, expected, "{server}: {report}");
+    if answer == Answer::Pulled {
+        assert_eq!(
+            report["servers"][0]["basis"], "pull",
+            "{server}: final on its pull answer: {report}"
+        );
+    }
     assert_eq!(output.status.code(), Some(1), "{server}: {stderr}");
     assert_no_process_in(&project);
-    eprintln!("matrix: {server} ok in {} ms", took.as_millis());
-    assert!(took < Duration::from_secs(60), "{server} took {took:?}");
+    took
 }
 
 #[test]
 fn json() {
-    check(
+    check_pulled(
         "json",
         &["settings.json"],
         "error",
@@ -160,7 +240,7 @@ fn json() {
 
 #[test]
 fn css_scss() {
-    check(
+    check_pulled(
         "css",
         &["style.css", "theme.scss"],
         "error",
@@ -175,7 +255,7 @@ fn css_scss() {
 
 #[test]
 fn html() {
-    check(
+    check_pulled(
         "html",
         &["index.html"],
         "error",
@@ -230,6 +310,7 @@ fn bash_from_the_data_folder() {
         false,
         &[("run.sh", 6, 6, "SC2086", "shellcheck")],
         Via::DataFolder,
+        Answer::Published,
     );
 }
 
@@ -282,7 +363,7 @@ fn svelte() {
 
 #[test]
 fn eslint() {
-    check(
+    check_pulled(
         "eslint",
         &["index.js"],
         "error",
@@ -318,7 +399,7 @@ fn biome() {
 
 #[test]
 fn basedpyright() {
-    check(
+    check_pulled(
         "basedpyright",
         &["main.py"],
         "error",
@@ -329,7 +410,7 @@ fn basedpyright() {
 
 #[test]
 fn ty() {
-    check(
+    check_pulled(
         "ty",
         &["main.py"],
         "error",
