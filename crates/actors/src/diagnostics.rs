@@ -165,19 +165,20 @@ impl Published {
     }
 }
 
-/// Where one server's build checks on save stand, by store epoch.
+/// Where one server's build checks on save stand, numbered by the store's check sequence (its
+/// own count, apart from the diagnostics epoch: a check beginning changes no diagnostics).
 #[derive(Debug, Default)]
 struct Checks {
-    /// The epoch and title of the last check that began.
+    /// The number and title of the last check that began.
     began: Option<(u64, String)>,
     /// Whether a check runs now.
     running: bool,
-    /// The epoch and moment the last running check ended.
+    /// The number and moment of the last end of the running checks.
     ended: Option<(u64, Instant)>,
 }
 
 impl Checks {
-    /// Where the checks begun after the epoch `after` stand.
+    /// Where the checks begun after the number `after` stand.
     fn since(&self, after: u64) -> CheckSeen {
         match (&self.began, self.ended) {
             (Some((began, title)), _) if *began > after && self.running => {
@@ -266,11 +267,20 @@ enum Wait {
 struct Waiter {
     wait: Wait,
     after: u64,
+    /// The check sequence when the wait began: only checks begun after count for it.
+    checks_after: u64,
     /// When the wait began (for the time a deadline gave it).
     began: Instant,
     deadline: Instant,
     /// When it is to be looked at again, if a look is due.
     recheck_at: Option<Instant>,
+}
+
+impl Waiter {
+    /// Where the store stood when the wait began: its epoch and its check sequence.
+    fn since(&self) -> (u64, u64) {
+        (self.after, self.checks_after)
+    }
 }
 
 /// How a delivery came: the version it names, pushed or pulled, and whether the server was
@@ -304,6 +314,8 @@ pub struct Store {
     busy: HashSet<ServerKey>,
     /// Where each server's build checks on save stand.
     checks: HashMap<ServerKey, Checks>,
+    /// Counts every begin and end of a build check (see [`Checks`]).
+    check_seq: u64,
     /// When each server last stopped working: the quiet time counts from then too, since a
     /// server often sends more (a refresh, a last publish) right after.
     idle_since: HashMap<ServerKey, Instant>,
@@ -347,6 +359,7 @@ impl Actor for DiagnosticsActor {
             files: HashMap::new(),
             busy: HashSet::new(),
             checks: HashMap::new(),
+            check_seq: 0,
             idle_since: HashMap::new(),
             workspace_root,
             events,
@@ -400,19 +413,19 @@ impl Actor for DiagnosticsActor {
             }
             DiagnosticsMsg::CheckBegan { key, title } => {
                 if !store.gone.contains(&key) {
-                    store.epoch += 1;
+                    store.check_seq += 1;
                     let checks = store.checks.entry(key.clone()).or_default();
-                    checks.began = Some((store.epoch, title));
+                    checks.began = Some((store.check_seq, title));
                     checks.running = true;
                     store.check_server_waits(&myself, &key);
                 }
             }
             DiagnosticsMsg::CheckEnded { key } => {
                 if !store.gone.contains(&key) {
-                    store.epoch += 1;
+                    store.check_seq += 1;
                     let checks = store.checks.entry(key.clone()).or_default();
                     checks.running = false;
-                    checks.ended = Some((store.epoch, Instant::now()));
+                    checks.ended = Some((store.check_seq, Instant::now()));
                     store.check_server_waits(&myself, &key);
                 }
             }
@@ -643,6 +656,7 @@ impl Store {
             Waiter {
                 wait,
                 after,
+                checks_after: self.check_seq,
                 began: Instant::now(),
                 deadline,
                 recheck_at: None,
@@ -668,16 +682,24 @@ impl Store {
         Some(waiter)
     }
 
-    /// What a server said of a file since the epoch `after`, with its work now.
-    fn seen(&self, key: &ServerKey, path: &Path, after: u64, version: i32) -> Seen {
+    /// What a server said of a file since a wait began (the epoch and check sequence it
+    /// began at), with its work now.
+    fn seen(
+        &self,
+        key: &ServerKey,
+        path: &Path,
+        (after, checks_after): (u64, u64),
+        version: i32,
+    ) -> Seen {
         let said = self
             .files
             .get(path)
             .and_then(|by_server| by_server.get(key));
+        let checks = self.checks.get(key);
         Seen {
             busy: self.busy.contains(key),
             idle_since: self.idle_since.get(key).copied(),
-            check: (self.checks.get(key)).map_or_else(CheckSeen::default, |c| c.since(after)),
+            check: checks.map_or_else(CheckSeen::default, |c| c.since(checks_after)),
             ..said.map_or_else(Seen::default, |said| said.seen_since(after, version))
         }
     }
@@ -707,7 +729,7 @@ impl Store {
                 traits,
                 ..
             } => {
-                let seen = self.seen(key, path, waiter.after, *version);
+                let seen = self.seen(key, path, waiter.since(), *version);
                 completion::decide(*version, *traits, &seen, now)
             }
             Wait::All { .. } => match self.quiet_from(waiter.after) {
@@ -759,6 +781,7 @@ impl Store {
         let Some(waiter) = self.take_waiter(id) else {
             return;
         };
+        let since = waiter.since();
         match waiter.wait {
             Wait::File {
                 key,
@@ -790,7 +813,7 @@ impl Store {
                     Ending::Failed(reason) => Freshness::Failed(reason),
                     Ending::Superseded => Freshness::Superseded,
                     Ending::Deadline => {
-                        let seen = self.seen(&key, &path, waiter.after, version);
+                        let seen = self.seen(&key, &path, since, version);
                         if seen.has_any_for(version) {
                             let gave = waiter.deadline.saturating_duration_since(waiter.began);
                             let seconds = gave.as_secs_f64().round();

@@ -47,6 +47,9 @@ pub struct Server {
     pub cold_limit: Option<f64>,
     /// The `node_modules` the fixture's copy links to (TypeScript 7 for `tsc --lsp`), if any.
     pub modules: Option<PathBuf>,
+    /// The error introduced in `file` (text found, its replacement), where the fixture's file
+    /// holds none (a cold check is timed to its first printed line).
+    pub seed: Option<(&'static str, &'static str)>,
 }
 
 impl Server {
@@ -81,6 +84,9 @@ pub fn measure(
         super::fixture::link_modules(&root, modules)?;
     }
     let file = root.join(server.file);
+    if let Some(seed) = server.seed {
+        super::fixture::seed(&file, seed)?;
+    }
     let label = server.label;
     let source = format!("tests/fixtures/{}/{}", server.fixture, server.file);
     let basis = server.signal.describe();

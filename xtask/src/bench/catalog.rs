@@ -83,6 +83,7 @@ pub fn real_servers(
             // The cold target is pyright's (and tsc --lsp's); the others are reported.
             cold_limit: (label == "pyright").then_some(1.1),
             modules: None,
+            seed: None,
         });
     }
     match typescript_7 {
@@ -102,6 +103,7 @@ pub fn real_servers(
             },
             cold_limit: Some(1.1),
             modules: Some(modules.clone()),
+            seed: None,
         }),
         Err(why) => notes.push(format!(
             "typescript-native (tsc --lsp): not measured: {why}"
@@ -131,6 +133,7 @@ pub fn real_servers(
             warm_limit: WarmLimit::Ratio(1.5),
             cold_limit: None,
             modules: None,
+            seed: Some(RUST_BORROW),
         }),
         _ => notes.push(
             "rust-analyzer: not measured: `rust-analyzer --version` does not succeed on PATH"

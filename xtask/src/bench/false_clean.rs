@@ -61,11 +61,8 @@ pub fn measure(
     if let Some(modules) = &project.modules {
         super::fixture::link_modules(&root, modules)?;
     }
-    if let Some((find, replace)) = project.seed {
-        let file = root.join(project.file);
-        let text = std::fs::read_to_string(&file)?;
-        anyhow::ensure!(text.contains(find), "the seed is not in {}", file.display());
-        std::fs::write(&file, text.replacen(find, replace, 1))?;
+    if let Some(seed) = project.seed {
+        super::fixture::seed(&root.join(project.file), seed)?;
     }
     let mut timings = Vec::new();
     let mut misses = 0;

@@ -23,6 +23,18 @@ pub fn copy(
     Ok(std::fs::canonicalize(dest)?)
 }
 
+/// Introduces an error in `file`: its one `find` replaced by `replace`.
+pub fn seed(file: &Path, (find, replace): (&str, &str)) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(file)?;
+    anyhow::ensure!(
+        text.matches(find).count() == 1,
+        "the seed is not once in {}",
+        file.display()
+    );
+    std::fs::write(file, text.replacen(find, replace, 1))?;
+    Ok(())
+}
+
 /// The configuration that turns these servers off.
 pub fn turned_off(ids: &[String]) -> String {
     (ids.iter())
