@@ -127,6 +127,12 @@ enum Command {
     /// asks it from then on; it exits after `daemon_idle_seconds` (900) without a request.
     /// `--no-daemon`, `daemon = false` or SQUIGGLE_NO_DAEMON=1 check in-process instead.
     Daemon(daemon::DaemonArgs),
+    /// Restart this workspace's language servers in its daemon: those that broke, including
+    /// one held after a crash loop ("run `squiggle restart ID`" in its reason).
+    ///
+    /// Prints each server's state afterwards; exit code 1 when one is still broken (its
+    /// restart cooldown has not passed), 2 for an id that is not configured.
+    Restart(daemon::RestartArgs),
 }
 
 fn main() -> ExitCode {
@@ -161,6 +167,7 @@ fn main() -> ExitCode {
         Command::Hook(args) => runtime.block_on(hook::run(args)),
         Command::Init(args) => init::run(args),
         Command::Daemon(args) => runtime.block_on(daemon::run(args)),
+        Command::Restart(args) => runtime.block_on(daemon::restart(args)),
         Command::Status(args) => servers::status(args),
         Command::Servers(args) => servers::servers(args),
         Command::Install(args) => install::run(args),

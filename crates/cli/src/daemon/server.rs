@@ -26,6 +26,8 @@ use super::process::record_pid;
 use super::wire::{self, DaemonStatus, Reply, Request, MAX_REQUEST};
 use crate::check;
 
+/// How a held server of the daemon is restarted, said in its reason.
+const RESTART_HINT: &str = "run `squiggle restart {id}`";
 /// How long a connected client has to send its request.
 const REQUEST_LIMIT: Duration = Duration::from_secs(10);
 /// How long a new daemon waits for the key's lock while another holds it without serving.
@@ -155,6 +157,9 @@ impl Daemon {
             Request::Status => Reply::Status {
                 status: self.status().await,
             },
+            Request::Restart { server } => Reply::Restarted {
+                servers: self.squiggle.restart(server.as_deref()).await,
+            },
             Request::Stop => {
                 self.stop.notify_one();
                 Reply::Stopping
@@ -220,6 +225,7 @@ pub async fn run(
     let idle = idle_time(config.daemon_idle_seconds);
     let squiggle = Squiggle::start(&root, config).await?;
     squiggle.follow_disk();
+    squiggle.set_restart_hint(RESTART_HINT);
     note(format_args!(
         "serving {} on {}",
         root.display(),
