@@ -1,15 +1,17 @@
 //! `squiggle daemon`: the per-workspace background process that keeps servers warm between
 //! `squiggle check` calls, and the commands to see and stop it.
 
+mod accept;
 pub mod client;
 mod key;
-mod log;
+pub mod log;
 mod path_watch;
 mod paths;
 mod process;
 mod roots;
 mod server;
 mod wire;
+pub mod wire_paths;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

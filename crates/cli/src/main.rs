@@ -16,10 +16,11 @@
 //!   read and described from one declaration; `tools/error`: why a tool gave no answer).
 //! - `daemon`: the per-workspace background daemon `check` goes through (`daemon/key`: which
 //!   daemon serves a workspace; `daemon/paths`: its private runtime folder; `daemon/wire`: its
-//!   messages; `daemon/server`: the daemon; `daemon/path_watch`: noticing, without polling,
+//!   messages; `daemon/wire_paths`: file names on the wire, bytes and all; `daemon/server`: the daemon; `daemon/path_watch`: noticing, without polling,
 //!   that its socket or root was removed or replaced; `daemon/client`: asking it, or starting
 //!   it; `daemon/process`: finding and ending one that does not answer; `daemon/roots`: which
-//!   roots get one; `daemon/log`: its log, which never fails it).
+//!   roots get one; `daemon/log`: its log, which never fails it and stays bounded;
+//!   `daemon/accept`: backing off when accepting fails).
 //! - `hook`: `squiggle hook claude-code|gemini-cli`, run by agent hosts after each edit.
 //! - `init`: `squiggle init claude-code|gemini-cli`, which writes the hook into their settings.
 //! - `install`: `squiggle install`, language servers from the package registries.
@@ -211,7 +212,8 @@ fn init_logging(default: tracing::level_filters::LevelFilter) {
     let _ = tracing_subscriber::registry()
         .with(
             tracing_subscriber::fmt::layer()
-                .with_writer(std::io::stderr)
+                // Bounded in a daemon, whose stderr is its log (see daemon::log).
+                .with_writer(|| daemon::log::Stderr)
                 .with_target(false)
                 // A stderr that cannot be written (a daemon's log on a full disk) is no reason
                 // to print about it to that stderr, which panics.
