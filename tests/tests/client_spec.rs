@@ -609,3 +609,47 @@ async fn a_server_that_never_registers_is_broken_with_the_reason_not_clean() {
     assert!(ws.received("textDocument/didOpen").is_empty());
     squiggle.shutdown().await;
 }
+
+/// The `empty-first` scenario: an empty publish for the version, then, 300 ms later and with no
+/// progress between, the real one. The `version` basis trusts one publish per version, so the
+/// check answers from the first (clean), says it rested on `version`, and the later publish
+/// reaches the stored diagnostics: what the README promises, no more.
+#[tokio::test]
+async fn an_empty_versioned_publish_then_the_real_one_is_answered_from_the_first() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR real\n");
+    let squiggle = ws.start_scenario("empty-first").await;
+
+    let result = squiggle.check_file(&file, None).await;
+
+    assert!(result.diagnostics.is_empty(), "{:?}", result.diagnostics);
+    assert_eq!(result.servers.len(), 1);
+    assert_eq!(
+        result.servers[0].basis,
+        Some(squiggle_protocol::Basis::Version)
+    );
+    let stored = eventually(Duration::from_secs(10), || {
+        ws.messages().iter().any(|m| {
+            m["dir"] == "out"
+                && m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["diagnostics"]
+                    .as_array()
+                    .is_some_and(|d| !d.is_empty())
+        })
+    })
+    .await;
+    assert!(stored, "the real publish came");
+    // Polled with a deadline: the store takes the publish a moment after it is on the wire.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let later = loop {
+        let found = (squiggle.diagnostics().await)
+            .get("a.fake")
+            .is_some_and(|d| d.len() == 1);
+        if found || Instant::now() > deadline {
+            break found;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(later, "the later publish reached the stored diagnostics");
+    squiggle.shutdown().await;
+}

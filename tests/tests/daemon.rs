@@ -3,7 +3,9 @@
 //! in-process check, freshness against the disk, the delta baseline across calls,
 //! concurrent checks, a stopped (hung) daemon or a stranger on its socket, a root deleted,
 //! moved or replaced, a huge idle time, a log that cannot be written, and a bare home folder.
-//! Each test has its own runtime folder, and stops its daemons at the end.
+//! Each test has its own runtime folder, and stops its daemons at the end. The issue 25
+//! round-three items (restart, unasked edits, file descriptors, stop, environments) are in
+//! `daemon/reliability.rs`.
 
 #![allow(clippy::unwrap_used)]
 
@@ -43,6 +45,19 @@ impl Daemons {
         };
         daemons.configure(extra);
         daemons
+    }
+
+    /// Like [`Daemons::new`], the fake server playing `script` (see `cargo xtask fake-server`).
+    fn scripted(extra: &str, script: &serde_json::Value) -> Self {
+        let d = Daemons::new(extra);
+        let file = d.ws.script(script);
+        let args = format!(
+            "\"fake-server\", \"--script\", {:?}",
+            file.display().to_string()
+        );
+        let text = d.config_text(extra).replace("\"fake-server\"", &args);
+        d.ws.write("squiggle.toml", &text);
+        d
     }
 
     /// Writes the workspace's `squiggle.toml` with `extra` lines on top.
@@ -848,3 +863,6 @@ fn a_stopped_daemon_without_its_socket_is_listed_and_stopped() {
     assert!(!is_alive(hung), "stop --all ended it");
     assert_all_gone(&servers, "servers of the stopped daemon");
 }
+
+#[path = "daemon/reliability.rs"]
+mod reliability;

@@ -541,3 +541,31 @@ fn an_mcp_apply_of_a_listed_action_is_refused_when_the_list_changed() {
     mcp.close(limit);
     squiggle_tests::assert_no_process_in(&ws.root);
 }
+
+#[test]
+fn an_mcp_apply_whose_command_edit_was_refused_says_so_and_why() {
+    let ws = FakeWorkspace::new();
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim.fake");
+    std::fs::write(&victim, "keep\n").unwrap();
+    ws.write("a.fake", "fine\n");
+    let uri = format!("file://{}", victim.display());
+    let edit = json!({"changes": {uri: [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 4}}, "newText": "gone"}]}});
+    ws.write_scripted_toml(&json!({"refactor": {"actions": true, "apply_edit": edit}}));
+    let limit = Duration::from_secs(20);
+    let mut mcp = Mcp::start(&ws.root, limit);
+
+    let applied = mcp.call(
+        "lsp_code_actions",
+        json!({"file": "a.fake", "line": 1, "action": 1, "apply": true}),
+        limit,
+    );
+    let text = applied["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("ran command `Apply the scripted edit`: it changed no files\nsquiggle refused the edit the command sent, and wrote none of it: "),
+        "{text}"
+    );
+    assert!(text.contains("outside the workspace root"), "{text}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
+    mcp.close(limit);
+}

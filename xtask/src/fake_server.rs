@@ -368,6 +368,14 @@ impl Server {
             "exit" => return Ok(Flow::Exit),
             "textDocument/didOpen" => {
                 let text = params["textDocument"]["text"].as_str().unwrap_or_default();
+                self.crash_on_text(text);
+                if let Some(edit) = self.script.apply_edit_on_open.clone() {
+                    let root = self.root.as_deref().unwrap_or_default();
+                    let edit: Value =
+                        serde_json::from_str(&edit.to_string().replace("$ROOT", root))?;
+                    let request = self.client_request("workspace/applyEdit", json!({"edit": edit}));
+                    self.output.send(&request)?;
+                }
                 let doc = Doc {
                     text: text.to_owned(),
                     version,
@@ -384,6 +392,9 @@ impl Server {
                     .rev()
                     .find(|c| c.get("range").is_none())
                     .and_then(|c| c["text"].as_str());
+                if let Some(text) = full {
+                    self.crash_on_text(text);
+                }
                 let doc = self.docs.entry(uri.to_owned()).or_insert(Doc {
                     text: String::new(),
                     version: None,
@@ -429,6 +440,13 @@ impl Server {
             publish_params(uri, version, found),
             takes + Duration::from_millis(30),
         );
+    }
+
+    /// Crashes when the script says so for a document holding this text.
+    fn crash_on_text(&self, text: &str) {
+        if (self.script.crash_on_text.as_deref()).is_some_and(|needle| text.contains(needle)) {
+            crash();
+        }
     }
 
     /// Builds the InitializeResult and remembers the root and encoding.

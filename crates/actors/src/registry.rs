@@ -153,7 +153,13 @@ pub struct RegistryArgs {
     pub watcher: WatcherHandle,
     /// Kept in step with the entries: every server that is active.
     pub active: ActiveServers,
+    /// How the host restarts a held server, `{id}` standing for its id (see
+    /// [`Hold::describe`]); the generic advice when unset.
+    pub restart_hint: RestartHint,
 }
+
+/// How the host restarts a held server (`run `squiggle restart {id}``), set by the door.
+pub type RestartHint = Arc<std::sync::Mutex<Option<String>>>;
 
 /// The registry actor.
 #[derive(Debug)]
@@ -351,7 +357,11 @@ impl Servers {
                 });
                 reason
             }
-            Err(hold) => format!("{reason}; {}", hold.describe()),
+            Err(hold) => {
+                let hint = crate::lock::lock(&self.args.restart_hint).clone();
+                let how = hint.map(|hint| hint.replace("{id}", &key.id));
+                format!("{reason}; {}", hold.describe(how.as_deref()))
+            }
         }
     }
 

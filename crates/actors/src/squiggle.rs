@@ -34,7 +34,7 @@ use crate::feedback::{Feedback, NewErrors};
 use crate::key::ServerKey;
 use crate::lock::lock;
 use crate::registry::restarts::Restart;
-use crate::registry::{Acquired, ActiveServers, RegistryArgs, RegistryHandle};
+use crate::registry::{Acquired, ActiveServers, RegistryArgs, RegistryHandle, RestartHint};
 use crate::server::ServerHandle;
 use crate::watchdog::Watchdog;
 use crate::watcher::{DiskChange, WatcherHandle};
@@ -75,6 +75,8 @@ struct Inner {
     turns: Turns,
     /// The servers this session was told are unavailable.
     said_once: said_once::SaidOnce,
+    /// How this host restarts a held server, for the reasons that say it is held.
+    restart_hint: RestartHint,
 }
 
 /// A check under way, with its text, that several callers may await; held weakly, so a check
@@ -124,6 +126,7 @@ impl Squiggle {
         let watcher = WatcherHandle::spawn().await?;
         let commands = Arc::new(Commands::new(&workspace_root));
         let active = ActiveServers::default();
+        let restart_hint = RestartHint::default();
         let args = RegistryArgs {
             config: config.clone(),
             workspace_root: workspace_root.clone(),
@@ -133,6 +136,7 @@ impl Squiggle {
             watchdog: start_watchdog(),
             watcher: watcher.clone(),
             active: active.clone(),
+            restart_hint: restart_hint.clone(),
         };
         let registry = RegistryHandle::spawn(args).await?;
         Ok(Self {
@@ -149,6 +153,7 @@ impl Squiggle {
                 in_flight: std::sync::Mutex::default(),
                 turns: Turns::default(),
                 said_once: said_once::SaidOnce::default(),
+                restart_hint,
             }),
         })
     }
@@ -573,6 +578,13 @@ impl Squiggle {
             .status(ASK_LIMIT)
             .await
             .unwrap_or_default()
+    }
+
+    /// Says how this host restarts a server held after a crash loop (or too many restarts),
+    /// for the reasons that say it is held from now on: `{id}` stands for the server's id, as
+    /// in "run `squiggle restart {id}`". Unset, they say "restart it explicitly".
+    pub fn set_restart_hint(&self, hint: impl Into<String>) {
+        *crate::lock::lock(&self.inner.restart_hint) = Some(hint.into());
     }
 
     /// Restarts the broken servers with this id (every one when `None`) whose restart cooldown

@@ -86,7 +86,9 @@ const EXIT_NOT_CHECKED: u8 = 3;
 /// or by another that holds the same workspace warm.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CheckRequest {
-    /// The files to check; with a scope, the first is the edited one.
+    /// The files to check; with a scope, the first is the edited one. On the daemon's wire
+    /// as bytes when a name is not UTF-8.
+    #[serde(with = "crate::daemon::wire_paths")]
     pub files: Vec<PathBuf>,
     /// How the answer is printed.
     pub format: Format,

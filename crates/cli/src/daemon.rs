@@ -1,15 +1,17 @@
 //! `squiggle daemon`: the per-workspace background process that keeps servers warm between
 //! `squiggle check` calls, and the commands to see and stop it.
 
+mod accept;
 pub mod client;
 mod key;
-mod log;
+pub mod log;
 mod path_watch;
 mod paths;
 mod process;
 mod roots;
 mod server;
 mod wire;
+pub mod wire_paths;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -59,6 +61,69 @@ enum DaemonCommand {
         #[arg(long)]
         key: String,
     },
+}
+
+/// Arguments of `squiggle restart`.
+#[derive(Debug, clap::Args)]
+pub struct RestartArgs {
+    /// The server to restart (its id, as `squiggle status` lists it); every broken one when
+    /// absent.
+    server: Option<String>,
+    #[command(flatten)]
+    workspace: WorkspaceArgs,
+}
+
+/// Runs `squiggle restart [SERVER]`: asks this workspace's daemon to restart its broken
+/// servers (those held after a crash loop too) and prints each one's state afterwards. Exit
+/// code 0, or 1 when one is still broken (its cooldown has not passed), 2 for an id that is
+/// not configured.
+pub async fn restart(args: RestartArgs) -> anyhow::Result<u8> {
+    let (root, config) = args.workspace.load()?;
+    if let Some(id) = (args.server.as_deref()).filter(|id| !config.servers.contains_key(*id)) {
+        eprintln!(
+            "squiggle: no server `{id}` is configured for {}",
+            root.display()
+        );
+        return Ok(2);
+    }
+    let socket =
+        paths::runtime_dir()?.join(format!("{}.sock", DaemonKey::of(&root, &config).name()));
+    let request = Request::Restart {
+        server: args.server.clone(),
+    };
+    let limit = Duration::from_millis(config.first_touch_timeout_ms) + ASK_LIMIT;
+    let servers = match client::ask(&socket, &request, limit).await {
+        Ok(Reply::Restarted { servers }) => servers,
+        Ok(other) => anyhow::bail!("the daemon answered {other:?}"),
+        Err(err) => {
+            tracing::debug!("no daemon to ask: {err:#}");
+            println!(
+                "no daemon runs for {} with this configuration: nothing to restart (the next \
+                 check starts its servers afresh)",
+                root.display()
+            );
+            return Ok(0);
+        }
+    };
+    if servers.is_empty() {
+        match &args.server {
+            Some(id) => println!("{id} has not run in the daemon for {}", root.display()),
+            None => println!("no server has run in the daemon for {}", root.display()),
+        }
+    }
+    let mut broken = false;
+    for server in &servers {
+        broken |= server.state == squiggle_protocol::ServerState::Broken;
+        let pid = server.pid.map(|p| format!(", pid {p}")).unwrap_or_default();
+        let reason = (server.reason.as_deref())
+            .map(|r| format!(": {r}"))
+            .unwrap_or_default();
+        println!(
+            "{} ({}): {}{pid}{reason}",
+            server.id, server.root, server.state
+        );
+    }
+    Ok(u8::from(broken))
 }
 
 /// Whether checks of this workspace root with this configuration go through the daemon (not

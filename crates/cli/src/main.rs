@@ -16,10 +16,11 @@
 //!   read and described from one declaration; `tools/error`: why a tool gave no answer).
 //! - `daemon`: the per-workspace background daemon `check` goes through (`daemon/key`: which
 //!   daemon serves a workspace; `daemon/paths`: its private runtime folder; `daemon/wire`: its
-//!   messages; `daemon/server`: the daemon; `daemon/path_watch`: noticing, without polling,
+//!   messages; `daemon/wire_paths`: file names on the wire, bytes and all; `daemon/server`: the daemon; `daemon/path_watch`: noticing, without polling,
 //!   that its socket or root was removed or replaced; `daemon/client`: asking it, or starting
 //!   it; `daemon/process`: finding and ending one that does not answer; `daemon/roots`: which
-//!   roots get one; `daemon/log`: its log, which never fails it).
+//!   roots get one; `daemon/log`: its log, which never fails it and stays bounded;
+//!   `daemon/accept`: backing off when accepting fails).
 //! - `hook`: `squiggle hook claude-code|gemini-cli`, run by agent hosts after each edit.
 //! - `init`: `squiggle init claude-code|gemini-cli`, which writes the hook into their settings.
 //! - `install`: `squiggle install`, language servers from the package registries.
@@ -127,6 +128,12 @@ enum Command {
     /// asks it from then on; it exits after `daemon_idle_seconds` (900) without a request.
     /// `--no-daemon`, `daemon = false` or SQUIGGLE_NO_DAEMON=1 check in-process instead.
     Daemon(daemon::DaemonArgs),
+    /// Restart this workspace's language servers in its daemon: those that broke, including
+    /// one held after a crash loop ("run `squiggle restart ID`" in its reason).
+    ///
+    /// Prints each server's state afterwards; exit code 1 when one is still broken (its
+    /// restart cooldown has not passed), 2 for an id that is not configured.
+    Restart(daemon::RestartArgs),
 }
 
 fn main() -> ExitCode {
@@ -161,6 +168,7 @@ fn main() -> ExitCode {
         Command::Hook(args) => runtime.block_on(hook::run(args)),
         Command::Init(args) => init::run(args),
         Command::Daemon(args) => runtime.block_on(daemon::run(args)),
+        Command::Restart(args) => runtime.block_on(daemon::restart(args)),
         Command::Status(args) => servers::status(args),
         Command::Servers(args) => servers::servers(args),
         Command::Install(args) => install::run(args),
@@ -204,7 +212,8 @@ fn init_logging(default: tracing::level_filters::LevelFilter) {
     let _ = tracing_subscriber::registry()
         .with(
             tracing_subscriber::fmt::layer()
-                .with_writer(std::io::stderr)
+                // Bounded in a daemon, whose stderr is its log (see daemon::log).
+                .with_writer(|| daemon::log::Stderr)
                 .with_target(false)
                 // A stderr that cannot be written (a daemon's log on a full disk) is no reason
                 // to print about it to that stderr, which panics.

@@ -87,6 +87,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<u8> {
     let (root, config) = load(&args.workspace)?;
     let severities = config.include_severities.clone();
     let squiggle = Squiggle::start(&root, config).await?;
+    squiggle
+        .set_restart_hint("send `squiggle/restart` with `{\"serverId\": \"{id}\"}` to restart it");
     let (out, written) = crate::stdio::write_stdout();
     let service = Arc::new(Service {
         squiggle: squiggle.clone(),

@@ -60,6 +60,11 @@ pub struct Script {
     pub crash_on_message: Option<u64>,
     /// Exit with status 3 when a message with this method arrives.
     pub crash_on_method: Option<String>,
+    /// Exit with status 3 when a document is opened or changed to a text holding this.
+    pub crash_on_text: Option<String>,
+    /// Send this edit as `workspace/applyEdit` (unasked) on every `textDocument/didOpen`
+    /// (`$ROOT` is replaced by the root URI), without waiting for the answer.
+    pub apply_edit_on_open: Option<serde_json::Value>,
     /// Write a raw non-frame line before every publish.
     pub garbage_before_publish: bool,
     /// Write a non-JSON frame and an empty frame before every publish.
@@ -147,6 +152,8 @@ impl Default for Script {
             hang_on_initialize: false,
             crash_on_message: None,
             crash_on_method: None,
+            crash_on_text: None,
+            apply_edit_on_open: None,
             garbage_before_publish: false,
             malformed_body: false,
             unknown_notification: false,

@@ -51,15 +51,17 @@ pub enum Hold {
 }
 
 impl Hold {
-    /// What a status reason says about it, after the reason the server broke.
-    pub fn describe(self) -> String {
+    /// What a status reason says about it, after the reason the server broke; `how` says how
+    /// the host restarts it (`run `squiggle restart pyright``), else "restart it explicitly".
+    pub fn describe(self, how: Option<&str>) -> String {
+        let how = how.unwrap_or("restart it explicitly");
         match self {
             Hold::CrashLoop { after } => format!(
-                "it broke again {:.1} s after a restart, so it is not restarted automatically; restart it explicitly",
+                "it broke again {:.1} s after a restart, so it is not restarted automatically; {how}",
                 after.as_secs_f64()
             ),
             Hold::Exhausted { restarts } => format!(
-                "it was restarted automatically {restarts} times this session, the most it gets; restart it explicitly"
+                "it was restarted automatically {restarts} times this session, the most it gets; {how}"
             ),
         }
     }
@@ -252,11 +254,14 @@ mod tests {
             after: Duration::from_millis(400),
         };
         assert_eq!(
-            looped.describe(),
+            looped.describe(None),
             "it broke again 0.4 s after a restart, so it is not restarted automatically; restart it explicitly"
         );
-        assert!(Hold::Exhausted { restarts: 3 }
-            .describe()
-            .starts_with("it was restarted automatically 3 times this session"));
+        assert!(looped
+            .describe(Some("run `squiggle restart fake`"))
+            .ends_with("not restarted automatically; run `squiggle restart fake`"));
+        let exhausted = Hold::Exhausted { restarts: 3 }.describe(Some("ask for it"));
+        assert!(exhausted.starts_with("it was restarted automatically 3 times this session"));
+        assert!(exhausted.ends_with("the most it gets; ask for it"));
     }
 }

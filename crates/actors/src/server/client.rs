@@ -158,9 +158,10 @@ pub fn router(ctx: ClientContext) -> Router<ClientContext> {
 }
 
 impl ClientContext {
-    /// Applies an edit the server asks for, only inside the workspace root (a file outside
-    /// it is answered `applied: false` with the reason); the files written are kept for
-    /// squiggle to sync with every server.
+    /// Applies an edit the server asks for, only while an apply its caller asked for runs
+    /// (else it is answered `applied: false`: see [`crate::server::refactor::Applied`]) and
+    /// only inside the workspace root (a file outside it is answered `applied: false` with the
+    /// reason); the files written are kept for squiggle to sync with every server.
     fn apply_edit(
         &self,
         edit: async_lsp::lsp_types::WorkspaceEdit,
@@ -175,6 +176,14 @@ impl ClientContext {
         let applied = self.applied.clone();
         let server = self.key.id.clone();
         async move {
+            if !applied.is_asked() {
+                tracing::warn!(%server, "refused an edit the server sent unasked");
+                return Ok(async_lsp::lsp_types::ApplyWorkspaceEditResponse {
+                    applied: false,
+                    failure_reason: Some(crate::server::refactor::NOT_ASKED.to_string()),
+                    failed_change: None,
+                });
+            }
             let outcome = tokio::task::spawn_blocking(move || {
                 crate::edit_files::apply_on_disk(&edit, &root, encoding, limit)
             })
@@ -192,6 +201,7 @@ impl ClientContext {
                     if let crate::edit_files::WriteError::Write { written, .. } = &reason {
                         applied.record(written.iter().map(|file| root_for_record.join(file)));
                     }
+                    applied.refused(reason.to_string());
                     (false, Some(reason.to_string()))
                 }
             };

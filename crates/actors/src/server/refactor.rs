@@ -108,20 +108,70 @@ impl EditProvides {
     }
 }
 
-/// Files written by the server's `workspace/applyEdit` requests, until squiggle takes them to
-/// sync them with every server.
+/// The server's `workspace/applyEdit` requests: written only while a rename or code action
+/// the caller asked to apply is under way ([`Applied::asked`]); the files written and the edits
+/// refused meanwhile are kept until squiggle takes them to sync the files with every server and
+/// say what was refused. An edit the server sends on its own (on didOpen, during a check or a
+/// hook) is answered `applied: false`: nothing of squiggle writes a file no one asked it to.
 #[derive(Debug, Clone, Default)]
-pub struct Applied(Arc<Mutex<Vec<PathBuf>>>);
+pub struct Applied(Arc<Mutex<AppliedState>>);
+
+/// What [`Applied`] holds.
+#[derive(Debug, Default)]
+struct AppliedState {
+    /// How many asked applies are under way.
+    asked: usize,
+    /// Files written since the last take.
+    written: Vec<PathBuf>,
+    /// Why edits were refused since the last take.
+    refused: Vec<String>,
+}
+
+/// An apply the caller asked for, under way while this lives.
+#[derive(Debug)]
+pub struct Asked(Applied);
+
+impl Drop for Asked {
+    fn drop(&mut self) {
+        let mut state = crate::lock::lock(&(self.0).0);
+        state.asked = state.asked.saturating_sub(1);
+    }
+}
+
+/// Why a server's edit that no one asked for is refused.
+pub const NOT_ASKED: &str = "squiggle writes a server's edit only while a rename or code action \
+     that its caller asked to apply runs; this edit was not asked for";
 
 impl Applied {
+    /// Lets the server's edits be applied while the returned guard lives.
+    pub fn asked(&self) -> Asked {
+        crate::lock::lock(&self.0).asked += 1;
+        Asked(self.clone())
+    }
+
+    /// Whether an apply the caller asked for is under way.
+    pub fn is_asked(&self) -> bool {
+        crate::lock::lock(&self.0).asked > 0
+    }
+
     /// Notes files an applied edit wrote.
     pub fn record(&self, paths: impl IntoIterator<Item = PathBuf>) {
-        crate::lock::lock(&self.0).extend(paths);
+        crate::lock::lock(&self.0).written.extend(paths);
+    }
+
+    /// Notes why an edit asked for during an apply was refused.
+    pub fn refused(&self, reason: String) {
+        crate::lock::lock(&self.0).refused.push(reason);
     }
 
     /// The files written since the last take.
     pub fn take(&self) -> Vec<PathBuf> {
-        std::mem::take(&mut *crate::lock::lock(&self.0))
+        std::mem::take(&mut crate::lock::lock(&self.0).written)
+    }
+
+    /// Why edits were refused since the last take.
+    pub fn take_refused(&self) -> Vec<String> {
+        std::mem::take(&mut crate::lock::lock(&self.0).refused)
     }
 }
 

@@ -206,13 +206,14 @@ pub async fn listens(socket: &Path) -> bool {
     )
 }
 
-/// Removes the sockets of this workspace's daemons of other configurations or builds; each
-/// exits when it sees its socket gone.
+/// Removes the sockets of this workspace's daemons of this environment with other
+/// configurations or builds; each exits when it sees its socket gone. Another environment's
+/// daemon stays (it exits when idle).
 fn retire_others(dir: &Path, key: &DaemonKey) {
     for socket in sockets(dir) {
         let name = socket.file_name().map(|n| n.to_string_lossy().into_owned());
         let other = name.as_deref().and_then(DaemonKey::parse);
-        if other.is_some_and(|other| other.root == key.root && other != *key) {
+        if other.is_some_and(|other| key.retires(&other)) {
             let _ = std::fs::remove_file(&socket);
         }
     }

@@ -1,5 +1,7 @@
-//! Which daemon serves a check: one per canonical workspace root, configuration and squiggle
-//! build, named by a stable hash of each.
+//! Which daemon serves a check: one per canonical workspace root, environment (`PATH`, where
+//! server commands are found), configuration and squiggle build, named by a stable hash of
+//! each. A check retires the daemons of its root and environment with another configuration
+//! or build, never another environment's: two environments on one workspace keep one each.
 
 use std::path::Path;
 
@@ -10,20 +12,29 @@ use squiggle_actors::Config;
 pub struct DaemonKey {
     /// The hash of the canonical workspace root.
     pub root: u64,
+    /// The hash of the environment (`PATH`); `None` in the names of older builds' daemons.
+    pub env: Option<u64>,
     /// The hash of the root, the configuration, the server search path and the build.
     pub setup: u64,
 }
 
 impl DaemonKey {
     /// The key of a workspace root and a description of everything else a daemon runs with.
-    pub fn new(root: &Path, setup: &[&[u8]]) -> Self {
+    pub fn new(root: &Path, env: &[u8], setup: &[&[u8]]) -> Self {
         let root_bytes = root.as_os_str().as_encoded_bytes();
-        let mut all = vec![root_bytes];
+        let mut all = vec![root_bytes, env];
         all.extend_from_slice(setup);
         DaemonKey {
             root: fnv1a(&[root_bytes]),
+            env: Some(fnv1a(&[env])),
             setup: fnv1a(&all),
         }
+    }
+
+    /// Whether a check under this key retires the daemon of `other`: same root and
+    /// environment (or an older build's, which names none), another configuration or build.
+    pub fn retires(&self, other: &DaemonKey) -> bool {
+        other.root == self.root && (other.env.is_none() || other.env == self.env) && other != self
     }
 
     /// The key for this process's build, `PATH` (where server commands are found) and this
@@ -33,10 +44,10 @@ impl DaemonKey {
         let path = std::env::var_os("PATH").unwrap_or_default();
         Self::new(
             root,
+            path.as_encoded_bytes(),
             &[
                 env!("CARGO_PKG_VERSION").as_bytes(),
                 build_identity().as_bytes(),
-                path.as_encoded_bytes(),
                 config.as_bytes(),
             ],
         )
@@ -44,20 +55,33 @@ impl DaemonKey {
 
     /// The name its socket and lock files are made of.
     pub fn name(&self) -> String {
-        format!("{:016x}-{:016x}", self.root, self.setup)
+        match self.env {
+            Some(env) => format!("{:016x}-{env:016x}-{:016x}", self.root, self.setup),
+            None => format!("{:016x}-{:016x}", self.root, self.setup),
+        }
     }
 
     /// The key a file name (`<name>.sock`, `<name>.lock`) stands for.
     pub fn parse(name: &str) -> Option<Self> {
         let stem = name.split('.').next()?;
-        let (root, setup) = stem.split_once('-')?;
-        if root.len() != 16 || setup.len() != 16 {
+        let parts: Vec<&str> = stem.split('-').collect();
+        if parts.iter().any(|part| part.len() != 16) {
             return None;
         }
-        Some(DaemonKey {
-            root: u64::from_str_radix(root, 16).ok()?,
-            setup: u64::from_str_radix(setup, 16).ok()?,
-        })
+        let hex = |part: &str| u64::from_str_radix(part, 16).ok();
+        match parts[..] {
+            [root, env, setup] => Some(DaemonKey {
+                root: hex(root)?,
+                env: Some(hex(env)?),
+                setup: hex(setup)?,
+            }),
+            [root, setup] => Some(DaemonKey {
+                root: hex(root)?,
+                env: None,
+                setup: hex(setup)?,
+            }),
+            _ => None,
+        }
     }
 }
 
@@ -94,17 +118,50 @@ mod tests {
 
     #[test]
     fn one_root_and_setup_give_one_name() {
-        let a = DaemonKey::new(Path::new("/ws"), &[b"v1", b"config"]);
-        let b = DaemonKey::new(Path::new("/ws"), &[b"v1", b"config"]);
+        let a = DaemonKey::new(Path::new("/ws"), b"/bin", &[b"v1", b"config"]);
+        let b = DaemonKey::new(Path::new("/ws"), b"/bin", &[b"v1", b"config"]);
         assert_eq!(a.name(), b.name());
-        assert_eq!(a.name().len(), 33);
+        assert_eq!(a.name().len(), 50);
+    }
+
+    #[test]
+    fn a_check_retires_its_environments_other_setups_only() {
+        let key = |env: &[u8], config: &[u8]| DaemonKey::new(Path::new("/ws"), env, &[config]);
+        let this = key(b"/bin", b"config");
+        let older = DaemonKey {
+            env: None,
+            ..key(b"/bin", b"old")
+        };
+        let cases = [
+            (key(b"/bin", b"config"), false, "itself"),
+            (
+                key(b"/bin", b"other config"),
+                true,
+                "another configuration, same PATH",
+            ),
+            (key(b"/usr/bin", b"config"), false, "another PATH"),
+            (
+                key(b"/usr/bin", b"other config"),
+                false,
+                "another PATH and configuration",
+            ),
+            (older, true, "an older build's, which names no environment"),
+            (
+                DaemonKey::new(Path::new("/ws2"), b"/bin", &[b"x"]),
+                false,
+                "another root",
+            ),
+        ];
+        for (other, retired, what) in cases {
+            assert_eq!(this.retires(&other), retired, "{what}");
+        }
     }
 
     #[test]
     fn another_setup_shares_the_root_part_only() {
-        let a = DaemonKey::new(Path::new("/ws"), &[b"v1", b"config"]);
-        let b = DaemonKey::new(Path::new("/ws"), &[b"v1", b"other config"]);
-        let c = DaemonKey::new(Path::new("/ws2"), &[b"v1", b"config"]);
+        let a = DaemonKey::new(Path::new("/ws"), b"", &[b"v1", b"config"]);
+        let b = DaemonKey::new(Path::new("/ws"), b"", &[b"v1", b"other config"]);
+        let c = DaemonKey::new(Path::new("/ws2"), b"", &[b"v1", b"config"]);
         assert_eq!(a.root, b.root);
         assert_ne!(a.setup, b.setup);
         assert_ne!(a.root, c.root);
@@ -113,15 +170,20 @@ mod tests {
 
     #[test]
     fn parts_do_not_run_together() {
-        let a = DaemonKey::new(Path::new("/ws"), &[b"ab", b"c"]);
-        let b = DaemonKey::new(Path::new("/ws"), &[b"a", b"bc"]);
+        let a = DaemonKey::new(Path::new("/ws"), b"", &[b"ab", b"c"]);
+        let b = DaemonKey::new(Path::new("/ws"), b"", &[b"a", b"bc"]);
         assert_ne!(a.setup, b.setup);
     }
 
     #[test]
     fn names_parse_back() {
-        let key = DaemonKey::new(Path::new("/ws"), &[b"x"]);
+        let key = DaemonKey::new(Path::new("/ws"), b"/bin", &[b"x"]);
         assert_eq!(DaemonKey::parse(&format!("{}.sock", key.name())), Some(key));
+        let older = DaemonKey { env: None, ..key };
+        assert_eq!(
+            DaemonKey::parse(&format!("{}.lock", older.name())),
+            Some(older)
+        );
         assert_eq!(DaemonKey::parse("notes.txt"), None);
         assert_eq!(DaemonKey::parse("zz-yy.sock"), None);
     }

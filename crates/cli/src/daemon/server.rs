@@ -18,6 +18,7 @@ use tokio::io::BufReader;
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::Notify;
 
+use super::accept::Failures;
 use super::key::DaemonKey;
 use super::log::{self, note};
 use super::path_watch::{Identity, PathWatch, Watched};
@@ -26,6 +27,15 @@ use super::process::record_pid;
 use super::wire::{self, DaemonStatus, Reply, Request, MAX_REQUEST};
 use crate::check;
 
+/// How a held server of the daemon is restarted, said in its reason.
+const RESTART_HINT: &str = "run `squiggle restart {id}`";
+/// How many connections a daemon serves at once; one more is told at once that the daemon is
+/// busy (its check then runs in its own process), so that idle connections cannot take every
+/// file descriptor.
+const MAX_CONNECTIONS: usize = 128;
+/// How long a stopping daemon lets the checks under way finish before it shuts its servers
+/// down (within `squiggle daemon stop`'s wait).
+const DRAIN_LIMIT: Duration = Duration::from_secs(10);
 /// How long a connected client has to send its request.
 const REQUEST_LIMIT: Duration = Duration::from_secs(10);
 /// How long a new daemon waits for the key's lock while another holds it without serving.
@@ -49,6 +59,8 @@ struct Daemon {
     active: AtomicUsize,
     checks: AtomicU64,
     stop: Notify,
+    /// Woken each time a connection ends.
+    ended: Notify,
 }
 
 /// Counts a connection as active while it lives.
@@ -68,6 +80,7 @@ impl Drop for Active<'_> {
     fn drop(&mut self) {
         self.0.touch();
         self.0.active.fetch_sub(1, Ordering::SeqCst);
+        self.0.ended.notify_waiters();
     }
 }
 
@@ -98,6 +111,34 @@ impl Daemon {
         };
         let at = at.unwrap_or_else(|| now + MAX_IDLE);
         tokio::time::Instant::from_std(at)
+    }
+
+    /// Waits until no connection is under way (the checks in flight answered), at most
+    /// [`DRAIN_LIMIT`]; returns how many are still under way.
+    async fn drain(&self) -> usize {
+        let deadline = tokio::time::Instant::now() + DRAIN_LIMIT;
+        loop {
+            let ended = self.ended.notified();
+            let active = self.active.load(Ordering::SeqCst);
+            if active == 0 || tokio::time::timeout_at(deadline, ended).await.is_err() {
+                return self.active.load(Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// Tells a connection over [`MAX_CONNECTIONS`] that the daemon is busy.
+    async fn refuse_busy(self: Arc<Self>, stream: UnixStream) {
+        let (_, mut write) = stream.into_split();
+        let hello = Reply::Hello {
+            pid: std::process::id(),
+            root: self.root_identity,
+        };
+        let busy = Reply::Failed {
+            error: format!("the daemon serves {MAX_CONNECTIONS} connections already"),
+        };
+        if wire::write_message(&mut write, &hello).await.is_ok() {
+            let _ = wire::write_message(&mut write, &busy).await;
+        }
     }
 
     /// What `squiggle daemon status` shows.
@@ -155,6 +196,9 @@ impl Daemon {
             Request::Status => Reply::Status {
                 status: self.status().await,
             },
+            Request::Restart { server } => Reply::Restarted {
+                servers: self.squiggle.restart(server.as_deref()).await,
+            },
             Request::Stop => {
                 self.stop.notify_one();
                 Reply::Stopping
@@ -201,6 +245,7 @@ pub async fn run(
         key.name()
     );
     log::open(format_args!("starting for {}", root.display()));
+    log::limit(log::MAX_LOG_BYTES);
     let dir = runtime_dir()?;
     let socket = dir.join(format!("{}.sock", key.name()));
     let Some(mut lock) = take_lock(&dir.join(format!("{}.lock", key.name())), &socket).await?
@@ -220,6 +265,7 @@ pub async fn run(
     let idle = idle_time(config.daemon_idle_seconds);
     let squiggle = Squiggle::start(&root, config).await?;
     squiggle.follow_disk();
+    squiggle.set_restart_hint(RESTART_HINT);
     note(format_args!(
         "serving {} on {}",
         root.display(),
@@ -235,6 +281,7 @@ pub async fn run(
         active: AtomicUsize::new(0),
         checks: AtomicU64::new(0),
         stop: Notify::new(),
+        ended: Notify::new(),
     });
     // Nothing polls while idle: the loop wakes for a connection, a signal, a change in the
     // socket's folder or in the root, or the idle deadline. The root itself is watched: its
@@ -251,16 +298,32 @@ pub async fn run(
     }));
     let watch = PathWatch::new(watched);
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let mut failures = Failures::default();
     let why = loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
+                    failures.succeeded();
                     // Counted now, before the idle deadline is looked at again: a connection
                     // accepted at the deadline is answered, not dropped by an idle exit.
                     daemon.touch();
-                    tokio::spawn(daemon.clone().serve(stream));
+                    if daemon.active.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
+                        tokio::spawn(daemon.clone().refuse_busy(stream));
+                    } else {
+                        tokio::spawn(daemon.clone().serve(stream));
+                    }
                 }
-                Err(err) => note(format_args!("accept failed: {err}")),
+                Err(err) => {
+                    // Out of file descriptors, every try fails at once: wait, do not spin.
+                    let after = failures.failed(Instant::now());
+                    if let Some(count) = after.log {
+                        note(format_args!(
+                            "accept failed ({count} times since the last such line): {err}; \
+                             waiting up to 500 ms between tries"
+                        ));
+                    }
+                    tokio::time::sleep(after.wait).await;
+                }
             },
             () = daemon.stop.notified() => break "asked to stop",
             _ = terminate.recv() => break "terminated",
@@ -282,6 +345,13 @@ pub async fn run(
         let _ = std::fs::remove_file(&socket);
     }
     drop(listener);
+    // The checks under way answer before their servers go.
+    let left = daemon.drain().await;
+    if left > 0 {
+        note(format_args!(
+            "{left} connections still under way after {DRAIN_LIMIT:?}"
+        ));
+    }
     squiggle.shutdown().await;
     Ok(0)
 }

@@ -31,6 +31,12 @@ pub enum Request {
     },
     /// Say who you are and what you run.
     Status,
+    /// Restart the broken servers with this id (every broken one when `None`), even those
+    /// held after a crash loop, once their cooldown passed.
+    Restart {
+        /// The server id.
+        server: Option<String>,
+    },
     /// Stop: shut the servers down and exit.
     Stop,
 }
@@ -61,6 +67,11 @@ pub enum Reply {
     Status {
         /// What it is and runs.
         status: DaemonStatus,
+    },
+    /// The servers with the id asked for, after a restart.
+    Restarted {
+        /// Their states.
+        servers: Vec<ServerStatus>,
     },
     /// The daemon is stopping.
     Stopping,

@@ -265,7 +265,19 @@ impl Arg for u32 {
     }
 
     fn read(key: &'static str, value: &Value) -> Result<Self, ToolError> {
-        deserialized::<NonZeroU32>(key, Self::EXPECTED, value).map(NonZeroU32::get)
+        deserialized::<NonZeroU32>(key, Self::EXPECTED, value)
+            .map(NonZeroU32::get)
+            .map_err(|error| match value {
+                // A whole number out of range (0, -1, too large) is named as it was given.
+                Value::Number(number) if number.is_i64() || number.is_u64() => {
+                    ToolError::OutOfRange {
+                        key,
+                        expected: Self::EXPECTED,
+                        got: number.to_string(),
+                    }
+                }
+                _ => error,
+            })
     }
 }
 
@@ -389,9 +401,29 @@ mod tests {
         ] {
             let error = read(json!({"file": "a", "line": bad})).unwrap_err();
             assert!(
-                error.starts_with("`line` must be a whole number from 1, not"),
+                error.starts_with("`line` must be a whole number from 1, "),
                 "{bad}"
             );
+        }
+        let said = |value: Value| read(json!({"file": "a", "line": value})).unwrap_err();
+        let cases = [
+            (json!(0), "`line` must be a whole number from 1, got 0"),
+            (json!(-1), "`line` must be a whole number from 1, got -1"),
+            (
+                json!(4294967296u64),
+                "`line` must be a whole number from 1, got 4294967296",
+            ),
+            (
+                json!(1.5),
+                "`line` must be a whole number from 1, not a number",
+            ),
+            (
+                json!("3"),
+                "`line` must be a whole number from 1, not a string",
+            ),
+        ];
+        for (value, message) in cases {
+            assert_eq!(said(value), message);
         }
     }
 

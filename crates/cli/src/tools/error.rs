@@ -19,6 +19,16 @@ pub enum ToolError {
         /// What it was (`a number`, or the value given).
         got: String,
     },
+    /// A whole number out of an argument's range (`line: 0`).
+    #[error("`{key}` must be {expected}, got {got}")]
+    OutOfRange {
+        /// The argument.
+        key: &'static str,
+        /// What it must be (`a whole number from 1`).
+        expected: &'static str,
+        /// The number given.
+        got: String,
+    },
     /// A required argument is absent (or null).
     #[error("`{0}` is required")]
     Missing(&'static str),

@@ -173,9 +173,31 @@ impl Toolbox {
                     outcome.command_files.join(", ")
                 };
                 text.push_str(&format!("ran command `{command}`: it changed {files}\n"));
+                for reason in &outcome.command_refused {
+                    text.push_str(&format!(
+                        "squiggle refused the edit the command sent, and wrote none of it: {reason}\n"
+                    ));
+                }
             } else {
                 text.push_str(&format!("applying also runs the server command `{command}` (its changes cannot be previewed)\n"));
             }
+        }
+        if outcome.applied && !outcome.not_applied.is_empty() {
+            text.push_str(&format!(
+                "the preview also changed {}; the server's edit now leaves {} as {} \
+                 (its answer changed since the preview)\n",
+                outcome.not_applied.join(", "),
+                if outcome.not_applied.len() == 1 {
+                    "it"
+                } else {
+                    "them"
+                },
+                if outcome.not_applied.len() == 1 {
+                    "it was"
+                } else {
+                    "they were"
+                },
+            ));
         }
         let mut diagnostics = Map::new();
         if outcome.applied {
@@ -192,6 +214,8 @@ impl Toolbox {
             map.insert("diff".into(), json!(diff));
             map.insert("command".into(), json!(outcome.command));
             map.insert("command_files".into(), json!(outcome.command_files));
+            map.insert("command_refused".into(), json!(outcome.command_refused));
+            map.insert("not_applied".into(), json!(outcome.not_applied));
             map.insert("diagnostics".into(), Value::Object(diagnostics));
             map.insert("notes".into(), json!(answer.notes));
         }

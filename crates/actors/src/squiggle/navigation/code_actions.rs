@@ -217,7 +217,8 @@ impl Squiggle {
         };
         outcome.command = command.as_ref().map(|c| c.title.clone());
         if let (Some(command), EditMode::Apply { .. }) = (command, &pick.mode) {
-            let written = self.run_command(server, command).await?;
+            let (written, refused) = self.run_command(server, command).await?;
+            outcome.command_refused = refused;
             outcome.command_files = written
                 .iter()
                 .map(|path| self.relative_path(path))
@@ -227,13 +228,13 @@ impl Squiggle {
         Ok(outcome)
     }
 
-    /// Runs a command on the server; returns the files its `workspace/applyEdit` requests
-    /// wrote meanwhile.
+    /// Runs a command on the server, letting its `workspace/applyEdit` requests write
+    /// meanwhile; returns the files they wrote and why any of them was refused.
     async fn run_command(
         &self,
         server: &Ready,
         command: Command,
-    ) -> Result<Vec<PathBuf>, EditFailure> {
+    ) -> Result<(Vec<PathBuf>, Vec<String>), EditFailure> {
         if !server.info.provides.edits.execute_command {
             return Err(EditFailure::NotOffered {
                 what: "commands",
@@ -242,15 +243,19 @@ impl Squiggle {
             });
         }
         let before = server.info.applied.take();
+        server.info.applied.take_refused();
         if !before.is_empty() {
             self.sync_written(&before).await;
         }
+        let asked = server.info.applied.asked();
         let ran = self
             .edit_request(server, EditRequest::ExecuteCommand(command))
             .await;
+        drop(asked);
         let written = server.info.applied.take();
+        let refused = server.info.applied.take_refused();
         match ran {
-            Ok(_) => Ok(written),
+            Ok(_) => Ok((written, refused)),
             Err(error) => {
                 self.sync_written(&written).await;
                 Err(EditFailure::Server {

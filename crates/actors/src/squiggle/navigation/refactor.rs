@@ -49,6 +49,10 @@ pub struct EditOutcome {
     pub command: Option<String>,
     /// Files the server's command changed (through `workspace/applyEdit`), relative.
     pub command_files: Vec<String>,
+    /// Why edits the server's command sent were refused (outside the workspace, stale).
+    pub command_refused: Vec<String>,
+    /// After an apply with `expect`: the files the preview touched that the apply did not.
+    pub not_applied: Vec<String>,
     /// After applying: each touched file checked again.
     pub checks: Vec<CheckResult>,
 }
@@ -185,11 +189,16 @@ impl Squiggle {
                 ..EditOutcome::default()
             });
         };
+        let mut not_applied = Vec::new();
         if let Some(expect) = expect {
             let stale = plan.stale(&expect);
             if !stale.is_empty() {
                 return Err(EditFailure::Stale(stale));
             }
+            // The server's answer now may touch fewer files than the preview showed.
+            not_applied = (expect.into_keys())
+                .filter(|file| plan.files.iter().all(|change| change.file != *file))
+                .collect();
         }
         let root = self.inner.workspace_root.clone();
         let touched = plan.changed_files().join(", ");
@@ -219,6 +228,7 @@ impl Squiggle {
             hashes,
             applied: true,
             checks,
+            not_applied,
             ..EditOutcome::default()
         })
     }
