@@ -50,6 +50,10 @@ pub enum PullFailure {
     /// The server cancelled it every time it was sent.
     #[error("the server kept cancelling the pull")]
     KeptCancelling,
+    /// The server answered `unchanged` with no earlier answer to be unchanged from (a server
+    /// that publishes its results instead, or one that had not taken the document in yet).
+    #[error("the server answered `unchanged` with no earlier answer")]
+    UnchangedFromNothing,
     /// The request failed.
     #[error(transparent)]
     Request(#[from] RequestError),
@@ -94,6 +98,10 @@ impl PullState {
             Ok(Pulled::Full { result_id, items }) => {
                 self.result_ids.insert(path.to_path_buf(), result_id);
                 PullStep::Publish(items)
+            }
+            // Not an answer: it would read as clean (and nothing else would come for the pull).
+            Ok(Pulled::Unchanged) if self.previous_result_id(path).is_none() => {
+                PullStep::Failed(PullFailure::UnchangedFromNothing)
             }
             Ok(Pulled::Unchanged) => PullStep::StillPulled,
             Err(error) => PullStep::Failed(error.into()),
@@ -142,7 +150,6 @@ mod tests {
         // (version now, version pulled, attempt, answer, step)
         let table: Vec<(Option<i32>, i32, u8, Answer, PullStep)> = vec![
             (Some(2), 2, 0, full(Some("r")), PullStep::Publish(items())),
-            (Some(2), 2, 0, Ok(Pulled::Unchanged), PullStep::StillPulled),
             (Some(3), 2, 0, full(Some("r")), PullStep::Ignore),
             (None, 2, 0, full(Some("r")), PullStep::Ignore),
             (Some(3), 2, 0, Err(late.clone()), PullStep::Ignore),
@@ -174,6 +181,13 @@ mod tests {
                 Err(late.clone()),
                 PullStep::Failed(PullFailure::Request(late)),
             ),
+            (
+                Some(2),
+                2,
+                0,
+                Ok(Pulled::Unchanged),
+                PullStep::Failed(PullFailure::UnchangedFromNothing),
+            ),
         ];
         for (current, version, attempt, answer, step) in table {
             let mut state = PullState::default();
@@ -202,7 +216,11 @@ mod tests {
         assert_eq!(state.previous_result_id(&p("a")), None);
         state.on_answer(&p("a"), Some(1), 1, 0, full(Some("r1")));
         assert_eq!(state.previous_result_id(&p("a")).as_deref(), Some("r1"));
-        state.on_answer(&p("a"), Some(2), 2, 0, Ok(Pulled::Unchanged));
+        assert_eq!(
+            state.on_answer(&p("a"), Some(2), 2, 0, Ok(Pulled::Unchanged)),
+            PullStep::StillPulled,
+            "unchanged from an earlier answer stands"
+        );
         assert_eq!(
             state.previous_result_id(&p("a")).as_deref(),
             Some("r1"),
