@@ -1,5 +1,6 @@
-//! Whether a server's command can run here: found on disk, and (for commands with a known
-//! version flag) running it briefly succeeds.
+//! Whether a server's command can run here: found on disk (a file lookup, what a check goes by),
+//! and (for commands with a known version flag, what `squiggle status` adds) running it briefly
+//! succeeds.
 
 use std::path::{Path, PathBuf};
 
@@ -15,8 +16,17 @@ pub enum Availability {
     Runs(PathBuf),
     /// Not found at the path given, in the project's `node_modules/.bin`, or on `PATH`.
     NotFound,
-    /// Found, but it fails to run (rustup's proxy without the component, a broken shim).
+    /// Found, but it cannot serve, as its files tell without running it (a `tsc` older than
+    /// TypeScript 7 for `tsc --lsp`).
     CannotRun {
+        /// Where it was found.
+        path: PathBuf,
+        /// Why it cannot serve.
+        why: String,
+    },
+    /// Found, but its version flag fails (rustup's proxy without the component, a broken shim):
+    /// known only by probing. A check still starts it, and reports it broken with its output.
+    DoesNotRun {
         /// Where it was found.
         path: PathBuf,
         /// What running its version flag said.
@@ -28,6 +38,14 @@ impl Availability {
     /// Finds a server's command and, when it has a known version flag, runs that briefly in
     /// `workspace_root` with the server's environment. Blocking: it may take up to a few seconds.
     pub fn of(spec: &ServerSpec, workspace_root: &Path) -> Self {
+        Self::found(spec, workspace_root).probed(spec, workspace_root)
+    }
+
+    /// Finds a server's command without running anything: where it is (the project's
+    /// `node_modules/.bin`, `PATH`, the folders `squiggle install` fills), and for `tsc --lsp`
+    /// whether its TypeScript package is 7 or newer. `Runs` here means "found, start it".
+    /// Blocking, but only file lookups.
+    pub fn found(spec: &ServerSpec, workspace_root: &Path) -> Self {
         let installed = crate::install::data_dir()
             .map(|data| crate::install::bin_dirs(&data))
             .unwrap_or_default();
@@ -39,18 +57,37 @@ impl Availability {
                 return Availability::CannotRun { path, why };
             }
         }
+        Availability::Runs(path)
+    }
+
+    /// A command [`Availability::found`] found, probed: when it has a known version flag, that
+    /// is run briefly in `workspace_root` with the server's environment. Blocking: it may take
+    /// up to a few seconds.
+    pub fn probed(self, spec: &ServerSpec, workspace_root: &Path) -> Self {
+        let Availability::Runs(path) = self else {
+            return self;
+        };
         let Some(args) = version_args(&spec.command) else {
             return Availability::Runs(path);
         };
         match probe(&path, args, &spec.env, workspace_root, PROBE_LIMIT) {
             Ok(()) => Availability::Runs(path),
-            Err(why) => Availability::CannotRun { path, why },
+            Err(why) => Availability::DoesNotRun { path, why },
         }
     }
 
     /// Whether the command runs.
     pub fn runs(&self) -> bool {
         matches!(self, Availability::Runs(_))
+    }
+
+    /// Whether a check starts it: found, and not known to be unable to serve without running
+    /// it (one whose version flag fails is still started, and then reported broken).
+    pub fn starts(&self) -> bool {
+        matches!(
+            self,
+            Availability::Runs(_) | Availability::DoesNotRun { .. }
+        )
     }
 
     /// The program to run, if it runs.
@@ -66,12 +103,14 @@ impl Availability {
         match self {
             Availability::Runs(_) => None,
             Availability::NotFound => Some(spec.not_installed()),
-            Availability::CannotRun { path, why } => Some(format!(
-                "`{}` ({}) is found but does not run: {why} (install: {})",
-                spec.command,
-                path.display(),
-                spec.install_hint
-            )),
+            Availability::CannotRun { path, why } | Availability::DoesNotRun { path, why } => {
+                Some(format!(
+                    "`{}` ({}) is found but does not run: {why} (install: {})",
+                    spec.command,
+                    path.display(),
+                    spec.install_hint
+                ))
+            }
         }
     }
 }
@@ -130,8 +169,17 @@ mod tests {
         );
         let mut spec = spec("rust-analyzer");
         spec.command = proxy.display().to_string();
+        assert_eq!(
+            Availability::found(&spec, dir.path()),
+            Availability::Runs(proxy.clone()),
+            "found without running it"
+        );
         let availability = Availability::of(&spec, dir.path());
         assert!(!availability.runs());
+        assert!(
+            availability.starts(),
+            "a check starts it, and reports it broken"
+        );
         assert_eq!(availability.program(), None);
         assert_eq!(
             availability.reason(&spec).unwrap_or_default(),
@@ -167,6 +215,24 @@ mod tests {
             Availability::of(&spec, dir.path()),
             Availability::Runs(ruff)
         );
+    }
+
+    #[test]
+    fn finding_a_command_never_runs_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let marker = dir.path().join("ran");
+        let ruff = tool(
+            dir.path(),
+            "ruff",
+            &format!("touch {}; exit 1", marker.display()),
+        );
+        let mut spec = spec("ruff");
+        spec.command = ruff.display().to_string();
+        assert_eq!(
+            Availability::found(&spec, dir.path()),
+            Availability::Runs(ruff)
+        );
+        assert!(!marker.exists(), "not run");
     }
 
     #[test]

@@ -38,24 +38,40 @@ impl Config {
         path: &Path,
         is_available: &dyn Fn(&ServerSpec) -> bool,
     ) -> Vec<&ServerSpec> {
+        let mut chosen: Vec<&ServerSpec> = self
+            .roles_for(path)
+            .into_iter()
+            .filter_map(|role| {
+                let first = role.first().copied();
+                role.into_iter()
+                    .find(|member| is_available(member))
+                    .or(first)
+            })
+            .collect();
+        chosen.sort_by(|a, b| a.id.cmp(&b.id));
+        chosen
+    }
+
+    /// The roles of the enabled servers for this file, each in fallback order (the primary,
+    /// then its fallbacks by id, then theirs), ordered by their primary's id. A server without
+    /// fallback links is a role of its own. Whoever picks from a role looks at its members in
+    /// this order and stops at the first that will do, so a later member is never looked at
+    /// (nor probed) when an earlier one is used.
+    pub fn roles_for(&self, path: &Path) -> Vec<Vec<&ServerSpec>> {
         let candidates: Vec<&ServerSpec> = self
             .servers_matching(path)
             .into_iter()
             .filter(|spec| spec.enabled)
             .collect();
-        candidates
-            .iter()
-            .copied()
-            .filter(|spec| {
-                let role = role_of(&candidates, spec);
-                let chosen = role
-                    .iter()
-                    .copied()
-                    .find(|member| is_available(member))
-                    .or_else(|| role.first().copied());
-                chosen.is_some_and(|chosen| chosen.id == spec.id)
-            })
-            .collect()
+        let mut roles: Vec<Vec<&ServerSpec>> = Vec::new();
+        for spec in &candidates {
+            let role = role_of(&candidates, spec);
+            if !roles.iter().any(|known| known[0].id == role[0].id) {
+                roles.push(role);
+            }
+        }
+        roles.sort_by(|a, b| a[0].id.cmp(&b[0].id));
+        roles
     }
 }
 
@@ -288,6 +304,42 @@ mod tests {
             s.id != "eslint" && s.id != "typescript-native"
         });
         assert_eq!(ids(&servers), ["biome", "typescript"]);
+    }
+
+    #[test]
+    fn roles_list_each_role_once_in_fallback_order() {
+        let config = Config::default();
+        let roles: Vec<Vec<String>> = config
+            .roles_for(Path::new("/w/a.py"))
+            .iter()
+            .map(|role| ids(role))
+            .collect();
+        assert_eq!(
+            roles,
+            [vec!["pyright", "basedpyright", "ty"], vec!["ruff", "pylsp"]]
+        );
+        let ts: Vec<Vec<String>> = (config.roles_for(Path::new("/w/a.ts")).iter())
+            .map(|role| ids(role))
+            .collect();
+        assert_eq!(
+            ts,
+            [
+                vec!["eslint", "biome"],
+                vec!["typescript-native", "typescript"]
+            ]
+        );
+    }
+
+    #[test]
+    fn a_later_member_of_a_role_is_not_looked_at_when_an_earlier_one_is_available() {
+        let config = Config::default();
+        let asked = std::cell::RefCell::new(Vec::new());
+        let servers = config.servers_for(Path::new("/w/a.ts"), &|s| {
+            asked.borrow_mut().push(s.id.clone());
+            true
+        });
+        assert_eq!(ids(&servers), ["eslint", "typescript-native"]);
+        assert_eq!(*asked.borrow(), ["eslint", "typescript-native"]);
     }
 
     #[test]
