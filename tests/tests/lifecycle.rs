@@ -269,7 +269,8 @@ async fn a_missing_binary_is_unavailable_with_the_install_hint() {
 }
 
 #[tokio::test]
-async fn a_command_that_is_found_but_does_not_run_is_unavailable_not_broken() {
+async fn a_found_command_that_does_not_run_is_started_by_a_check_and_reported_broken_with_its_output(
+) {
     let ws = FakeWorkspace::new();
     let file = ws.write("a.fake", "ERROR x\n");
     let bin = ws.root.parent().unwrap().join("bin");
@@ -281,24 +282,27 @@ async fn a_command_that_is_found_but_does_not_run_is_unavailable_not_broken() {
     let squiggle = ws.start(vec![server]).await;
 
     let first = squiggle.check_file(&file, None).await;
-    let second = squiggle.check_file(&file, None).await;
 
-    let expected = format!(
-        "`{0}` ({0}) is found but does not run: `rust-analyzer --version` exited with status 1: {message} (install: rustup component add rust-analyzer)",
-        shim.display()
+    assert!(first.diagnostics.is_empty());
+    assert_eq!(first.servers.len(), 1);
+    assert_eq!(first.servers[0].status, ServerState::Broken, "{first:?}");
+    let reason = first.servers[0].reason.clone().unwrap_or_default();
+    assert!(reason.contains(message), "its own output: {reason}");
+    let calls = shim_calls(&shim);
+    assert!(
+        !calls.is_empty() && calls.iter().all(|call| call != "--version"),
+        "started as a server, never probed by a check: {calls:?}"
     );
-    for result in [&first, &second] {
-        assert!(result.diagnostics.is_empty());
-        assert_eq!(result.servers.len(), 1);
-        assert_eq!(result.servers[0].status, ServerState::Unavailable);
-        assert_eq!(result.servers[0].reason.as_deref(), Some(expected.as_str()));
-    }
-    let status = squiggle.status().await;
-    assert_eq!(status[0].state, ServerState::Unavailable);
+    let availability = squiggle
+        .availability(&squiggle.config().servers["ra"])
+        .await;
     assert_eq!(
-        shim_calls(&shim),
-        ["--version"],
-        "probed once per runtime, never started as a server"
+        availability.reason(&squiggle.config().servers["ra"]),
+        Some(format!(
+            "`{0}` ({0}) is found but does not run: `rust-analyzer --version` exited with status 1: {message} (install: rustup component add rust-analyzer)",
+            shim.display()
+        )),
+        "status still probes"
     );
     squiggle.shutdown().await;
 }

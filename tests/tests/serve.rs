@@ -714,7 +714,7 @@ fn status_covers_every_server_sorted_and_lsp_false_says_so() {
 }
 
 #[test]
-fn status_and_checks_say_a_found_command_that_does_not_run_is_unavailable() {
+fn status_probes_a_found_command_that_does_not_run_and_a_check_reports_it_broken() {
     let ws = workspace(&[]);
     let mut config = std::fs::read_to_string(ws.root.join("squiggle.toml")).unwrap();
     config.push_str(&format!(
@@ -764,11 +764,19 @@ fn status_and_checks_say_a_found_command_that_does_not_run_is_unavailable() {
         )
     );
     assert_eq!(checked, json!([]));
-    assert_eq!(after, before, "unavailable after a check, not broken");
     assert_eq!(
-        squiggle_tests::shim_calls(&shim),
-        ["--version"],
-        "probed once per session, never started as a server"
+        after,
+        (
+            json!("broken"),
+            json!(format!("the server exited (exit status: 1): {message}"))
+        ),
+        "a check starts a found command and reports it broken with its own output"
+    );
+    let calls = squiggle_tests::shim_calls(&shim);
+    assert_eq!(calls[0], "--version", "probed once, by status: {calls:?}");
+    assert!(
+        calls.len() > 1 && calls[1..].iter().all(|call| call != "--version"),
+        "started by the check, not probed again: {calls:?}"
     );
     serve.request(5, "lsp/shutdown", json!({}));
     serve.answer(5, LIMIT);

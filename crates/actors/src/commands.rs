@@ -1,4 +1,5 @@
-//! Whether each server's command can run, found and probed once per runtime.
+//! Whether each server's command can run, found once per runtime (a file lookup, what a check
+//! goes by) and probed once per runtime when asked (what a status shows).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -7,12 +8,17 @@ use dashmap::DashMap;
 use squiggle_config::{Availability, ServerSpec};
 use tokio::sync::OnceCell;
 
-/// Server commands by server id (the configuration is fixed for a runtime), each looked up and
-/// probed once, off the runtime's workers; concurrent askers share the one probe.
+/// What is known of each server's command, by server id (the configuration is fixed for a
+/// runtime).
+type Known = DashMap<String, Arc<OnceCell<Availability>>>;
+
+/// Server commands by server id, each looked up once and probed at most once, off the
+/// runtime's workers; concurrent askers share the one lookup or probe.
 #[derive(Debug)]
 pub struct Commands {
     workspace_root: PathBuf,
-    found: DashMap<String, Arc<OnceCell<Availability>>>,
+    found: Known,
+    probed: Known,
 }
 
 impl Commands {
@@ -21,39 +27,53 @@ impl Commands {
         Self {
             workspace_root: workspace_root.to_path_buf(),
             found: DashMap::new(),
+            probed: DashMap::new(),
         }
     }
 
-    /// Whether a server's command can run, and where it is.
-    pub async fn availability(&self, spec: &ServerSpec) -> Availability {
-        if let Some(found) = self
-            .found
-            .get(spec.id.as_str())
-            .and_then(|c| c.get().cloned())
-        {
-            return found;
-        }
-        let cell = self.found.entry(spec.id.clone()).or_default().clone();
-        cell.get_or_init(|| {
-            let spec = spec.clone();
-            let root = self.workspace_root.clone();
-            async move {
-                tokio::task::spawn_blocking(move || Availability::of(&spec, &root))
-                    .await
-                    .unwrap_or(Availability::NotFound)
-            }
+    /// Where a server's command is, found without running it ([`Availability::found`]):
+    /// what a check starts a server by.
+    pub async fn found(&self, spec: &ServerSpec) -> Availability {
+        let root = self.workspace_root.clone();
+        once(&self.found, spec, move |spec| {
+            Availability::found(&spec, &root)
         })
         .await
-        .clone()
     }
 
-    /// Whether a server's command runs.
-    pub async fn runs(&self, spec: &ServerSpec) -> bool {
-        if let Some(runs) =
-            (self.found.get(spec.id.as_str())).and_then(|cell| cell.get().map(Availability::runs))
-        {
-            return runs;
-        }
-        self.availability(spec).await.runs()
+    /// Whether a server's command can run, and where it is: found, then its version flag run
+    /// briefly ([`Availability::probed`]). For status; a check does not wait for it.
+    pub async fn availability(&self, spec: &ServerSpec) -> Availability {
+        let found = self.found(spec).await;
+        let root = self.workspace_root.clone();
+        once(&self.probed, spec, move |spec| found.probed(&spec, &root)).await
     }
+
+    /// Whether a check starts a server: its command is found (and not known to be unable to
+    /// serve without running it).
+    pub async fn starts(&self, spec: &ServerSpec) -> bool {
+        self.found(spec).await.starts()
+    }
+}
+
+/// The value known for `spec` in `known`, worked out by `work` (blocking) the first time.
+async fn once(
+    known: &Known,
+    spec: &ServerSpec,
+    work: impl FnOnce(ServerSpec) -> Availability + Send + 'static,
+) -> Availability {
+    if let Some(value) = known.get(spec.id.as_str()).and_then(|c| c.get().cloned()) {
+        return value;
+    }
+    let cell = known.entry(spec.id.clone()).or_default().clone();
+    cell.get_or_init(|| {
+        let spec = spec.clone();
+        async move {
+            tokio::task::spawn_blocking(move || work(spec))
+                .await
+                .unwrap_or(Availability::NotFound)
+        }
+    })
+    .await
+    .clone()
 }

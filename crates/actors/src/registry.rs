@@ -392,8 +392,9 @@ impl Servers {
                 "disabled by configuration".to_string(),
             ));
         }
-        // Known by now (the caller picked the server by it), so this does not wait.
-        let availability = self.args.commands.availability(spec).await;
+        // Found by now (the caller picked the server by it), so this does not wait; found, not
+        // probed: a command that does not run is started and reported broken with its output.
+        let availability = self.args.commands.found(spec).await;
         let Some(program) = availability.program().map(Path::to_path_buf) else {
             let reason = availability.reason(spec).unwrap_or_default();
             return Err((ServerState::Unavailable, reason));

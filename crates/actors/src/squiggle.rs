@@ -433,21 +433,27 @@ impl Squiggle {
 
     /// The servers (with their roots) that handle this file. `path` is resolved (as `locate`
     /// gives it, or found below the resolved root without following links), so the roots found
-    /// above it are too. Whether each candidate's command runs is found out once per runtime.
+    /// above it are too. Of each role, the first member whose command is found is used, found
+    /// by a file lookup (once per runtime, never a probe): a later member is looked at only
+    /// when those before it are not found; when none is, the first (for its install hint).
     async fn keys_for(&self, path: &Path) -> Vec<ServerKey> {
         let inner = &self.inner;
-        let candidates: Vec<&ServerSpec> = (inner.config.servers_matching(path).into_iter())
-            .filter(|spec| spec.enabled)
+        let roles = inner.config.roles_for(path);
+        let chosen = roles.iter().map(|role| async move {
+            for member in role {
+                if inner.commands.starts(member).await {
+                    return Some(*member);
+                }
+            }
+            role.first().copied()
+        });
+        let mut chosen: Vec<&ServerSpec> = futures::future::join_all(chosen)
+            .await
+            .into_iter()
+            .flatten()
             .collect();
-        let probes = candidates.iter().map(|spec| inner.commands.runs(spec));
-        let runs: Vec<bool> = futures::future::join_all(probes).await;
-        let available = |spec: &ServerSpec| {
-            let at = candidates.iter().position(|c| c.id == spec.id);
-            at.is_some_and(|at| runs[at])
-        };
-        inner
-            .config
-            .servers_for(path, &available)
+        chosen.sort_by(|a, b| a.id.cmp(&b.id));
+        chosen
             .into_iter()
             .map(|spec| {
                 let root = find_root(path, &inner.workspace_root, &spec.root_markers);
@@ -460,7 +466,7 @@ impl Squiggle {
     }
 
     /// Whether a server's command can run here (found, and its version flag works), found out
-    /// once per runtime.
+    /// once per runtime. A check does not wait for this probe.
     pub async fn availability(&self, spec: &ServerSpec) -> Availability {
         self.inner.commands.availability(spec).await
     }

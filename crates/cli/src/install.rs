@@ -83,5 +83,5 @@ fn missing_for_workspace(config: &Config, root: &Path) -> Vec<String> {
             .entry(spec.id.clone())
             .or_insert_with(|| Availability::of(spec, root).runs())
     };
-    crate::servers::workspace_needs(config, root, &runs).installable()
+    crate::servers::workspace_needs(config, root, &runs, &runs).installable()
 }

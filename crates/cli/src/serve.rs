@@ -399,10 +399,11 @@ impl Service {
             .map(|spec| spec.id.as_str())
             .zip(found)
             .collect();
-        let runs = |spec: &squiggle_config::ServerSpec| {
+        // A check uses the first of a role whose command is found, probe or not.
+        let starts = |spec: &squiggle_config::ServerSpec| {
             availability
                 .get(spec.id.as_str())
-                .is_some_and(squiggle_config::Availability::runs)
+                .is_some_and(squiggle_config::Availability::starts)
         };
         config
             .servers
@@ -416,7 +417,7 @@ impl Service {
                     Some(seen) => (seen.state, seen.pid, seen.reason.clone()),
                     None => {
                         let found = availability.get(spec.id.as_str());
-                        let (state, reason) = idle_status(spec, config, found, &runs);
+                        let (state, reason) = idle_status(spec, config, found, &starts);
                         (state, None, Some(reason))
                     }
                 };

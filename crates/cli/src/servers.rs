@@ -1,5 +1,5 @@
 //! `squiggle status` and `squiggle servers`: which language servers squiggle would use, whether
-//! each can run (found, and its version flag works), and why not.
+//! each can run (found, and its version flag works: these commands probe), and why not.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -54,7 +54,13 @@ pub fn status(args: StatusArgs) -> anyhow::Result<u8> {
             .get(spec.id.as_str())
             .is_some_and(Availability::runs)
     };
-    let file_types = file_types(&config, &runs);
+    // A check uses the first of a role whose command is found, whether its probe passed or not.
+    let starts = |spec: &ServerSpec| {
+        availability
+            .get(spec.id.as_str())
+            .is_some_and(Availability::starts)
+    };
+    let file_types = file_types(&config, &starts, &runs);
     match args.format {
         ListFormat::Json => {
             let file_types: serde_json::Map<String, Value> = file_types
@@ -71,7 +77,7 @@ pub fn status(args: StatusArgs) -> anyhow::Result<u8> {
                     (extension.clone(), entry)
                 })
                 .collect();
-            let needs = workspace_needs(&config, &root, &runs);
+            let needs = workspace_needs(&config, &root, &starts, &runs);
             let status = json!({
                 "workspace_root": root.display().to_string(),
                 "servers": rows_json(&rows),
@@ -88,7 +94,7 @@ pub fn status(args: StatusArgs) -> anyhow::Result<u8> {
             for line in file_type_lines(&file_types) {
                 writeln!(out, "{line}")?;
             }
-            let needs = workspace_needs(&config, &root, &runs);
+            let needs = workspace_needs(&config, &root, &starts, &runs);
             for line in needs.lines() {
                 writeln!(out, "{line}")?;
             }
@@ -116,13 +122,15 @@ pub fn servers(args: ServersArgs) -> anyhow::Result<u8> {
 
 /// What `lsp/status` says of a server that has not been started: disabled, a fallback that is
 /// not needed, unavailable (why, and what replaces it), or ready to start on demand.
+/// `starts` says whether a check would start a server (its command is found), which decides
+/// which member of a role is used.
 pub fn idle_status(
     spec: &ServerSpec,
     config: &Config,
     availability: Option<&Availability>,
-    runs: &dyn Fn(&ServerSpec) -> bool,
+    starts: &dyn Fn(&ServerSpec) -> bool,
 ) -> (ServerState, String) {
-    match standing(spec, config, availability, runs) {
+    match standing(spec, config, availability, starts) {
         Standing::Disabled => (
             ServerState::Disabled,
             "disabled by configuration".to_string(),
@@ -152,12 +160,12 @@ fn standing(
     spec: &ServerSpec,
     config: &Config,
     availability: Option<&Availability>,
-    runs: &dyn Fn(&ServerSpec) -> bool,
+    starts: &dyn Fn(&ServerSpec) -> bool,
 ) -> Standing {
     if !spec.enabled {
         return Standing::Disabled;
     }
-    let standby = config.standby(spec, runs);
+    let standby = config.standby(spec, starts);
     if let Some(standby @ Standby::NotNeeded { .. }) = standby {
         return Standing::NotNeeded(standby.to_string());
     }
@@ -202,17 +210,17 @@ struct Row<'a> {
 }
 
 fn rows<'a>(config: &'a Config, availability: &HashMap<&str, Availability>) -> Vec<Row<'a>> {
-    let runs = |spec: &ServerSpec| {
+    let starts = |spec: &ServerSpec| {
         availability
             .get(spec.id.as_str())
-            .is_some_and(Availability::runs)
+            .is_some_and(Availability::starts)
     };
     config
         .servers
         .values()
         .map(|spec| {
             let found = availability.get(spec.id.as_str());
-            let (state, detail) = match standing(spec, config, found, &runs) {
+            let (state, detail) = match standing(spec, config, found, &starts) {
                 Standing::Disabled => ("disabled", "disabled by configuration".to_string()),
                 Standing::NotNeeded(why) => ("not needed", why),
                 Standing::Runs(path) => ("installed", path),
@@ -263,11 +271,15 @@ fn write_rows(out: &mut impl Write, rows: &[Row<'_>]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// For each extension an enabled server serves, the servers its files go to and whether each
-/// runs.
-fn file_types(config: &Config, runs: &dyn Fn(&ServerSpec) -> bool) -> BTreeMap<String, Chosen> {
+/// For each extension an enabled server serves, the servers its files go to (the first of each
+/// role that `starts`) and whether each runs.
+fn file_types(
+    config: &Config,
+    starts: &dyn Fn(&ServerSpec) -> bool,
+    runs: &dyn Fn(&ServerSpec) -> bool,
+) -> BTreeMap<String, Chosen> {
     config
-        .servers_by_extension(runs)
+        .servers_by_extension(starts)
         .into_iter()
         .map(|(extension, servers)| {
             let servers = servers
@@ -345,16 +357,18 @@ impl WorkspaceNeeds {
     }
 }
 
-/// The file types under `root` (sampled) and the servers they would use that do not run.
+/// The file types under `root` (sampled) and the servers they would use (the first of each role
+/// that `starts`) that do not run.
 pub fn workspace_needs(
     config: &Config,
     root: &Path,
+    starts: &dyn Fn(&ServerSpec) -> bool,
     runs: &dyn Fn(&ServerSpec) -> bool,
 ) -> WorkspaceNeeds {
     let mut file_types = std::collections::BTreeSet::new();
     let mut missing = BTreeMap::new();
     for file in squiggle_config::sample_files(root, SAMPLE_FILES) {
-        let servers = config.servers_for(&file, runs);
+        let servers = config.servers_for(&file, starts);
         if servers.is_empty() {
             continue;
         }
@@ -453,8 +467,8 @@ mod tests {
         std::fs::create_dir_all(&dir).expect("mkdir");
         std::fs::write(dir.join("notes.txt"), "x").expect("write");
         std::fs::write(dir.join("app.py"), "x = 1\n").expect("write");
-        let none = workspace_needs(&Config::default(), &dir, &|_| true);
-        let all = workspace_needs(&Config::default(), &dir, &|_| false);
+        let none = workspace_needs(&Config::default(), &dir, &|_| true, &|_| true);
+        let all = workspace_needs(&Config::default(), &dir, &|_| false, &|_| false);
         std::fs::remove_dir_all(&dir).expect("clean up");
         assert_eq!(none.file_types, ["py"]);
         assert!(none.missing.is_empty());
