@@ -74,13 +74,7 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     use super::*;
-
-    fn mkfifo(path: &Path) {
-        let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).expect("no NUL");
-        // SAFETY: `name` is a valid NUL-terminated path that outlives the call.
-        let status = unsafe { libc::mkfifo(name.as_ptr(), 0o600) };
-        assert_eq!(status, 0, "mkfifo {}", path.display());
-    }
+    use crate::regular_file::tests::mkfifo;
 
     /// The names in a folder, sorted.
     fn names(folder: &Path) -> Vec<String> {

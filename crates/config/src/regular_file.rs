@@ -108,10 +108,11 @@ pub(crate) fn kind_name(kind: std::fs::FileType) -> &'static str {
 }
 
 #[cfg(all(test, unix))]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn mkfifo(path: &Path) {
+    /// Makes a FIFO at `path` (for the tests of what refuses one).
+    pub(crate) fn mkfifo(path: &Path) {
         let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).expect("no NUL");
         // SAFETY: `name` is a valid NUL-terminated path that outlives the call.
         let status = unsafe { libc::mkfifo(name.as_ptr(), 0o600) };
