@@ -52,11 +52,16 @@ impl Busy {
             not_quiescent: ready_on_quiescent,
             ..Work::default()
         };
-        Self {
+        let busy = Self {
             work: Arc::new(Mutex::new(work)),
             store: Some((key, store)),
             check_prefix: check_prefix.map(Arc::from),
+        };
+        if ready_on_quiescent {
+            // Busy from the start (loading its project): the store hears of it like any change.
+            busy.tell(|key| DiagnosticsMsg::Busy { key, busy: true });
         }
+        busy
     }
 
     /// Whether the server is ready: it has not said that it is still loading its project (a
