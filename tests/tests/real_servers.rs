@@ -534,3 +534,90 @@ async fn a_cold_typescript_workspace_search_answers_from_the_roots_server_only()
     )
     .await;
 }
+
+/// The errors `tsc --noEmit -p .` reports, as (file, line, column, code): the build's verdict.
+fn tsc_errors(project: &std::path::Path) -> Vec<(String, u64, u64, String)> {
+    let output = std::process::Command::new(project.join("node_modules/.bin/tsc"))
+        .args(["--noEmit", "-p", ".", "--pretty", "false"])
+        .current_dir(project)
+        .output()
+        .unwrap();
+    // `src/a.ts(1,7): error TS6133: ...`
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| {
+            let (place, rest) = line.split_once("): error TS")?;
+            let (file, at) = place.split_once('(')?;
+            let (line, column) = at.split_once(',')?;
+            let code = rest.split(':').next()?;
+            Some((
+                file.to_string(),
+                line.parse().ok()?,
+                column.parse().ok()?,
+                code.to_string(),
+            ))
+        })
+        .collect()
+}
+
+#[test]
+fn typescript_7_reports_what_tsc_counts_as_errors_with_no_unused_options() {
+    let _turn = real_servers_turn();
+    let (_dir, project) = fixture("typescript");
+    std::os::unix::fs::symlink(
+        squiggle_tests::typescript_7_modules(),
+        project.join("node_modules"),
+    )
+    .unwrap();
+    std::fs::write(
+        project.join("tsconfig.json"),
+        r#"{"compilerOptions": {"strict": true, "noUnusedLocals": true, "noUnusedParameters": true,
+            "target": "es2020", "module": "commonjs", "noEmit": true}, "include": ["src"]}"#,
+    )
+    .unwrap();
+    // An export made local (used nowhere else), an unused parameter and an unused import.
+    std::fs::write(
+        project.join("src/unused.ts"),
+        "import { helper } from \"./helper\";\nconst shown = 1;\nexport function f(unused: number): number {\n  return 2;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project.join("src/helper.ts"),
+        "export function helper(): number {\n  return 1;\n}\n",
+    )
+    .unwrap();
+
+    let oracle: Vec<(u64, u64, String)> = tsc_errors(&project)
+        .into_iter()
+        .filter(|(file, ..)| file == "src/unused.ts")
+        .map(|(_, line, column, code)| (line, column, code))
+        .collect();
+    assert_eq!(
+        oracle,
+        vec![
+            (1, 10, "6133".to_string()),
+            (2, 7, "6133".to_string()),
+            (3, 19, "6133".to_string())
+        ],
+        "tsc's verdict"
+    );
+    // The default filter (errors): what tsc fails on is reported, as errors.
+    let run = squiggle(&project, &["check", "--format", "json", "src/unused.ts"]);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let found: Vec<(u64, u64, String)> = report["files"]["src/unused.ts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            assert_eq!(d["severity"], "error", "{d}");
+            (
+                d["line"].as_u64().unwrap(),
+                d["column"].as_u64().unwrap(),
+                d["code"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(found, oracle, "{report}");
+    assert_eq!(run.code, 1, "tsc fails, so does the check");
+    assert_no_process_in(&project);
+}

@@ -450,7 +450,7 @@ impl Actor for ServerActor {
             workspace_root: workspace_root.clone(),
             documents: documents.clone(),
             encoding: encoding.clone(),
-            settings: spec.settings.clone(),
+            spec: Arc::new(spec.clone()),
             diagnostics,
             max_file_bytes,
             busy: busy.clone(),

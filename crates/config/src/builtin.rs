@@ -33,6 +33,8 @@ struct Row {
     ready_on_quiescent: bool,
     /// A type checker: a file it serves is checked only with its answer.
     required: bool,
+    /// Its warnings are the build's errors.
+    warnings_are_errors: bool,
     check_progress: Option<&'static str>,
     timeout_ms: Option<u64>,
     first_touch_timeout_ms: Option<u64>,
@@ -60,6 +62,7 @@ const BASE: Row = Row {
     ready_on_registration: false,
     ready_on_quiescent: false,
     required: false,
+    warnings_are_errors: false,
     check_progress: None,
     timeout_ms: None,
     first_touch_timeout_ms: None,
@@ -128,6 +131,8 @@ const ROWS: &[Row] = &[
         // project's TypeScript is 7 or newer; typescript-language-server serves older ones.
         id: "typescript-native",
         required: true,
+        // The compiler's errors shown dimmed (unused, under noUnused*) come as warnings.
+        warnings_are_errors: true,
         command: "tsc",
         args: &["--lsp", "--stdio"],
         extensions: JS_TS,
@@ -494,6 +499,7 @@ impl Row {
             ready_on_registration: self.ready_on_registration,
             ready_on_quiescent: self.ready_on_quiescent,
             required: self.required,
+            warnings_are_errors: self.warnings_are_errors,
             check_progress: self.check_progress.map(str::to_string),
             timeout_ms: self.timeout_ms,
             first_touch_timeout_ms: self.first_touch_timeout_ms,

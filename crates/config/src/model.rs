@@ -126,6 +126,12 @@ keyed! {
         /// project it answers pulls at once, with nothing.
         #[serde(alias = "readyOnQuiescent")]
         pub ready_on_quiescent: bool = false,
+        /// Whether its warnings are the build's errors: TypeScript 7's `tsc --lsp` sends as
+        /// warnings the compiler errors an editor shows dimmed (unused declarations under
+        /// `noUnusedLocals`/`noUnusedParameters`, TS6133...), and TypeScript has no warnings of its
+        /// own (its compiler's categories are error, suggestion and message).
+        #[serde(alias = "warningsAreErrors")]
+        pub warnings_are_errors: bool = false,
         /// Whether a file it serves counts as checked only with its answer (a type checker):
         /// when it runs and gives no final answer, the file is "not type-checked", whatever
         /// the other servers (linters) said.
@@ -170,6 +176,17 @@ pub enum Stages {
 }
 
 impl ServerSpec {
+    /// Gives its diagnostics the build's severity (see `warnings_are_errors`).
+    pub fn to_build_severity(&self, diagnostics: &mut [squiggle_protocol::Diagnostic]) {
+        if self.warnings_are_errors {
+            for diagnostic in diagnostics {
+                if diagnostic.severity == squiggle_protocol::Severity::Warning {
+                    diagnostic.severity = squiggle_protocol::Severity::Error;
+                }
+            }
+        }
+    }
+
     /// Why the server cannot run when its command is not found, with the command to install it.
     pub fn not_installed(&self) -> String {
         format!(
@@ -213,6 +230,37 @@ mod tests {
         assert_eq!(config.max_open_documents, 200);
         assert!(config.servers.len() >= 25);
         assert!(config.servers.contains_key("pyright") && config.servers.contains_key("taplo"));
+    }
+
+    #[test]
+    fn a_server_whose_warnings_are_the_builds_errors_reports_them_as_errors() {
+        let diagnostic = |severity| squiggle_protocol::Diagnostic {
+            file: "a.ts".to_string(),
+            line: 1,
+            column: 1,
+            end_line: 1,
+            end_column: 2,
+            severity,
+            message: "'x' is declared but its value is never read.".to_string(),
+            code: Some("6133".to_string()),
+            source: Some("ts".to_string()),
+            also: Vec::new(),
+        };
+        let severities = |spec: &ServerSpec| {
+            let mut list = [Severity::Warning, Severity::Hint, Severity::Error].map(diagnostic);
+            spec.to_build_severity(&mut list);
+            list.map(|d| d.severity)
+        };
+        let native = server("typescript-native");
+        assert!(native.warnings_are_errors);
+        assert_eq!(
+            severities(&native),
+            [Severity::Error, Severity::Hint, Severity::Error]
+        );
+        assert_eq!(
+            severities(&server("pyright")),
+            [Severity::Warning, Severity::Hint, Severity::Error]
+        );
     }
 
     #[test]

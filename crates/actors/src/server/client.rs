@@ -75,8 +75,9 @@ pub struct ClientContext {
     pub documents: Documents,
     /// The position encoding the server picked (UTF-16 until initialize says otherwise).
     pub encoding: Arc<OnceLock<PositionEncoding>>,
-    /// The server's `settings`, answering `workspace/configuration`.
-    pub settings: Option<Value>,
+    /// The server's spec: its `settings` answer `workspace/configuration`, and it gives what
+    /// the server publishes the build's severity.
+    pub spec: Arc<squiggle_config::ServerSpec>,
     /// Where published diagnostics go.
     pub diagnostics: ActorRef<DiagnosticsMsg>,
     /// Files larger than this are not read to convert positions.
@@ -115,7 +116,7 @@ pub fn router(ctx: ClientContext) -> Router<ClientContext> {
                 .iter()
                 .map(|item| {
                     squiggle_config::settings_section(
-                        ctx.settings.as_ref(),
+                        ctx.spec.settings.as_ref(),
                         item.section.as_deref(),
                     )
                 })
@@ -354,8 +355,9 @@ impl ClientContext {
         };
         let encoding = self.encoding.get().copied().unwrap_or_default();
         let relative = paths::relative_to(&self.workspace_root, &path);
-        let diagnostics =
+        let mut diagnostics =
             convert_diagnostics(params.diagnostics, &relative, text.as_deref(), encoding);
+        self.spec.to_build_severity(&mut diagnostics);
         tracing::debug!(server = %self.key.id, file = %relative, version = ?params.version, count = diagnostics.len(), "published");
         let _ = self.diagnostics.cast(DiagnosticsMsg::Publish {
             key: self.key.clone(),

@@ -386,7 +386,9 @@ impl Connection {
                 let text = self.document_sync.get(&path).map(|doc| doc.text);
                 let relative = paths::relative_to(&self.workspace_root, &path);
                 let encoding = self.encoding.get().copied().unwrap_or_default();
-                let diagnostics = convert_diagnostics(items, &relative, text.as_deref(), encoding);
+                let mut diagnostics =
+                    convert_diagnostics(items, &relative, text.as_deref(), encoding);
+                self.spec.to_build_severity(&mut diagnostics);
                 self.publish_pulled(path, version, ready, diagnostics);
             }
             PullStep::StillPulled => {
