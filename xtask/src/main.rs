@@ -6,11 +6,22 @@
 //! - `demo`: builds squiggle and checks the example project in `examples/demo`.
 //! - `test [ARGS]...`: installs what the tests need and runs every test.
 //! - `bench [--quick]`: end-to-end benchmarks against the floor, a minimal raw LSP client.
-//! - `bench-run [--quick] [--load-only]`: the measurements `bench` runs with release binaries.
+//! - `bench-run [--quick] [--load-only] [--daemon-only] [--server LABEL]`: the measurements
+//!   `bench` runs with release binaries.
+//!
+//! # Layout
+//!
+//! - `fake_server`: the scriptable LSP server.
+//! - `lsp_servers`: the real servers the tests use, installed from npm and PyPI.
+//! - `rust_analyzer`: rust-analyzer built once from crates.io into a cache folder.
+//! - `demo`, `test`, `bench`: the tasks of the same names.
+//! - `layout`: the test that each crate's Layout names every module it declares.
 
 mod bench;
 mod demo;
 mod fake_server;
+#[cfg(test)]
+mod layout;
 mod lsp_servers;
 mod rust_analyzer;
 mod test;

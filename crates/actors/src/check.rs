@@ -32,7 +32,12 @@ pub enum Skip {
     /// The file looks binary (a NUL byte in its first 8 KiB).
     Binary,
     /// The file is larger than `max_file_bytes`.
-    TooLarge { bytes: u64, limit: u64 },
+    TooLarge {
+        /// Its size.
+        bytes: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// No configured server handles this file's extension.
     NoServer,
     /// Every server for this file's extension is turned off (`enabled = false`); their ids.

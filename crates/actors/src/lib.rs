@@ -43,7 +43,9 @@
 //! - `ask`: asking an actor a question with a time limit.
 //! - `key`: the identity of one running server (server id, root).
 //! - `lock`: locking a mutex that a panicking thread may have poisoned.
+//! - `edit_files`: applying a workspace edit to files on disk, only inside the workspace.
 
+#![warn(missing_docs)]
 #![deny(clippy::print_stdout)]
 
 mod ask;
@@ -83,7 +85,9 @@ pub enum Error {
     /// The workspace root does not exist or cannot be resolved.
     #[error("workspace root {}: {source}", path.display())]
     WorkspaceRoot {
+        /// The root given.
         path: std::path::PathBuf,
+        /// Why it cannot be resolved.
         source: std::io::Error,
     },
     /// An actor could not be spawned.

@@ -21,7 +21,11 @@
 //! - `scan`: walks over a workspace's own files.
 //! - `regular_file`: reading a named file: regular only, within a size limit.
 //! - `atomic_write`: writing a named file: a temporary file made exclusively, renamed over it.
+//! - `install`: the built-in servers' pinned packages, and the data folder they go into.
+//! - `host_settings`: what `squiggle init` merges into an agent host's settings files.
+//! - `ordered_json`: JSON that keeps its keys' order, for editing files other tools own.
 
+#![warn(missing_docs)]
 #![deny(clippy::print_stdout)]
 
 #[macro_use]

@@ -21,7 +21,10 @@
 //! - `watch`: file-watcher registrations: LSP globs and the kinds of change.
 //! - `paths`: paths and `file://` URIs, the same on every OS.
 //! - `strict`: finding a `null` a strict server would refuse.
+//! - `folder_report`: the diagnostics of many files under a folder, grouped and capped.
+//! - `hook`: agent hosts' edit hooks (Claude Code, Gemini CLI): their input and the answer.
 
+#![warn(missing_docs)]
 #![deny(clippy::print_stdout)]
 
 pub mod convert;

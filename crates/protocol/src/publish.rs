@@ -67,11 +67,16 @@ pub fn parse_publish(body: &[u8]) -> Result<Publish, serde_json::Error> {
 pub enum PullReport {
     /// The document's diagnostics now, with the id to send next time.
     Full {
+        /// The id to send with the next pull.
         result_id: Option<String>,
+        /// The diagnostics.
         items: Vec<Diagnostic>,
     },
     /// Nothing changed since the result with this id.
-    Unchanged { result_id: String },
+    Unchanged {
+        /// The id of the answer that still holds.
+        result_id: String,
+    },
 }
 
 /// Whether a body may be the answer to a pull: a response with a result (both named near its

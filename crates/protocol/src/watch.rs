@@ -26,7 +26,12 @@ pub struct WatchPattern {
 pub enum WatchError {
     /// The glob does not parse.
     #[error("bad glob `{glob}`: {reason}")]
-    BadGlob { glob: String, reason: String },
+    BadGlob {
+        /// The glob.
+        glob: String,
+        /// Why it does not parse.
+        reason: String,
+    },
     /// The base of a relative pattern is not a file URI.
     #[error("the base `{0}` of a relative pattern is not a file URI")]
     BadBase(String),

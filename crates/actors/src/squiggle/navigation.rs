@@ -38,9 +38,19 @@ use crate::server::{Opened, ServerHandle, ServerInfo};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
     /// A 1-based line and character column; moved onto the nearest identifier when it misses.
-    At { line: u32, column: u32 },
+    At {
+        /// The line, 1-based.
+        line: u32,
+        /// The column in characters, 1-based.
+        column: u32,
+    },
     /// A symbol's name in the file; `line` picks among several.
-    Symbol { name: String, line: Option<u32> },
+    Symbol {
+        /// The symbol's name.
+        name: String,
+        /// The line of the one meant, among several of that name.
+        line: Option<u32>,
+    },
 }
 
 /// An answer with what the model should know about it.
@@ -66,27 +76,60 @@ pub enum NavError {
     #[error(
         "{file} is outside the workspace root {root}; only files inside it can be asked about"
     )]
-    OutsideWorkspace { file: String, root: String },
+    OutsideWorkspace {
+        /// The file asked about.
+        file: String,
+        /// The workspace root.
+        root: String,
+    },
     /// The file cannot be read.
     #[error("{file}: {reason}")]
-    Unreadable { file: String, reason: String },
+    Unreadable {
+        /// The file.
+        file: String,
+        /// Why it cannot be read.
+        reason: String,
+    },
     /// No running server answers this question for this file.
     #[error("no language server answers this for {file}{why}")]
-    NoServer { file: String, why: String },
+    NoServer {
+        /// The file.
+        file: String,
+        /// Why none answers (its servers' states), starting with its separator.
+        why: String,
+    },
     /// The named symbol is not in the file.
     #[error("no symbol `{name}` in {file}; list the file's symbols with lsp_document_symbols")]
-    SymbolNotFound { name: String, file: String },
+    SymbolNotFound {
+        /// The name asked for.
+        name: String,
+        /// The file.
+        file: String,
+    },
     /// The line has no identifier to ask about.
     #[error("{file}:{line} has no identifier to ask about")]
-    NoIdentifier { file: String, line: u32 },
+    NoIdentifier {
+        /// The file.
+        file: String,
+        /// The line, 1-based.
+        line: u32,
+    },
     /// A line or column below 1.
     #[error("{what} {value} is not a position: lines and columns are 1-based (the first is 1)")]
-    NotOneBased { what: &'static str, value: u32 },
+    NotOneBased {
+        /// What was given (`line`, `column`).
+        what: &'static str,
+        /// Its value.
+        value: u32,
+    },
     /// The file's servers run but none offers this request (the capability is absent).
     #[error("{servers} (the language {} for {file}) {} not offer {what}", several(.servers, "servers", "server"), several(.servers, "do", "does"))]
     NotOffered {
+        /// The file.
         file: String,
+        /// The servers that run for it.
         servers: String,
+        /// The request none offers.
         what: String,
     },
 }

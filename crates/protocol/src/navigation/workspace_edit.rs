@@ -81,15 +81,23 @@ pub enum EditError {
     Missing(String),
     /// A file could not be read.
     #[error("{file}: {reason}")]
-    Unreadable { file: String, reason: String },
+    Unreadable {
+        /// The file.
+        file: String,
+        /// Why it could not be read.
+        reason: String,
+    },
     /// A create or rename onto an existing file without `overwrite`.
     #[error("the edit creates {0}, which exists already")]
     Exists(String),
     /// A text edit's range lies outside the file or runs backwards.
     #[error("the edit's range {line}:{character} is outside {file}")]
     BadRange {
+        /// The file.
         file: String,
+        /// The range's start line, 1-based.
         line: u32,
+        /// The range's start character.
         character: u32,
     },
     /// Two text edits of one document overlap.

@@ -32,6 +32,7 @@ pub enum EditMode {
     /// Write the edit; with `expect` (each touched file's content hash from the preview),
     /// only if none of them changed since.
     Apply {
+        /// Each touched file's content hash from the preview, if the apply is to check them.
         expect: Option<BTreeMap<String, String>>,
     },
 }
@@ -66,8 +67,11 @@ pub enum EditFailure {
     /// No server for the file offers it.
     #[error("{servers} {} not offer {what} for {file}", if .servers.contains(", ") { "do" } else { "does" })]
     NotOffered {
+        /// The request.
         what: &'static str,
+        /// The file.
         file: String,
+        /// The servers that run for it.
         servers: String,
     },
     /// The server says it cannot be done here, or gave nothing to do.
@@ -75,7 +79,12 @@ pub enum EditFailure {
     Refused(String),
     /// The server failed to answer.
     #[error("{server} failed: {error}")]
-    Server { server: String, error: RequestError },
+    Server {
+        /// The server.
+        server: String,
+        /// How its request failed.
+        error: RequestError,
+    },
     /// The edit cannot be applied (outside the workspace, stale ranges, missing files).
     #[error("{0}")]
     Edit(#[from] EditError),
