@@ -99,7 +99,7 @@ pub enum NavError {
         why: String,
     },
     /// The named symbol is not in the file.
-    #[error("no symbol `{name}` in {file}; list the file's symbols with lsp_document_symbols")]
+    #[error("no symbol `{name}` in {file}")]
     SymbolNotFound {
         /// The name asked for.
         name: String,

@@ -38,12 +38,23 @@ pub enum ToolError {
     /// The folder or glob of `lsp_workspace_diagnostics` cannot be used.
     #[error(transparent)]
     Path(#[from] PathError),
-    /// The question could not be asked or answered.
-    #[error(transparent)]
+    /// The question could not be asked or answered (with what to do next, where a tool helps).
+    #[error("{}", with_next_step(.0))]
     Nav(#[from] NavError),
     /// The rename or code action could not be previewed or applied.
     #[error(transparent)]
     Edit(#[from] EditFailure),
+}
+
+/// A navigation error's text, with the tool that helps where one does (the runtime does not
+/// know the tools that call it).
+fn with_next_step(error: &NavError) -> String {
+    match error {
+        NavError::SymbolNotFound { .. } => {
+            format!("{error}; list the file's symbols with lsp_document_symbols")
+        }
+        _ => error.to_string(),
+    }
 }
 
 /// What is missing from a question's arguments for it to name something.
@@ -91,4 +102,24 @@ pub enum PathError {
     /// The glob is not one.
     #[error("{0}")]
     BadGlob(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tool_that_helps_is_named_here_not_by_the_runtime() {
+        let missing = NavError::SymbolNotFound {
+            name: "parse".to_string(),
+            file: "a.py".to_string(),
+        };
+        assert_eq!(missing.to_string(), "no symbol `parse` in a.py");
+        assert_eq!(
+            ToolError::Nav(missing).to_string(),
+            "no symbol `parse` in a.py; list the file's symbols with lsp_document_symbols"
+        );
+        let other = NavError::Disabled;
+        assert_eq!(ToolError::Nav(other.clone()).to_string(), other.to_string());
+    }
 }
