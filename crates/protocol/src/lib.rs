@@ -10,6 +10,7 @@
 //! - `publish`: lean readers of pushed and pulled diagnostics, straight from a frame's bytes.
 //! - `merge`: merging, filtering and ordering the diagnostics of several servers.
 //! - `outcome`: whether a file was checked, and if not, why.
+//! - `server_report`: one server's part in a check, and what its answer rests on.
 //! - `report`: what a check produced: diagnostics per file and the servers involved.
 //! - `render`: reports as text for people, JSON for programs, text for language models.
 //! - `feedback`: the text an edit tool appends after an edit, within caps.
@@ -43,6 +44,7 @@ pub mod paths;
 pub mod publish;
 pub mod render;
 pub mod report;
+pub mod server_report;
 pub mod service;
 pub mod strict;
 pub mod watch;

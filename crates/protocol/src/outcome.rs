@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::diagnostic::ServerState;
 use crate::render::one_line;
-use crate::report::ServerReport;
+use crate::server_report::ServerReport;
 
 /// What became of one file in a check.
 #[derive(Debug, Clone, PartialEq, Eq)]
