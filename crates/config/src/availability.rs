@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::locate::locate_command;
-use crate::model::ServerSpec;
 use crate::probe::{probe, version_args, PROBE_LIMIT};
+use crate::spec::ServerSpec;
 use crate::typescript;
 
 /// Whether a server's command can run.

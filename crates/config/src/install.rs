@@ -6,15 +6,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::builtin::{builtin_servers, packages_of};
-
-/// One pinned package from a registry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Package {
-    /// An npm package, `name@version`.
-    Npm(&'static str),
-    /// A PyPI package, `name==version` (extras allowed: `name[extra]==version`).
-    Pip(&'static str),
-}
+use crate::package::Package;
 
 /// The environment variable naming the data folder outright (tests, CI).
 pub const DATA_DIR_ENV: &str = "SQUIGGLE_DATA_DIR";

@@ -4,6 +4,9 @@
 //! # Layout
 //!
 //! - `model`: the resolved configuration and its keys, each declared once (see `keys`).
+//! - `spec`: one language server's configuration (`[servers.<id>]`), below the built-in table.
+//! - `language_id`: the languageId sent for a file's extension.
+//! - `package`: a built-in server's pinned package from a registry.
 //! - `keys`: the `keyed!` macro: a struct, its defaults and its patch from one list of keys.
 //! - `patch`: what one source gives and the one place it is applied; value checks; messages.
 //! - `toml_layer`: a squiggle TOML file read into a patch, errors placed by toml's spans.
@@ -37,16 +40,19 @@ pub mod builtin;
 pub mod error;
 pub mod host_settings;
 pub mod install;
+pub mod language_id;
 pub mod load;
 pub mod locate;
 pub mod model;
 pub mod ordered_json;
+pub mod package;
 pub mod probe;
 pub mod regular_file;
 pub mod root;
 pub mod scan;
 pub mod select;
 pub mod settings;
+pub mod spec;
 pub mod typescript;
 
 mod opencode;
@@ -58,7 +64,7 @@ pub use availability::Availability;
 pub use builtin::builtin_servers;
 pub use error::ConfigError;
 pub use locate::{locate_command, locate_command_in};
-pub use model::{Config, ServerSpec, Stages};
+pub use model::Config;
 pub use regular_file::{read_regular_file, ReadError};
 pub use root::{
     find_project_file, find_root, find_workspace_root, user_config_path, user_config_path_from,
@@ -66,3 +72,4 @@ pub use root::{
 pub use scan::{files_under, sample_files};
 pub use select::Standby;
 pub use settings::settings_section;
+pub use spec::{ServerSpec, Stages};

@@ -12,10 +12,11 @@
 //! from serde_json (line and column within the value) can be placed in the file.
 
 use crate::error::LayerError;
-use crate::model::{Patch, ServerPatch};
+use crate::model::Patch;
 use crate::patch::{
     describe, keys_of, line_column, CommandLine, Format, Layer, Place, ServerEntry,
 };
+use crate::spec::ServerPatch;
 use serde::de::value::MapDeserializer;
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;

@@ -3,7 +3,8 @@
 //! their values get while they are read, and the wording of a reader's errors.
 
 use crate::error::LayerError;
-use crate::model::{Config, Patch, ServerPatch, ServerSpec};
+use crate::model::{Config, Patch};
+use crate::spec::{ServerPatch, ServerSpec};
 use serde::de::{Deserialize, Deserializer, Error as _, Unexpected};
 use squiggle_protocol::Severity;
 

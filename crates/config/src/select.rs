@@ -1,6 +1,7 @@
 //! Choosing the servers for a file.
 
-use crate::model::{Config, ServerSpec};
+use crate::model::Config;
+use crate::spec::ServerSpec;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 

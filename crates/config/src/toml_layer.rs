@@ -4,8 +4,9 @@
 //! tree ([`DeTable`]) whose key or value holds the error's span.
 
 use crate::error::LayerError;
-use crate::model::{Patch, ServerPatch};
+use crate::model::Patch;
 use crate::patch::{describe, keys_of, line_column, Format, Layer, Place, ServerEntry};
+use crate::spec::ServerPatch;
 use toml::de::{DeString, DeTable, DeValue};
 use toml::Spanned;
 
