@@ -759,3 +759,98 @@ fn a_linters_answer_does_not_make_a_file_checked_when_its_type_checker_did_not_a
         hook_like.stdout
     );
 }
+
+#[test]
+fn sarif_is_valid_sarif_2_1_0_and_says_which_files_were_not_checked() {
+    let ws = workspace("default");
+    ws.write("a.fake", "fine\nERROR broken\n");
+    ws.write("b.nope", "no server for this\n");
+
+    let run = squiggle(
+        &ws.root,
+        &["check", "--format", "sarif", "a.fake", "b.nope"],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let log: Value = serde_json::from_str(&run.stdout).unwrap();
+
+    // Valid against the official schema (tests/fixtures/sarif), by Python's jsonschema.
+    let python = squiggle_tests::installed_server_dirs()[1].join("python");
+    assert!(
+        python.is_file(),
+        "the test Python environment is missing: run `cargo xtask install-servers`"
+    );
+    let schema = squiggle_tests::repo_root().join("tests/fixtures/sarif/sarif-2.1.0-rtm.5.json");
+    let log_file = ws.write("log.sarif", &run.stdout);
+    let validate = std::process::Command::new(python)
+        .args(["-c", "import json, sys, jsonschema; jsonschema.Draft4Validator(json.load(open(sys.argv[1]))).validate(json.load(open(sys.argv[2])))"])
+        .arg(&schema)
+        .arg(&log_file)
+        .output()
+        .unwrap();
+    assert!(
+        validate.status.success(),
+        "{}",
+        String::from_utf8_lossy(&validate.stderr)
+    );
+
+    let run0 = &log["runs"][0];
+    let results = run0["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{log}");
+    let region = &results[0]["locations"][0]["physicalLocation"]["region"];
+    assert_eq!(
+        (region["startLine"].as_u64(), region["startColumn"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(results[0]["level"], "error");
+    assert!(
+        results[0]["ruleId"].as_str().unwrap().ends_with("/E1"),
+        "{log}"
+    );
+    let notes = run0["invocations"][0]["toolExecutionNotifications"]
+        .as_array()
+        .unwrap();
+    let texts: Vec<&str> = notes
+        .iter()
+        .map(|n| n["message"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts.len(), 1, "{texts:?}");
+    assert!(texts[0].starts_with("b.nope: not checked:"), "{texts:?}");
+}
+
+#[test]
+fn github_format_is_one_workflow_command_per_diagnostic_then_a_summary() {
+    let ws = workspace("default");
+    ws.write("a.fake", "fine\nERROR broken\n");
+
+    let run = squiggle(&ws.root, &["check", "--format", "github", "a.fake"]);
+
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stdout,
+        "::error file=a.fake,line=2,col=1,endLine=2,endColumn=6,title=E1 (fake)::found ERROR: broken\n\
+         ::notice title=squiggle::1 error in 1 file\n"
+    );
+}
+
+#[test]
+fn in_ci_a_check_runs_in_its_own_process_and_leaves_no_daemon() {
+    let ws = workspace("default");
+    ws.write("a.fake", "ERROR broken\n");
+    let dirs = tempfile::tempdir().unwrap();
+    // A folder squiggle makes itself, private, as the daemon requires.
+    let runtime = dirs.path().join("run");
+    let env: [(&str, &std::ffi::OsStr); 3] = [
+        ("CI", std::ffi::OsStr::new("true")),
+        ("SQUIGGLE_NO_DAEMON", std::ffi::OsStr::new("")),
+        ("SQUIGGLE_RUNTIME_DIR", runtime.as_os_str()),
+    ];
+    let limit = Duration::from_secs(60);
+
+    let run = squiggle_within(&ws.root, &["check", "a.fake"], &env, limit);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let status = squiggle_within(&ws.root, &["daemon", "status"], &env, limit);
+    assert!(
+        status.stdout.contains("no squiggle daemon runs"),
+        "{status:?}"
+    );
+}

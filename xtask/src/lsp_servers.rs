@@ -19,7 +19,7 @@ const NPM_PACKAGES: &[&str] = &[
 /// Tests link a project's `node_modules` to it.
 const NPM_TYPESCRIPT_7: &[&str] = &["typescript@7.0.2"];
 /// PyPI packages, pinned likewise.
-const PIP_PACKAGES: &[&str] = &["ruff==0.17.5", "mcp==2.3.0"];
+const PIP_PACKAGES: &[&str] = &["ruff==0.17.5", "mcp==2.3.0", "jsonschema==4.26.0"];
 
 /// The folder the servers are installed into.
 pub fn install_dir(workspace: &Path) -> PathBuf {

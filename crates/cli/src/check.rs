@@ -1,18 +1,20 @@
 //! `squiggle check FILE...`: check files and print their diagnostics.
 
 use std::collections::{BTreeMap, HashSet};
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::ValueEnum;
 use squiggle_actors::{CheckResult, Config, Feedback, Scope, Squiggle};
-use squiggle_protocol::render::{display_path, json, llm, one_line, text};
+use squiggle_protocol::render::{display_path, github, json, llm, one_line, sarif, text};
 use squiggle_protocol::{
     merge, not_checked_section, paths, render_feedback, Caps, Report, ServerReport, ServerState,
     Severity,
 };
 
+use crate::daemon::NO_DAEMON_ENV;
 use crate::folders::{self, MAX_FOLDER_FILES};
 use crate::progress::Progress;
 use crate::workspace::{absolute, WorkspaceArgs};
@@ -26,7 +28,10 @@ pub struct CheckArgs {
     /// reason`), `json` (stable schema, with each file's outcome), `llm` (the <diagnostics>
     /// blocks an agent's edit tool appends, and a line for each file not checked), or `delta`
     /// (the errors an edit introduced, as `path:line:col: severity: message` under a one-line
-    /// note, and `path: not checked: reason` lines). Default: `text`, or `llm` with `--scope`.
+    /// note, and `path: not checked: reason` lines), `sarif` (SARIF 2.1.0 for code scanning:
+    /// a result per diagnostic, files not checked as tool notifications) or `github` (GitHub
+    /// Actions workflow commands, `::error file=...,line=...::message`, then a summary).
+    /// Default: `text`, or `llm` with `--scope`.
     #[arg(long, value_enum)]
     format: Option<Format>,
     /// Print exactly what an edit tool (`edit`: the first FILE only) or a write tool (`write`:
@@ -57,6 +62,8 @@ pub enum Format {
     Json,
     Llm,
     Delta,
+    Sarif,
+    Github,
 }
 
 /// Which tool's feedback `--scope` prints.
@@ -137,11 +144,21 @@ impl CheckArgs {
 /// Runs `squiggle check`; returns the exit code.
 pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
     let (root, mut config) = args.workspace.load()?;
-    if args.no_daemon {
+    if args.no_daemon || one_shot_in_ci(std::env::var_os("CI"), std::env::var_os(NO_DAEMON_ENV)) {
         config.daemon = false;
     }
     let request = args.request(&root, &config)?;
     perform(&root, config, &request, print_answer).await
+}
+
+/// Whether a check runs in its own process because it runs in CI (`CI` set, and not to `false`
+/// or `0`): a CI job leaves no daemon behind, unless `SQUIGGLE_NO_DAEMON=0` asks for one.
+fn one_shot_in_ci(ci: Option<OsString>, no_daemon: Option<OsString>) -> bool {
+    let set = |value: &Option<OsString>| {
+        (value.as_deref()).is_some_and(|v| !v.is_empty() && v != "0" && v != "false")
+    };
+    let daemon_asked = no_daemon.as_deref().is_some_and(|v| v == "0");
+    set(&ci) && !daemon_asked
 }
 
 /// Prints an answer: its notes to stderr, its result to stdout. A reader that stopped early
@@ -237,6 +254,13 @@ pub async fn answer(squiggle: &Squiggle, request: &CheckRequest) -> anyhow::Resu
             serde_json::to_string_pretty(&json::render_json(&report))?
         ),
         (None, Format::Llm) => llm::render_llm(&report, max_per_file),
+        (None, Format::Sarif) => {
+            let root = squiggle.workspace_root().display().to_string();
+            let root_uri = format!("{}/", paths::path_to_uri(&root).trim_end_matches('/'));
+            let log = sarif::render_sarif(&report, &root_uri, env!("CARGO_PKG_VERSION"));
+            format!("{}\n", serde_json::to_string_pretty(&log)?)
+        }
+        (None, Format::Github) => github::render_github(&report),
         (None, _) => {
             stderr.push_str(&format!("{}\n", text::summary(&report)));
             text::render_text(&report)
@@ -416,4 +440,27 @@ fn problems(results: &[CheckResult], format: Format) -> String {
         }
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_ci_a_check_is_one_shot_unless_a_daemon_is_asked_for() {
+        let os = |v: &str| Some(OsString::from(v));
+        let rows = [
+            (None, None, false),
+            (os("true"), None, true),
+            (os("1"), os(""), true),
+            (os("false"), None, false),
+            (os("0"), None, false),
+            (os(""), None, false),
+            (os("true"), os("0"), false),
+        ];
+        for (ci, no_daemon, one_shot) in rows {
+            let case = format!("{ci:?} {no_daemon:?}");
+            assert_eq!(one_shot_in_ci(ci, no_daemon), one_shot, "{case}");
+        }
+    }
 }
