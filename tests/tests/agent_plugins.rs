@@ -47,6 +47,8 @@ fn agent_host(name: &str) -> AgentHost {
     let mut child = Command::new(xtask_bin())
         .args(["install-agent-hosts", name])
         .current_dir(repo_root())
+        .env("RUST_BACKTRACE", "0")
+        .env("RUST_LIB_BACKTRACE", "0")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -329,22 +331,37 @@ fn claude_code_installs_the_plugin_from_the_marketplace_and_its_hook_blocks_on_e
         installed.contains("Successfully installed plugin: squiggle@squiggle"),
         "{installed}"
     );
-    let list = host_ok(&claude, &home, &["plugin", "list"], &[]);
-    assert!(list.contains("squiggle@squiggle"), "{list}");
+    let details = host_ok(
+        &claude,
+        &home,
+        &["plugin", "details", "squiggle@squiggle"],
+        &[],
+    );
+    assert!(details.contains("Hooks (1)  PostToolUse"), "{details}");
+    assert!(details.contains("MCP servers (1)  squiggle"), "{details}");
 
-    // The installed copy: where Claude Code put it, and its hook and MCP server.
-    let record = read_json(&home.path.join(".claude/plugins/installed_plugins.json"));
+    // The installed plugin as Claude Code lists it: enabled, where it put its copy, and the MCP
+    // server it read; the hook from that copy.
+    let list = host_ok(&claude, &home, &["plugin", "list", "--json"], &[]);
+    let list: Value = serde_json::from_str(&list).unwrap_or_else(|err| panic!("{err}: {list}"));
+    let entry = list
+        .as_array()
+        .and_then(|plugins| {
+            plugins
+                .iter()
+                .find(|plugin| plugin["id"] == "squiggle@squiggle")
+        })
+        .unwrap_or_else(|| panic!("squiggle@squiggle is not listed: {list}"));
+    assert_eq!(entry["enabled"], true, "{entry}");
     let root = PathBuf::from(
-        record["plugins"]["squiggle@squiggle"][0]["installPath"]
+        entry["installPath"]
             .as_str()
-            .unwrap_or_else(|| panic!("{record}")),
+            .unwrap_or_else(|| panic!("{entry}")),
     );
     assert!(root.starts_with(&home.path), "{}", root.display());
-    let command = hook_command(
-        &read_json(&root.join("hooks/hooks.json")),
-        "PostToolUse",
-        &["Write", "Edit", "MultiEdit"],
-    );
+    let hooks = read_json(&root.join("hooks/hooks.json"));
+    assert_eq!(hooks, read_json(&plugin_dir.join("hooks/hooks.json")));
+    let command = hook_command(&hooks, "PostToolUse", &["Write", "Edit", "MultiEdit"]);
     assert!(command.contains("${CLAUDE_PLUGIN_ROOT}"), "{command}");
 
     let ws = workspace();
@@ -390,9 +407,9 @@ fn claude_code_installs_the_plugin_from_the_marketplace_and_its_hook_blocks_on_e
     let run = run_hook(&command, &home, &ws, &path_without_squiggle(), &env, &input);
     assert_answer(&run, &block);
 
-    // The MCP server, as the installed .mcp.json names it (Claude Code puts the plugin's root in
-    // for `${CLAUDE_PLUGIN_ROOT}`), answers with the same diagnostics.
-    let server = &read_json(&root.join(".mcp.json"))["mcpServers"]["squiggle"];
+    // The MCP server, as Claude Code listed it (it puts the plugin's root in for
+    // `${CLAUDE_PLUGIN_ROOT}`), answers with the same diagnostics.
+    let server = &entry["mcpServers"]["squiggle"];
     let mcp_command = server["command"]
         .as_str()
         .unwrap()
