@@ -16,6 +16,7 @@
 //! - `fake_server`: the scriptable LSP server.
 //! - `lsp_servers`: the real servers the tests use, installed from npm and PyPI.
 //! - `rust_analyzer`: rust-analyzer built once from crates.io into a cache folder.
+//! - `agent_hosts`: the pinned agent hosts (Claude Code, Gemini CLI) installed from npm.
 //! - `demo`, `test`, `bench`: the tasks of the same names.
 //! - `layout`: the test that each crate's Layout names every module it declares.
 
