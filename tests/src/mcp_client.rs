@@ -29,11 +29,19 @@ pub struct Mcp {
 impl Mcp {
     /// Starts `squiggle mcp --root <root>` and completes the MCP handshake within `limit`.
     pub fn start(root: &Path, limit: Duration) -> Self {
-        let mut child = std::process::Command::new(squiggle_bin())
+        let mut command = std::process::Command::new(squiggle_bin());
+        command
             .args(["mcp", "--root"])
             .arg(root)
             .env("PATH", path_with_servers())
-            .env("XDG_CONFIG_HOME", root.join(".no-user-config"))
+            .env("XDG_CONFIG_HOME", root.join(".no-user-config"));
+        Self::spawn(command, limit)
+    }
+
+    /// Starts `command`, an MCP server on stdio (an agent host's configuration of `squiggle
+    /// mcp`, for one), and completes the MCP handshake within `limit`.
+    pub fn spawn(mut command: std::process::Command, limit: Duration) -> Self {
+        let mut child = command
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .spawn()

@@ -165,7 +165,9 @@ pub fn typescript_7_dir(workspace: &Path) -> PathBuf {
     install_dir(workspace).join("typescript-7")
 }
 
-fn install_npm(dir: &Path, packages: &[&str]) -> anyhow::Result<()> {
+/// Installs the npm `packages` into `dir` (once: a stamp file records what is there). npm's
+/// own output goes to stderr, so that stdout stays for what xtask reports.
+pub fn install_npm(dir: &Path, packages: &[&str]) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let stamp = dir.join(".npm-installed");
     let wanted = packages.join(" ");
@@ -190,6 +192,7 @@ fn install_npm(dir: &Path, packages: &[&str]) -> anyhow::Result<()> {
         ])
         .args(packages)
         .current_dir(dir)
+        .stdout(std::io::stderr())
         .status()
         .context("cannot run npm (install Node.js 18 or newer)")?;
     if !status.success() {

@@ -3,6 +3,8 @@
 //! - `fake-server [--scenario NAME | --script FILE]`: the scriptable LSP server tests use.
 //! - `install-servers`: installs the real language servers the tests and demo use into
 //!   `target/lsp-servers/`, from npm and PyPI.
+//! - `install-agent-hosts [HOST]...`: installs the pinned agent hosts (Claude Code, Gemini CLI)
+//!   whose plugin formats the tests check into `target/agent-hosts/`, from npm.
 //! - `demo`: builds squiggle and checks the example project in `examples/demo`.
 //! - `test [ARGS]...`: installs what the tests need and runs every test.
 //! - `bench [--quick]`: end-to-end benchmarks against the floor, a minimal raw LSP client.
@@ -14,9 +16,11 @@
 //! - `fake_server`: the scriptable LSP server.
 //! - `lsp_servers`: the real servers the tests use, installed from npm and PyPI.
 //! - `rust_analyzer`: rust-analyzer built once from crates.io into a cache folder.
+//! - `agent_hosts`: the pinned agent hosts (Claude Code, Gemini CLI) installed from npm.
 //! - `demo`, `test`, `bench`: the tasks of the same names.
 //! - `layout`: the test that each crate's Layout names every module it declares.
 
+mod agent_hosts;
 mod bench;
 mod demo;
 mod fake_server;
@@ -54,6 +58,9 @@ enum Task {
     BenchRun(BenchRunArgs),
     /// Install the real language servers into target/lsp-servers/.
     InstallServers(InstallArgs),
+    /// Install the pinned agent hosts (Claude Code, Gemini CLI) into target/agent-hosts/;
+    /// prints `HOST VERSION COMMAND` for each.
+    InstallAgentHosts(InstallAgentHostsArgs),
     /// Run the fake LSP server on stdio (the scriptable server the tests drive).
     FakeServer(FakeServerArgs),
 }
@@ -109,6 +116,15 @@ struct InstallArgs {
     rust_analyzer: bool,
 }
 
+/// Arguments of `install-agent-hosts`.
+#[derive(Debug, Args)]
+struct InstallAgentHostsArgs {
+    /// The hosts to install (default: all).
+    #[arg(value_name = "HOST",
+          value_parser = clap::builder::PossibleValuesParser::new(agent_hosts::NAMES))]
+    hosts: Vec<String>,
+}
+
 /// Arguments of `fake-server`.
 #[derive(Debug, Args)]
 struct FakeServerArgs {
@@ -139,6 +155,9 @@ fn main() -> anyhow::Result<()> {
                 eprintln!("xtask: rust-analyzer is in {}", dir.display());
             }
             Ok(())
+        }
+        Task::InstallAgentHosts(args) => {
+            agent_hosts::install_named(&workspace_root()?, &args.hosts)
         }
         Task::Demo => demo::run(&workspace_root()?),
         Task::Test(args) => test::run(&workspace_root()?, &args.cargo_test),

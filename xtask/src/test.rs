@@ -1,12 +1,12 @@
-//! `cargo xtask test`: install what the tests need (the matrix's servers too, and a
-//! rust-analyzer built once), then run every test.
+//! `cargo xtask test`: install what the tests need (the matrix's servers too, the agent hosts,
+//! and a rust-analyzer built once), then run every test.
 
 use std::path::Path;
 use std::process::Command;
 
 use anyhow::{bail, Context};
 
-use crate::{lsp_servers, rust_analyzer};
+use crate::{agent_hosts, lsp_servers, rust_analyzer};
 
 /// Installs the test language servers and runs `cargo test` for the whole workspace, with the
 /// servers on PATH and the fake server located for the tests; extra args go to `cargo test`.
@@ -19,6 +19,16 @@ pub fn run(workspace: &Path, extra: &[String]) -> anyhow::Result<()> {
     }
     if let Err(err) = lsp_servers::install_gopls() {
         eprintln!("xtask: gopls was not installed: {err:#}");
+    }
+    // The plugin tests install a missing host themselves and fail saying why it could not be
+    // installed; installing here first keeps them from racing to do it.
+    for host in agent_hosts::HOSTS {
+        if let Err(err) = agent_hosts::install(workspace, host) {
+            eprintln!(
+                "xtask: ERROR: {} {} could not be installed, so its plugin test will fail: {err:#}",
+                host.package, host.version
+            );
+        }
     }
     let xtask = std::env::current_exe().context("cannot locate the xtask binary")?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
