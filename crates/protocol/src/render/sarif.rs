@@ -159,6 +159,7 @@ fn fingerprint(rule: &str, path: &str, message: &str) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::diagnostic::Origin;
     use crate::outcome::Outcome;
