@@ -702,6 +702,66 @@ async fn a_stopped_server_is_found_by_its_probe_reported_broken_and_killed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_busy_with_work_in_progress_when_a_check_runs_out_of_time_is_not_killed() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR real\n");
+    // Like pyright's first check of a big project: progress begun, then 8 s of work during
+    // which it reads nothing (so the ping, sent at 1.5 s, waits past its 5 s window).
+    let script =
+        json!({"pull": true, "diagnose_on": [], "pull_progress": true, "pull_busy_ms": [8000]});
+    let mut config = ws.config(vec![ws.scripted("fake", &script)]);
+    config.first_touch_timeout_ms = 1500;
+    config.diagnostic_timeout_ms = 20_000;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+    let stalled = squiggle.check_file(&file, None).await;
+    assert_eq!(stalled.timed_out, vec!["fake".to_string()], "{stalled:?}");
+    let pids = ws.server_pids();
+    assert_eq!(pids.len(), 1);
+
+    // The next check waits behind the work, past the ping's window: the server still answers.
+    let next = squiggle
+        .check_file(&file, Some("ERROR one\nERROR two\n".to_string()))
+        .await;
+    assert_eq!(next.diagnostics.len(), 2, "{next:?}");
+    assert_eq!(next.servers[0].status, ServerState::Active, "{next:?}");
+    assert_eq!(ws.server_pids(), pids);
+    assert!(is_alive(pids[0]));
+    squiggle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_answering_slowly_when_checks_run_out_of_time_is_not_killed() {
+    let ws = FakeWorkspace::new();
+    let files: Vec<_> = (0..10)
+        .map(|i| ws.write(&format!("f{i}.fake"), "ERROR real\n"))
+        .collect();
+    // Like pyright with many files: it answers one pull every 1.5 s, with no progress, so the
+    // ping (sent when the checks give up at 6 s, behind 15 s of pulls) comes back long after
+    // its 5 s window, but answers flow meanwhile.
+    let busy = vec![1500; 10];
+    let script = json!({"pull": true, "diagnose_on": [], "pull_busy_ms": busy});
+    let mut config = ws.config(vec![ws.scripted("fake", &script)]);
+    config.first_touch_timeout_ms = 1500;
+    config.diagnostic_timeout_ms = 20_000;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+    let stalled = squiggle.check_files(&files).await;
+    assert!(
+        stalled.iter().any(|check| !check.timed_out.is_empty()),
+        "{stalled:?}"
+    );
+    let pids = ws.server_pids();
+    assert_eq!(pids.len(), 1);
+
+    let next = squiggle
+        .check_file(&files[0], Some("ERROR one\nERROR two\n".to_string()))
+        .await;
+    assert_eq!(next.diagnostics.len(), 2, "{next:?}");
+    assert_eq!(next.servers[0].status, ServerState::Active, "{next:?}");
+    assert_eq!(ws.server_pids(), pids);
+    squiggle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flood_of_checks_never_deadlocks_the_pipes_of_a_server_that_answers_big() {
     let ws = FakeWorkspace::new();
     // Big texts one way and big publishes the other: both pipes fill unless squiggle keeps

@@ -70,6 +70,7 @@ pub fn run(scenario: Option<&str>, script: Option<&Path>) -> anyhow::Result<()> 
         checks: 0,
         next_request: 1,
         progress_tokens: 0,
+        pulls_seen: 0,
         watch_events: 0,
         pull,
         _grandchild: grandchild,
@@ -134,6 +135,8 @@ struct Server {
     checks: u64,
     next_request: u64,
     progress_tokens: u64,
+    /// How many pulls came so far (for `pull_busy_ms`).
+    pulls_seen: usize,
     watch_events: u32,
     pull: Pull,
     /// Kept (never waited on) so the grandchild outlives nothing but us.
@@ -266,6 +269,10 @@ impl Server {
                     let begin = json!({"kind": "begin", "title": "Checking"});
                     self.output.send(&progress(token, begin))?;
                 }
+                if let Some(ms) = self.script.pull_busy_ms.get(self.pulls_seen) {
+                    std::thread::sleep(Duration::from_millis(*ms));
+                }
+                self.pulls_seen += 1;
                 match self.pull.answer(uri, text, items, previous) {
                     Ok(report) => {
                         self.respond(id, report)?;

@@ -11,6 +11,7 @@ mod documents;
 mod ends;
 mod handshake;
 mod lifecycle;
+mod liveness;
 pub mod navigate;
 mod open_set;
 mod probe;
@@ -26,6 +27,7 @@ mod sidecar;
 mod stderr;
 mod stdin_queue;
 mod tsserver;
+mod wanted;
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -126,7 +128,8 @@ enum ServerMsg {
     /// The process exited or its connection ended (sent by the actor's own tasks).
     Exited(String),
     /// A check got nothing before its deadline: ask something every live server answers, and
-    /// stop the server as broken when it does not answer in time (a hung or stopped process).
+    /// stop the server as broken when nothing at all comes from it in time (a hung or stopped
+    /// process; see `liveness`): a busy server is left to its work.
     Probe,
     /// The probe's outcome (sent by the probe task): None when the server answered.
     Probed(Option<String>),
@@ -219,8 +222,8 @@ impl ServerHandle {
         let _ = self.0.cast(ServerMsg::Close { path });
     }
 
-    /// A check got nothing before its deadline: stop the server as broken unless it answers
-    /// a ping in time.
+    /// A check got nothing before its deadline: stop the server as broken when it shows no
+    /// sign of life (see `liveness`).
     pub fn probe(&self) {
         let _ = self.0.cast(ServerMsg::Probe);
     }
@@ -311,8 +314,6 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Past this many bytes waiting to be written to a server, new checks are refused: it is not
 /// keeping up, and more work would only grow squiggle's memory.
 const MAX_BACKLOG: usize = 64 * 1024 * 1024;
-/// How long a server gets to answer the liveness probe.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What a server actor is started with.
 #[derive(Debug)]
@@ -379,6 +380,10 @@ pub struct Connection {
     busy: Busy,
     /// Whether a liveness probe is in flight.
     probing: bool,
+    /// How many messages the server has sent (what a probe takes as a sign of life).
+    heard: liveness::Heard,
+    /// Until when checks wait for each document's answer (how long its pulls may take).
+    wanted: wanted::Wanted,
     /// The bytes waiting to be written to the server.
     backlog: stdin_queue::Backlog,
     /// Files the server's `workspace/applyEdit` requests wrote.
@@ -466,7 +471,8 @@ impl Actor for ServerActor {
                 ..context
             })
         });
-        let clean_stdout = pump::guard_stdout(stdout, fast_path);
+        let heard = liveness::Heard::default();
+        let clean_stdout = pump::guard_stdout(stdout, fast_path, heard.clone());
         // Writing never holds up reading (see `stdin_queue`); a message is one write to the pipe.
         let (stdin, backlog) = stdin_queue::spawn(stdin);
         let (exited_tx, exited) = watch::channel(false);
@@ -511,6 +517,8 @@ impl Actor for ServerActor {
             open: OpenSet::new(max_open_documents),
             busy,
             probing: false,
+            heard,
+            wanted: wanted::Wanted::default(),
             backlog,
             applied,
         })
@@ -556,16 +564,21 @@ impl Actor for ServerActor {
                     conn.registry.note(conn.key.clone(), reason);
                 }
             }
-            ServerMsg::Pull { path, attempt } => conn.pull(&myself, path, attempt, REQUEST_TIMEOUT),
+            ServerMsg::Pull { path, attempt } => {
+                let limit = conn.pull_limit(&path);
+                conn.pull(&myself, path, attempt, limit);
+            }
             ServerMsg::WorkDone => {
                 // Only what changed since the last time: a cost per change, not per document.
                 for path in conn.pull_state.work_done() {
-                    conn.pull(&myself, path, 0, REQUEST_TIMEOUT);
+                    let limit = conn.pull_limit(&path);
+                    conn.pull(&myself, path, 0, limit);
                 }
             }
             ServerMsg::Repull => {
                 for path in conn.document_sync.open_paths() {
-                    conn.pull(&myself, path, 0, REQUEST_TIMEOUT);
+                    let limit = conn.pull_limit(&path);
+                    conn.pull(&myself, path, 0, limit);
                 }
             }
             ServerMsg::PullAnswered { pull, answer } => conn.pulled(&myself, pull, answer),

@@ -1,6 +1,7 @@
 //! The public handle: start a runtime for a workspace, check files, read diagnostics and
 //! statuses, shut down.
 
+mod batch_deadline;
 mod navigation;
 mod said_once;
 mod turns;
@@ -178,6 +179,20 @@ impl Squiggle {
         self.check(path.as_ref(), text, Saved::IfOnDisk).await
     }
 
+    /// Checks files together, as [`Squiggle::check_file`] checks each (read from disk), and
+    /// returns their results in the same order. Their servers get them all at once and answer
+    /// them in turn, so each check may wait its own timeout plus a little for every other file
+    /// of the batch (see `batch_deadline`): a folder's deadline grows with its size.
+    pub async fn check_files<P: AsRef<Path>>(&self, paths: &[P]) -> Vec<CheckResult> {
+        let allowance = batch_deadline::allowance(paths.len());
+        let checks = paths.iter().map(|path| {
+            let path = path.as_ref();
+            let ticket = self.ticket(path);
+            self.check_in_turn(ticket, path, None, Saved::IfOnDisk, allowance)
+        });
+        futures::future::join_all(checks).await
+    }
+
     /// [`Squiggle::check_file`], with who says whether the text is saved.
     pub(crate) async fn check(
         &self,
@@ -186,7 +201,8 @@ impl Squiggle {
         saved: Saved,
     ) -> CheckResult {
         let ticket = self.ticket(path);
-        self.check_in_turn(ticket, path, text, saved).await
+        self.check_in_turn(ticket, path, text, saved, Duration::ZERO)
+            .await
     }
 
     /// A place in the queue of `path`'s checks, taken when a check is asked for (before its
@@ -195,13 +211,15 @@ impl Squiggle {
         self.inner.turns.take(&self.locate(path).0)
     }
 
-    /// [`Squiggle::check`], in the turn `ticket` holds.
+    /// [`Squiggle::check`], in the turn `ticket` holds; `allowance` is added to its servers'
+    /// deadlines (a check among many).
     async fn check_in_turn(
         &self,
         ticket: Ticket,
         path: &Path,
         text: Option<String>,
         saved: Saved,
+        allowance: Duration,
     ) -> CheckResult {
         let started = Instant::now();
         let inner = &self.inner;
@@ -250,7 +268,16 @@ impl Squiggle {
             return check.await;
         }
         let check = (self.clone())
-            .sync_and_wait(ticket, keys, path, text.clone(), saved, started, file)
+            // The deadlines count from a moment `allowance` later than the check began.
+            .sync_and_wait(
+                ticket,
+                keys,
+                path,
+                text.clone(),
+                saved,
+                started + allowance,
+                file,
+            )
             .boxed()
             .shared();
         if let Some(weak) = check.downgrade() {
@@ -519,7 +546,9 @@ impl Squiggle {
         // The check's turn is taken before the epoch is asked for, as it is asked for.
         let ticket = self.ticket(path.as_ref());
         let before = self.epoch().await;
-        let check = (self.check_in_turn(ticket, path.as_ref(), text, Saved::IfOnDisk)).await;
+        let check =
+            (self.check_in_turn(ticket, path.as_ref(), text, Saved::IfOnDisk, Duration::ZERO))
+                .await;
         let outcome = check.outcome();
         let mut text = match outcome.reason() {
             Some(reason) => not_checked_section(&check.file, reason),

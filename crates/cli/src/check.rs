@@ -214,11 +214,11 @@ pub async fn answer(squiggle: &Squiggle, request: &CheckRequest) -> anyhow::Resu
     let (first, rest) = files
         .split_first()
         .context("no files of a known type to check")?;
-    let mut results =
-        futures::future::join_all(rest.iter().map(|file| squiggle.check_file(file, None))).await;
-    // With a scope, the first file is the edited one, checked after the others are known.
-    let (mut output, first_result) = match request.scope {
+    // Checked together: each check's deadline grows with the number of files (a folder).
+    let (mut output, results) = match request.scope {
+        // With a scope, the first file is the edited one, checked after the others are known.
         Some(scope) => {
+            let mut results = squiggle.check_files(rest).await;
             let scope = match scope {
                 ScopeArg::Edit => Scope::Edit,
                 ScopeArg::Write => Scope::Write,
@@ -230,11 +230,11 @@ pub async fn answer(squiggle: &Squiggle, request: &CheckRequest) -> anyhow::Resu
                 Some(severities) => feedback_text(&feedback, scope, severities, squiggle.config()),
                 None => feedback.text,
             };
-            (Some(text), feedback.check)
+            results.insert(0, feedback.check);
+            (Some(text), results)
         }
-        None => (None, squiggle.check_file(first, None).await),
+        None => (None, squiggle.check_files(files).await),
     };
-    results.insert(0, first_result);
     let report = report_of(&results, &severities);
     if request.format == Format::Delta {
         // New errors, then a line for each file that was not checked (its errors are unknown).

@@ -97,6 +97,11 @@ pub struct Script {
     /// With `pull`: report work-done progress around each answer to a pull (begin, the
     /// answer, end), as pyright does.
     pub pull_progress: bool,
+    /// With `pull`: work this many ms on each pull in turn before answering it (the first entry
+    /// for the first pull; later pulls answer at once), after the begin of its progress with
+    /// `pull_progress`, reading nothing meanwhile, as a single-threaded server busy checking a
+    /// big project does (pyright): a ping waits its turn.
+    pub pull_busy_ms: Vec<u64>,
     /// With `pull`: this many ms after the first successful pull, add `found REFRESH` (R1) to
     /// every pull result and send `workspace/diagnostic/refresh`.
     pub refresh_after_ms: Option<u64>,
@@ -168,6 +173,7 @@ impl Default for Script {
             pull_register: false,
             pull_cancel_first: false,
             pull_progress: false,
+            pull_busy_ms: Vec::new(),
             refresh_after_ms: None,
             symbols: false,
             workspace_symbols: false,

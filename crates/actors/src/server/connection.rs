@@ -19,13 +19,14 @@ use tokio::time::Instant;
 
 use super::document_sync::{Notice, SyncError};
 use super::lifecycle::{HandshakeError, Save};
+use super::liveness::{self, Verdict};
 use super::navigate::{self, NavAnswer, NavRequest};
 use super::pull::{self, Pulled};
 use super::pull_state::{PullFailure, PullStep};
 use super::request_error::RequestError;
 use super::{probe, tsserver};
 use super::{Connection, Opened, ServerMsg};
-use super::{EXIT_TIMEOUT, MAX_BACKLOG, PROBE_TIMEOUT, REQUEST_TIMEOUT, SHUTDOWN_TIMEOUT};
+use super::{EXIT_TIMEOUT, MAX_BACKLOG, REQUEST_TIMEOUT, SHUTDOWN_TIMEOUT};
 use crate::diagnostics::completion::{CheckPart, Traits};
 use crate::diagnostics::{DiagnosticsMsg, Freshness, Source};
 
@@ -116,23 +117,36 @@ impl Connection {
     }
 
     /// Pings a ready server (after a check ran out of time) unless a ping is in flight; the
-    /// outcome comes back as [`ServerMsg::Probed`].
+    /// outcome comes back as [`ServerMsg::Probed`]. A server is hung only when nothing at all
+    /// comes from it, not even a late answer to the ping, for the window [`liveness::verdict`]
+    /// gives it (longer while it has work-done progress in flight): a busy server is not a
+    /// hung one.
     pub(super) fn probe(&mut self, myself: &ActorRef<ServerMsg>) {
         if self.probing || !self.life.is_ready() {
             return;
         }
         self.probing = true;
-        let answer = probe::send(&self.socket);
+        let heard = self.heard.clone();
+        let before = heard.count();
+        let busy = self.busy.clone();
+        let mut answer = probe::send(&self.socket);
+        let sent = Instant::now();
         let me = myself.clone();
         tokio::spawn(async move {
-            let silent = tokio::time::timeout(PROBE_TIMEOUT, answer).await.is_err();
-            let reason = silent.then(|| {
-                format!(
-                    "not responding: no answer to a ping within {} s after a check ran out of time",
-                    PROBE_TIMEOUT.as_secs()
-                )
-            });
-            let _ = me.cast(ServerMsg::Probed(reason));
+            let hung = loop {
+                let silent_for = sent.elapsed();
+                let working = busy.doing();
+                match liveness::verdict(silent_for, heard.count() != before, working.as_deref()) {
+                    Verdict::Alive => break None,
+                    Verdict::Hung(reason) => break Some(reason),
+                    Verdict::Wait(wait) => {
+                        if tokio::time::timeout(wait, &mut answer).await.is_ok() {
+                            break None;
+                        }
+                    }
+                }
+            };
+            let _ = me.cast(ServerMsg::Probed(hung));
         });
     }
 
@@ -185,6 +199,12 @@ impl Connection {
         }
     }
 
+    /// How long a pull of `path` sent now may take: as long as the latest check waiting for
+    /// it still waits, and at least the usual request time.
+    pub(super) fn pull_limit(&mut self, path: &Path) -> Duration {
+        self.wanted.limit(path, Instant::now(), REQUEST_TIMEOUT)
+    }
+
     /// Whether documents' diagnostics are pulled (LSP pull, or through tsserver).
     pub(super) fn pulls_diagnostics(&self) -> bool {
         self.life.offers().pull || self.spec.tsserver_pull
@@ -211,12 +231,14 @@ impl Connection {
             reply: self.hold_until_answered(myself, &path, reply),
         };
         let _ = self.diagnostics.cast(wait);
+        // Every pull of the document may take as long as the check waits (a cold project on a
+        // busy machine can take tsserver or pyright past the usual request time), and never
+        // less than that.
+        self.wanted.wait(&path, deadline);
         let synced = self.sync(path.clone(), text, saved);
         if synced.is_ok() {
-            // The pull may take as long as the check waits (a cold project on a busy machine
-            // can take tsserver past the usual request time), and never less than that.
-            let limit = deadline.saturating_duration_since(Instant::now());
-            self.pull(myself, path, 0, limit.max(REQUEST_TIMEOUT));
+            let limit = self.pull_limit(&path);
+            self.pull(myself, path, 0, limit);
         }
         self.trim();
         synced.map(|_| ())
@@ -451,6 +473,7 @@ impl Connection {
             return;
         };
         self.open.remove(path);
+        self.wanted.forget(path);
         // What was pulled for it no longer holds; pushed results are the server's to clear.
         if self.pull_state.closed(path) {
             let _ = self.diagnostics.cast(DiagnosticsMsg::Publish {

@@ -4,6 +4,7 @@ use squiggle_protocol::{encode_frame, FrameGuard};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, DuplexStream};
 
 use crate::server::client::{ClientContext, Fast};
+use crate::server::liveness::Heard;
 
 /// A server that writes this much junk without one clean frame is broken (`command = "yes"`).
 const MAX_JUNK: u64 = 16 * 1024 * 1024;
@@ -11,10 +12,11 @@ const MAX_JUNK: u64 = 16 * 1024 * 1024;
 /// Reads `stdout` through the frame guard and returns a stream that carries only clean frames;
 /// the notifications on the diagnostics path are handled here, in stream order, and the rest
 /// goes on to async-lsp. The stream ends when `stdout` does, or when the server floods it with
-/// junk, which marks the server broken.
+/// junk, which marks the server broken. Every clean frame counts in `heard` (a sign of life).
 pub fn guard_stdout(
     mut stdout: impl AsyncRead + Unpin + Send + 'static,
     client: ClientContext,
+    heard: Heard,
 ) -> DuplexStream {
     let server = client.key.id.clone();
     let (reader, mut writer) = tokio::io::duplex(1 << 16);
@@ -33,6 +35,7 @@ pub fn guard_stdout(
             guard.push(&buf[..n]);
             while let Some(body) = guard.next_body() {
                 let Ok(body) = body else { continue };
+                heard.one();
                 // The diagnostics path parses its own messages; the rest is checked for async-lsp.
                 let body = match client.take_fast(&body) {
                     Fast::Taken => continue,
