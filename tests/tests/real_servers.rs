@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[path = "real_servers/python_package.rs"]
+mod python_package;
 #[path = "real_servers/rust_crate.rs"]
 mod rust_crate;
 
