@@ -8,12 +8,19 @@
 //! terminal signals, and touches no allocator after the fork.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 
 /// How many process groups the watchdog can hold at once.
 const SLOTS: usize = 4096;
 /// A record: `+` or `-`, then a process group id in native byte order.
 const RECORD: usize = 5;
+
+/// The send flag that keeps a send to a gone watchdog from raising SIGPIPE (Linux); elsewhere
+/// none, and Rust programs ignore SIGPIPE, so such a send fails with EPIPE all the same.
+#[cfg(target_os = "linux")]
+const NO_SIGPIPE: libc::c_int = libc::MSG_NOSIGNAL;
+#[cfg(not(target_os = "linux"))]
+const NO_SIGPIPE: libc::c_int = 0;
 
 /// The squiggle side of the watchdog; dropping it (or squiggle dying) sets the watchdog off.
 #[derive(Debug)]
@@ -24,22 +31,10 @@ pub struct Watchdog {
 impl Watchdog {
     /// Starts the watchdog process.
     pub fn spawn() -> io::Result<Self> {
-        let mut fds = [0; 2];
-        // SAFETY: fds is a valid array of two ints for socketpair to fill.
-        let made = unsafe {
-            libc::socketpair(
-                libc::AF_UNIX,
-                libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
-                0,
-                fds.as_mut_ptr(),
-            )
-        };
-        if made != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: socketpair succeeded, so both descriptors are open and owned by us alone.
-        let (ours, theirs) =
-            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        // Close-on-exec on every platform (SOCK_CLOEXEC where there is one), so that no server
+        // inherits either end.
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
+        let (ours, theirs) = (OwnedFd::from(ours), OwnedFd::from(theirs));
         // SAFETY: fork has no preconditions; the child only calls async-signal-safe functions.
         match unsafe { libc::fork() } {
             -1 => Err(io::Error::last_os_error()),
@@ -71,14 +66,14 @@ impl Watchdog {
         let mut record = [0u8; RECORD];
         record[0] = op;
         record[1..].copy_from_slice(&pgid.to_ne_bytes());
-        // SAFETY: record is a valid buffer of RECORD bytes; MSG_NOSIGNAL avoids SIGPIPE if the
-        // watchdog is gone. A 5-byte send on a stream socket is not split in practice.
+        // SAFETY: record is a valid buffer of RECORD bytes. A 5-byte send on a stream socket is
+        // not split in practice.
         unsafe {
             libc::send(
                 self.socket.as_raw_fd(),
                 record.as_ptr().cast(),
                 RECORD,
-                libc::MSG_NOSIGNAL,
+                NO_SIGPIPE,
             );
         }
     }

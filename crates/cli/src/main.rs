@@ -51,6 +51,7 @@ use clap::{Parser, Subcommand};
 /// `squiggle serve` spends by about a fifth (glibc's malloc spent it consolidating and
 /// unlinking chunks); see docs/benchmarks.md. It is built without transparent huge pages
 /// (`no_thp`), which otherwise raised the memory scenario's peak RSS from 23 to 36 MiB.
+#[cfg(target_os = "linux")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
