@@ -56,19 +56,18 @@ impl Baseline {
         let keys: Vec<DeltaKey> = current.iter().map(DeltaKey::of).collect();
         let mut used = vec![false; self.seen.len()];
         let mut new = vec![true; current.len()];
-        let passes: [&dyn Fn(usize, &Seen) -> bool; 4] = [
-            &|i, old| old.text.is_some() && old.text == texts[i],
-            &|i, old| old.line == current[i].line,
-            &|i, old| i64::from(old.line) + shift == i64::from(current[i].line),
-            &|_, _| true,
-        ];
-        for pass in passes {
+        for pass in [Pass::Text, Pass::SameLine, Pass::Shifted, Pass::Any] {
             for i in 0..current.len() {
                 if !new[i] {
                     continue;
                 }
+                let here = Here {
+                    line: current[i].line,
+                    text: texts[i].as_deref(),
+                    shift,
+                };
                 let found = (self.seen.iter().enumerate())
-                    .find(|(j, old)| !used[*j] && old.key == keys[i] && pass(i, old));
+                    .find(|(j, old)| !used[*j] && old.key == keys[i] && pass.matches(old, &here));
                 if let Some((j, _)) = found {
                     used[j] = true;
                     new[i] = false;
@@ -76,6 +75,38 @@ impl Baseline {
             }
         }
         new
+    }
+}
+
+/// Where a current diagnostic is: its line, that line's text, and the edit's line delta.
+struct Here<'a> {
+    line: u32,
+    text: Option<&'a str>,
+    shift: i64,
+}
+
+/// The rounds of matching an old error to a current one of the same identity, strongest first.
+#[derive(Debug, Clone, Copy)]
+enum Pass {
+    /// The same (non-blank) line text.
+    Text,
+    /// The same line.
+    SameLine,
+    /// The line moved by the edit's line delta.
+    Shifted,
+    /// Any place.
+    Any,
+}
+
+impl Pass {
+    /// Whether `old` matches the current diagnostic `here` in this round.
+    fn matches(self, old: &Seen, here: &Here) -> bool {
+        match self {
+            Pass::Text => old.text.is_some() && old.text.as_deref() == here.text,
+            Pass::SameLine => old.line == here.line,
+            Pass::Shifted => i64::from(old.line) + here.shift == i64::from(here.line),
+            Pass::Any => true,
+        }
     }
 }
 
