@@ -47,6 +47,9 @@ use turns::{Ticket, Turns};
 const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 /// How many folder entries the workspace scan for languages looks at, at most.
 const SCAN_LIMIT: usize = 5_000;
+/// At most this many documents changed on disk are synced again at the start of one call (the
+/// most recently synced first); the file watcher brings the others.
+const MAX_DISK_SYNCS: usize = 64;
 /// How long a quick question to an actor may take.
 const ASK_LIMIT: Duration = Duration::from_secs(5);
 
@@ -667,7 +670,8 @@ impl Squiggle {
     /// its servers' answers; closes those deleted. It compares size and modification time
     /// with what was synced, and the content's hash when those cannot tell; it does not wait
     /// for the file watcher. The files in `except` (those the caller checks next) are left to
-    /// the caller.
+    /// the caller; at most 64 are synced (the most recently synced first), the watcher brings
+    /// the others.
     pub async fn sync_disk(&self, except: &[&Path]) {
         let except: HashSet<PathBuf> = except.iter().map(|path| self.locate(path).0).collect();
         let stamps: Vec<(PathBuf, disk_stamps::Stamp)> = (lock(&self.inner.stamps).iter())
@@ -699,14 +703,17 @@ impl Squiggle {
                         stamps.insert(path, fresh);
                     }
                 }
-                disk_stamps::Found::Changed => changed.push(path),
+                disk_stamps::Found::Changed => changed.push((path, stamp.read_at)),
                 disk_stamps::Found::Gone => {
                     tracing::debug!(path = %path.display(), "gone from the disk: closed");
                     self.close_file(&path).await;
                 }
             }
         }
-        let syncs = changed.iter().map(|path| {
+        // The documents used last first: those are the ones a call reports on.
+        changed.sort_by_key(|(_, read_at)| std::cmp::Reverse(*read_at));
+        changed.truncate(MAX_DISK_SYNCS);
+        let syncs = changed.iter().map(|(path, _)| {
             tracing::debug!(path = %path.display(), "changed on disk: synced again");
             self.check(path, None, Saved::IfOnDisk)
         });
