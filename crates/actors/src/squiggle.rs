@@ -201,8 +201,30 @@ impl Squiggle {
     /// Checks files together, as [`Squiggle::check_file`] checks each (read from disk), and
     /// returns their results in the same order. Their servers get them all at once and answer
     /// them in turn, so each check may wait its own timeout plus a little for every other file
-    /// of the batch (see `batch_deadline`): a folder's deadline grows with its size.
+    /// of the batch (see `batch_deadline`): a folder's deadline grows with its size. Each
+    /// checked file's diagnostics become its baseline, as with [`Squiggle::check_file`].
     pub async fn check_files<P: AsRef<Path>>(&self, paths: &[P]) -> Vec<CheckResult> {
+        let results = self.check_batch(paths).await;
+        let mut shown = lock(&self.inner.shown);
+        for result in results
+            .iter()
+            .filter(|result| result.outcome().is_checked())
+        {
+            let baseline = Baseline::of(&result.diagnostics, result.text.as_deref());
+            shown.insert(result.file.clone(), baseline);
+        }
+        drop(shown);
+        results
+    }
+
+    /// [`Squiggle::check_files`] for files about to be shown among an edit's other files:
+    /// their baselines stay as they were, so that the feedback can mark what is new in them.
+    pub async fn check_files_for_feedback<P: AsRef<Path>>(&self, paths: &[P]) -> Vec<CheckResult> {
+        self.check_batch(paths).await
+    }
+
+    /// Checks files together (see [`Squiggle::check_files`]), leaving their baselines.
+    async fn check_batch<P: AsRef<Path>>(&self, paths: &[P]) -> Vec<CheckResult> {
         let allowance = batch_deadline::allowance(paths.len());
         let checks = paths.iter().map(|path| {
             let path = path.as_ref();

@@ -223,7 +223,9 @@ pub async fn answer(squiggle: &Squiggle, request: &CheckRequest) -> anyhow::Resu
     let (mut output, results) = match request.scope {
         // With a scope, the first file is the edited one, checked after the others are known.
         Some(scope) => {
-            let mut results = squiggle.check_files(rest).await;
+            // Shown among the edit's other files: their baselines stay for the feedback to
+            // mark what is new in them.
+            let mut results = squiggle.check_files_for_feedback(rest).await;
             let scope = match scope {
                 ScopeArg::Edit => Scope::Edit,
                 ScopeArg::Write => Scope::Write,

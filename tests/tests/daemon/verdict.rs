@@ -91,3 +91,25 @@ fn a_fix_written_to_another_file_right_before_a_hook_is_seen_by_that_hook() {
         );
     }
 }
+
+#[test]
+fn a_write_marks_the_new_errors_of_other_files_first() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "fine\n");
+    let b = d.ws.write("b.fake", "ok\nERROR old\n");
+    // B's baseline: its one error, as this check shows it.
+    assert_eq!(d.run(&["check", "b.fake"]).code, 1);
+
+    std::fs::write(&b, "ERROR new\nok\nERROR old\n").unwrap();
+    let run = d.run(&["check", "--scope", "write", "a.fake", "b.fake"]);
+    assert_eq!(
+        run.stdout,
+        format!(
+            "\nLSP errors detected in other files:\n<diagnostics file=\"b.fake\">\nNEW {}{}</diagnostics>",
+            error_line(1, "new"),
+            error_line(3, "old"),
+        ),
+        "stderr: {}",
+        run.stderr
+    );
+}
