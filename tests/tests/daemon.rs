@@ -106,12 +106,27 @@ impl Daemons {
     /// Runs `squiggle hook claude-code` in `cwd` for an Edit of `file`, with the daemon on and
     /// `more` in the environment.
     fn hook(&self, cwd: &Path, file: &Path, more: &[(&str, &OsStr)]) -> Run {
+        let tool_input =
+            serde_json::json!({"file_path": file, "old_string": "x", "new_string": "y"});
+        self.hook_tool(cwd, "Edit", tool_input, more)
+    }
+
+    /// Runs `squiggle hook claude-code` in `cwd` for `tool` with `tool_input`, with the daemon
+    /// on and `more` in the environment.
+    fn hook_tool(
+        &self,
+        cwd: &Path,
+        tool: &str,
+        tool_input: serde_json::Value,
+        more: &[(&str, &OsStr)],
+    ) -> Run {
+        let file = tool_input["file_path"].clone();
         let input = serde_json::json!({
             "session_id": "s1",
             "cwd": cwd,
             "hook_event_name": "PostToolUse",
-            "tool_name": "Edit",
-            "tool_input": {"file_path": file, "old_string": "x", "new_string": "y"},
+            "tool_name": tool,
+            "tool_input": tool_input,
             "tool_response": {"filePath": file, "success": true},
         });
         let mut child = std::process::Command::new(squiggle_tests::squiggle_bin())
@@ -866,3 +881,6 @@ fn a_stopped_daemon_without_its_socket_is_listed_and_stopped() {
 
 #[path = "daemon/reliability.rs"]
 mod reliability;
+
+#[path = "daemon/verdict.rs"]
+mod verdict;

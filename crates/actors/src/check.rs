@@ -18,6 +18,8 @@ pub struct CheckResult {
     pub timed_out: Vec<String>,
     /// Why the file was not checked at all, if it was not.
     pub skipped: Option<Skip>,
+    /// The text that was checked (none when the file was not checked at all).
+    pub text: Option<std::sync::Arc<str>>,
 }
 
 /// Why a file was not checked.
@@ -82,6 +84,7 @@ impl CheckResult {
             servers: Vec::new(),
             timed_out: Vec::new(),
             skipped: Some(skip),
+            text: None,
         }
     }
 }
@@ -98,6 +101,7 @@ mod tests {
             servers,
             timed_out: timed_out.iter().map(|id| id.to_string()).collect(),
             skipped: None,
+            text: None,
         }
     }
 

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use squiggle_protocol::Diagnostic;
+use squiggle_protocol::{Diagnostic, NewMarks};
 
 use crate::check::CheckResult;
 
@@ -16,6 +16,9 @@ pub struct Feedback {
     pub check: CheckResult,
     /// Other files with diagnostics when the feedback was made (write scope only).
     pub others: BTreeMap<String, Vec<Diagnostic>>,
+    /// Which diagnostics of the edited file and of `others` are new since each file's
+    /// baseline (files without a baseline have no entry).
+    pub new: NewMarks,
 }
 
 /// The errors that are new since the previous call for each file.

@@ -2,6 +2,7 @@
 //! statuses, shut down.
 
 mod batch_deadline;
+mod disk_stamps;
 mod navigation;
 mod said_once;
 mod turns;
@@ -18,8 +19,8 @@ use futures::FutureExt;
 use ractor::{Actor, ActorRef};
 use squiggle_config::{find_root, read_regular_file, Availability, Config, ReadError, ServerSpec};
 use squiggle_protocol::{
-    delta, merge, not_checked_section, paths, render_feedback, DeltaKey, Diagnostic, Scope,
-    ServerReport, ServerState, ServerStatus,
+    delta, merge, not_checked_section, paths, render_feedback_marked, Baseline, DeltaKey,
+    Diagnostic, NewMarks, Scope, ServerReport, ServerState, ServerStatus,
 };
 use tokio::sync::broadcast;
 use tokio::time::Instant;
@@ -46,6 +47,9 @@ use turns::{Ticket, Turns};
 const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 /// How many folder entries the workspace scan for languages looks at, at most.
 const SCAN_LIMIT: usize = 5_000;
+/// At most this many documents changed on disk are synced again at the start of one call (the
+/// most recently synced first); the file watcher brings the others.
+const MAX_DISK_SYNCS: usize = 64;
 /// How long a quick question to an actor may take.
 const ASK_LIMIT: Duration = Duration::from_secs(5);
 
@@ -70,6 +74,12 @@ struct Inner {
     events: Events,
     /// Each file's errors at the previous `new_errors` call.
     baselines: tokio::sync::Mutex<HashMap<String, HashSet<DeltaKey>>>,
+    /// Each file's diagnostics as last shown by a check or a feedback, to mark what the next
+    /// edit's feedback finds new.
+    shown: std::sync::Mutex<HashMap<String, Baseline>>,
+    /// What was last synced of each document read from the disk, to find those changed on
+    /// disk since.
+    stamps: std::sync::Mutex<disk_stamps::Stamps>,
     /// The checks under way, by file and whether the text is saved, with their text.
     in_flight: std::sync::Mutex<HashMap<(PathBuf, bool), UnderWay>>,
     /// Each file's checks in the order they were asked for.
@@ -151,6 +161,8 @@ impl Squiggle {
                 watcher,
                 events,
                 baselines: tokio::sync::Mutex::default(),
+                shown: std::sync::Mutex::default(),
+                stamps: std::sync::Mutex::default(),
                 in_flight: std::sync::Mutex::default(),
                 turns: Turns::default(),
                 said_once: said_once::SaidOnce::default(),
@@ -175,15 +187,44 @@ impl Squiggle {
     /// problems become an empty result that says why. Checks of one file hand their texts to
     /// the servers in the order they were asked for (their futures first polled), and each
     /// answer belongs to its own text.
+    /// The file's diagnostics become its baseline: a later [`Squiggle::feedback`] marks the
+    /// errors that were not among them.
     pub async fn check_file(&self, path: impl AsRef<Path>, text: Option<String>) -> CheckResult {
-        self.check(path.as_ref(), text, Saved::IfOnDisk).await
+        let result = self.check(path.as_ref(), text, Saved::IfOnDisk).await;
+        if result.outcome().is_checked() {
+            let baseline = Baseline::of(&result.diagnostics, result.text.as_deref());
+            lock(&self.inner.shown).insert(result.file.clone(), baseline);
+        }
+        result
     }
 
     /// Checks files together, as [`Squiggle::check_file`] checks each (read from disk), and
     /// returns their results in the same order. Their servers get them all at once and answer
     /// them in turn, so each check may wait its own timeout plus a little for every other file
-    /// of the batch (see `batch_deadline`): a folder's deadline grows with its size.
+    /// of the batch (see `batch_deadline`): a folder's deadline grows with its size. Each
+    /// checked file's diagnostics become its baseline, as with [`Squiggle::check_file`].
     pub async fn check_files<P: AsRef<Path>>(&self, paths: &[P]) -> Vec<CheckResult> {
+        let results = self.check_batch(paths).await;
+        let mut shown = lock(&self.inner.shown);
+        for result in results
+            .iter()
+            .filter(|result| result.outcome().is_checked())
+        {
+            let baseline = Baseline::of(&result.diagnostics, result.text.as_deref());
+            shown.insert(result.file.clone(), baseline);
+        }
+        drop(shown);
+        results
+    }
+
+    /// [`Squiggle::check_files`] for files about to be shown among an edit's other files:
+    /// their baselines stay as they were, so that the feedback can mark what is new in them.
+    pub async fn check_files_for_feedback<P: AsRef<Path>>(&self, paths: &[P]) -> Vec<CheckResult> {
+        self.check_batch(paths).await
+    }
+
+    /// Checks files together (see [`Squiggle::check_files`]), leaving their baselines.
+    async fn check_batch<P: AsRef<Path>>(&self, paths: &[P]) -> Vec<CheckResult> {
         let allowance = batch_deadline::allowance(paths.len());
         let checks = paths.iter().map(|path| {
             let path = path.as_ref();
@@ -317,6 +358,13 @@ impl Squiggle {
             .map(|acquired| acquired.and_then(|ready| self.send(ready, &path, &text, saved)))
             .collect();
         drop(ticket);
+        // What the servers hold now, when it is what the disk holds, to tell later whether the
+        // disk changed; a text that is not saved must never be replaced by the disk's.
+        let stamp = saved.then(|| disk_stamps::stamp_of(&path, &text)).flatten();
+        match stamp {
+            Some(stamp) => lock(&inner.stamps).insert(path.clone(), stamp),
+            None => lock(&inner.stamps).remove(&path),
+        };
         let this = &self;
         let answers = sent.into_iter().map(|sent| async move {
             let outcome = match sent {
@@ -335,6 +383,7 @@ impl Squiggle {
             servers: Vec::new(),
             timed_out: Vec::new(),
             skipped: None,
+            text: Some(text.clone()),
         };
         let mut lists = Vec::new();
         for outcome in outcomes {
@@ -439,7 +488,9 @@ impl Squiggle {
                 match change {
                     DiskChange::Changed(path) => {
                         tracing::debug!(path = %path.display(), "changed on disk: synced again");
-                        tokio::spawn(async move { squiggle.check_file(&path, None).await });
+                        tokio::spawn(
+                            async move { squiggle.check(&path, None, Saved::IfOnDisk).await },
+                        );
                     }
                     DiskChange::Deleted(path) => {
                         tracing::debug!(path = %path.display(), "deleted on disk: closed");
@@ -453,6 +504,7 @@ impl Squiggle {
     /// Sends `didClose` for a file to its running servers, which then forget its text.
     pub async fn close_file(&self, path: impl AsRef<Path>) {
         let (path, _) = self.locate(path.as_ref());
+        lock(&self.inner.stamps).remove(&path);
         for server in self.running_servers(&path).await {
             server.close(path.clone());
         }
@@ -537,14 +589,20 @@ impl Squiggle {
     /// the file's errors, and for [`Scope::Write`] also other files' errors, capped; for a
     /// file that was not checked, first a line that says so and why. Never fails: the text is
     /// empty only when the file was checked and nothing is to be reported.
+    ///
+    /// First, the open documents changed on disk since they were synced are synced again
+    /// ([`Squiggle::sync_disk`]). A file shown before (by a check or a feedback of this
+    /// runtime) has a baseline: its errors that are not the same as one of then are new, come
+    /// first in its block and are marked `NEW `.
     pub async fn feedback(
         &self,
         path: impl AsRef<Path>,
         text: Option<String>,
         scope: Scope,
     ) -> Feedback {
-        // The check's turn is taken before the epoch is asked for, as it is asked for.
+        // The check's turn is taken before anything is awaited, as it is asked for.
         let ticket = self.ticket(path.as_ref());
+        self.sync_disk(&[path.as_ref()]).await;
         let before = self.epoch().await;
         let check =
             (self.check_in_turn(ticket, path.as_ref(), text, Saved::IfOnDisk, Duration::ZERO))
@@ -559,6 +617,7 @@ impl Squiggle {
                 text,
                 check,
                 others: BTreeMap::new(),
+                new: NewMarks::new(),
             };
         }
         let others = match scope {
@@ -570,19 +629,117 @@ impl Squiggle {
                 all
             }
         };
+        let new = self.mark_new(&check, scope, &others);
         let caps = self.inner.config.caps();
-        text.push_str(&render_feedback(
+        text.push_str(&render_feedback_marked(
             scope,
             &check.file,
             &check.diagnostics,
             &others,
             &caps,
+            &new,
         ));
         Feedback {
             text,
             check,
             others,
+            new,
         }
+    }
+
+    /// Which errors of a feedback are new against each file's baseline (files without one get
+    /// no marks), and the baselines moved on to what this feedback shows: the edited file's
+    /// when it was checked, and with [`Scope::Write`] every other file's (none: clean).
+    fn mark_new(
+        &self,
+        check: &CheckResult,
+        scope: Scope,
+        others: &BTreeMap<String, Vec<Diagnostic>>,
+    ) -> NewMarks {
+        let mut shown = lock(&self.inner.shown);
+        let mut new = NewMarks::new();
+        let text = check.text.as_deref();
+        if let Some(baseline) = shown.get(&check.file) {
+            new.insert(
+                check.file.clone(),
+                baseline.new_flags(&check.diagnostics, text),
+            );
+        }
+        for (file, diagnostics) in others {
+            if let Some(baseline) = shown.get(file) {
+                new.insert(file.clone(), baseline.new_flags(diagnostics, None));
+            }
+        }
+        if check.outcome().is_checked() {
+            let baseline = Baseline::of(&check.diagnostics, text);
+            shown.insert(check.file.clone(), baseline);
+        }
+        if scope == Scope::Write {
+            for (file, baseline) in shown.iter_mut() {
+                if *file != check.file && !others.contains_key(file) {
+                    *baseline = Baseline::default();
+                }
+            }
+            for (file, diagnostics) in others {
+                shown.insert(file.clone(), Baseline::of(diagnostics, None));
+            }
+        }
+        new
+    }
+
+    /// Syncs again every open document read from the disk whose file changed since (a `sed -i`, a
+    /// formatter, another tool of the agent), however shortly before this call, and waits for
+    /// its servers' answers; closes those deleted. It compares size and modification time
+    /// with what was synced, and the content's hash when those cannot tell; it does not wait
+    /// for the file watcher. The files in `except` (those the caller checks next) are left to
+    /// the caller; at most 64 are synced (the most recently synced first), the watcher brings
+    /// the others.
+    pub async fn sync_disk(&self, except: &[&Path]) {
+        let except: HashSet<PathBuf> = except.iter().map(|path| self.locate(path).0).collect();
+        let stamps: Vec<(PathBuf, disk_stamps::Stamp)> = (lock(&self.inner.stamps).iter())
+            .filter(|(path, _)| !except.contains(*path))
+            .map(|(path, stamp)| (path.clone(), stamp.clone()))
+            .collect();
+        if stamps.is_empty() {
+            return;
+        }
+        let limit = self.inner.config.max_file_bytes;
+        let looked = tokio::task::spawn_blocking(move || {
+            (stamps.into_iter())
+                .map(|(path, stamp)| {
+                    let found = disk_stamps::look(&path, &stamp, limit);
+                    (path, stamp, found)
+                })
+                .collect::<Vec<_>>()
+        })
+        .await
+        .unwrap_or_default();
+        let mut changed = Vec::new();
+        for (path, stamp, found) in looked {
+            match found {
+                disk_stamps::Found::Same(None) => {}
+                disk_stamps::Found::Same(Some(fresh)) => {
+                    // Unless another sync stamped it in between.
+                    let mut stamps = lock(&self.inner.stamps);
+                    if stamps.get(&path) == Some(&stamp) {
+                        stamps.insert(path, fresh);
+                    }
+                }
+                disk_stamps::Found::Changed => changed.push((path, stamp.read_at)),
+                disk_stamps::Found::Gone => {
+                    tracing::debug!(path = %path.display(), "gone from the disk: closed");
+                    self.close_file(&path).await;
+                }
+            }
+        }
+        // The documents used last first: those are the ones a call reports on.
+        changed.sort_by_key(|(_, read_at)| std::cmp::Reverse(*read_at));
+        changed.truncate(MAX_DISK_SYNCS);
+        let syncs = changed.iter().map(|(path, _)| {
+            tracing::debug!(path = %path.display(), "changed on disk: synced again");
+            self.check(path, None, Saved::IfOnDisk)
+        });
+        futures::future::join_all(syncs).await;
     }
 
     /// The errors in these files that were not there at the previous call for each file (all of

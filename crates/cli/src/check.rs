@@ -10,8 +10,8 @@ use clap::ValueEnum;
 use squiggle_actors::{CheckResult, Config, Feedback, Scope, Squiggle};
 use squiggle_protocol::render::{display_path, github, json, llm, one_line, sarif, text};
 use squiggle_protocol::{
-    merge, not_checked_section, paths, render_feedback, Caps, Report, ServerReport, ServerState,
-    Severity,
+    merge, not_checked_section, paths, render_feedback_marked, Caps, Report, ServerReport,
+    ServerState, Severity,
 };
 
 use crate::daemon::NO_DAEMON_ENV;
@@ -214,11 +214,18 @@ pub async fn answer(squiggle: &Squiggle, request: &CheckRequest) -> anyhow::Resu
     let (first, rest) = files
         .split_first()
         .context("no files of a known type to check")?;
+    if request.scope.is_none() {
+        // A feedback does this itself; the named files are read from the disk anyway.
+        let named: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+        squiggle.sync_disk(&named).await;
+    }
     // Checked together: each check's deadline grows with the number of files (a folder).
     let (mut output, results) = match request.scope {
         // With a scope, the first file is the edited one, checked after the others are known.
         Some(scope) => {
-            let mut results = squiggle.check_files(rest).await;
+            // Shown among the edit's other files: their baselines stay for the feedback to
+            // mark what is new in them.
+            let mut results = squiggle.check_files_for_feedback(rest).await;
             let scope = match scope {
                 ScopeArg::Edit => Scope::Edit,
                 ScopeArg::Write => Scope::Write,
@@ -291,12 +298,13 @@ fn feedback_text(
             include_severities: severities.to_vec(),
             ..config.caps()
         };
-        text.push_str(&render_feedback(
+        text.push_str(&render_feedback_marked(
             scope,
             &check.file,
             &check.diagnostics,
             &feedback.others,
             &caps,
+            &feedback.new,
         ));
     }
     text

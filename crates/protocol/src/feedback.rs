@@ -2,7 +2,7 @@
 //! and for a write also other files with errors, within configured caps.
 
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::render::{not_checked_note, render_file_block};
+use crate::render::{not_checked_note, render_marked_block};
 use std::collections::BTreeMap;
 
 /// The header above the edited or written file's block.
@@ -45,6 +45,11 @@ impl Default for Caps {
     }
 }
 
+/// Which of each file's diagnostics the last edit introduced: per relative path, one flag per
+/// diagnostic as the file's list is given to [`render_feedback_marked`] (`true`: new). A file
+/// without an entry has no baseline: no marker, line order.
+pub type NewMarks = BTreeMap<String, Vec<bool>>;
+
 /// Renders feedback: `file`'s diagnostics, and for Scope::Write also `others` (relative path -> diagnostics; the file itself is ignored if present there).
 ///
 /// Each non-empty section is "\n" + header + "\n" + its blocks joined by "\n"; sections are
@@ -58,47 +63,78 @@ pub fn render_feedback(
     others: &BTreeMap<String, Vec<Diagnostic>>,
     caps: &Caps,
 ) -> String {
-    let keep = |diags: &[Diagnostic]| -> Vec<Diagnostic> {
-        diags
-            .iter()
-            .filter(|diag| caps.include_severities.contains(&diag.severity))
-            .cloned()
+    render_feedback_marked(scope, file, diagnostics, others, caps, &NewMarks::new())
+}
+
+/// [`render_feedback`] where `new` says which errors the edit introduced: in each file's
+/// block those come first, marked `NEW `, so that every cap leaves out old errors before new
+/// ones.
+pub fn render_feedback_marked(
+    scope: Scope,
+    file: &str,
+    diagnostics: &[Diagnostic],
+    others: &BTreeMap<String, Vec<Diagnostic>>,
+    caps: &Caps,
+    new: &NewMarks,
+) -> String {
+    let keep = |path: &str, diags: &'_ [Diagnostic]| -> Vec<(Diagnostic, bool)> {
+        let flags = new.get(path).filter(|flags| flags.len() == diags.len());
+        (diags.iter().enumerate())
+            .filter(|(_, diag)| caps.include_severities.contains(&diag.severity))
+            .map(|(i, diag)| (diag.clone(), flags.is_some_and(|flags| flags[i])))
             .collect()
     };
-    let mut budget = caps.max_total_lines;
-    let mut sections = Vec::new();
-
-    let own = keep(diagnostics);
-    if !own.is_empty() {
-        let block = render_file_block(file, &own, take(own.len(), caps, &mut budget));
-        sections.push(section(THIS_FILE_HEADER, &[block]));
-    }
-
+    let own = keep(file, diagnostics);
+    let mut shown_files = vec![(file, own)];
     if scope == Scope::Write {
-        let mut blocks = Vec::new();
-        for (path, diags) in others {
-            if blocks.len() >= caps.max_other_files || budget == 0 {
-                break;
-            }
-            if path == file {
-                continue;
-            }
-            let kept = keep(diags);
-            if kept.is_empty() {
-                continue;
-            }
-            blocks.push(render_file_block(
-                path,
-                &kept,
-                take(kept.len(), caps, &mut budget),
-            ));
-        }
-        if !blocks.is_empty() {
-            sections.push(section(OTHER_FILES_HEADER, &blocks));
+        let mut candidates: Vec<(&str, Vec<(Diagnostic, bool)>)> = (others.iter())
+            .filter(|(path, _)| *path != file)
+            .map(|(path, diags)| (path.as_str(), keep(path, diags)))
+            .filter(|(_, kept)| !kept.is_empty())
+            .collect();
+        // Stable: files with new errors first, each group in path order.
+        candidates.sort_by_key(|(_, kept)| !kept.iter().any(|(_, new)| *new));
+        shown_files.extend(candidates.into_iter().take(caps.max_other_files));
+    }
+    let shown = allocate(&shown_files, caps);
+
+    let mut sections = Vec::new();
+    let (own_file, own) = &shown_files[0];
+    if !own.is_empty() {
+        sections.push(section(THIS_FILE_HEADER, &[block(own_file, own, shown[0])]));
+    }
+    let blocks: Vec<String> = (shown_files.iter().zip(&shown).skip(1))
+        .filter(|(_, shown)| **shown > 0)
+        .map(|((path, kept), shown)| block(path, kept, *shown))
+        .collect();
+    if !blocks.is_empty() {
+        sections.push(section(OTHER_FILES_HEADER, &blocks));
+    }
+    sections.join("\n")
+}
+
+/// How many lines each file gets: new errors first across all files (in order, each up to its
+/// per-file cap and what is left of the total), then the old ones in what remains.
+fn allocate(files: &[(&str, Vec<(Diagnostic, bool)>)], caps: &Caps) -> Vec<usize> {
+    let mut budget = caps.max_total_lines;
+    let mut shown = vec![0; files.len()];
+    for wanted_new in [true, false] {
+        for ((_, kept), shown) in files.iter().zip(shown.iter_mut()) {
+            let count = kept.iter().filter(|(_, new)| *new == wanted_new).count();
+            let more = count
+                .min(caps.max_diagnostics_per_file.saturating_sub(*shown))
+                .min(budget);
+            *shown += more;
+            budget -= more;
         }
     }
+    shown
+}
 
-    sections.join("\n")
+/// One file's block of flagged diagnostics, at most `shown` lines.
+fn block(path: &str, kept: &[(Diagnostic, bool)], shown: usize) -> String {
+    let entries: Vec<(&Diagnostic, bool)> = kept.iter().map(|(diag, new)| (diag, *new)).collect();
+    render_marked_block(path, &entries, shown)
 }
 
 /// The feedback section for an edited or written file that was not checked: "\n" + the
@@ -106,13 +142,6 @@ pub fn render_feedback(
 /// found before the deadline, other files) follows it.
 pub fn not_checked_section(file: &str, reason: &str) -> String {
     format!("\n{}", not_checked_note(file, reason))
-}
-
-/// How many of a file's `count` diagnostics to show (per-file cap and what is left of `budget`), spending them.
-fn take(count: usize, caps: &Caps, budget: &mut usize) -> usize {
-    let shown = count.min(caps.max_diagnostics_per_file).min(*budget);
-    *budget -= shown;
-    shown
 }
 
 /// One section: "\n" + header + "\n" + blocks joined by "\n".
@@ -453,6 +482,155 @@ mod tests {
             "\nLSP did not check a.go, so its errors are unknown: gopls: `gopls` is not installed (install: go install gopls)\n\
              LSP errors detected in other files:\n<diagnostics file=\"b.ts\">\nERROR [1:1] e1\n</diagnostics>"
         );
+    }
+
+    /// `old` errors at lines 1..=old, then `new` errors after them, with their flags.
+    fn old_then_new(old: u32, new: u32) -> (Vec<Diagnostic>, Vec<bool>) {
+        let diags = (1..=old + new)
+            .map(|line| diag(line, Severity::Error, &format!("e{line}"), None))
+            .collect();
+        let flags = (1..=old + new).map(|line| line > old).collect();
+        (diags, flags)
+    }
+
+    /// The lines `NEW ERROR [i:1] ei\n` for i in `lines`.
+    fn new_lines(lines: std::ops::RangeInclusive<u32>) -> String {
+        lines
+            .map(|line| format!("NEW ERROR [{line}:1] e{line}\n"))
+            .collect()
+    }
+
+    #[test]
+    fn thirteen_new_errors_in_a_file_with_nine_come_first_marked_within_the_cap() {
+        let (diags, flags) = old_then_new(9, 13);
+        let new = NewMarks::from([("a.ts".to_string(), flags)]);
+        let text = render_feedback_marked(
+            Scope::Edit,
+            "a.ts",
+            &diags,
+            &BTreeMap::new(),
+            &Caps::default(),
+            &new,
+        );
+        assert_eq!(
+            text,
+            format!(
+                "\nLSP errors detected in this file, please fix:\n\
+                 <diagnostics file=\"a.ts\">\n{}{}... and 2 more\n</diagnostics>",
+                new_lines(10..=22),
+                error_lines(1..=7),
+            )
+        );
+    }
+
+    #[test]
+    fn marks_that_do_not_fit_the_list_are_ignored() {
+        let (diags, _) = old_then_new(2, 0);
+        let new = NewMarks::from([("a.ts".to_string(), vec![true])]);
+        let text = render_feedback_marked(
+            Scope::Edit,
+            "a.ts",
+            &diags,
+            &BTreeMap::new(),
+            &Caps::default(),
+            &new,
+        );
+        assert_eq!(
+            text,
+            render_feedback(
+                Scope::Edit,
+                "a.ts",
+                &diags,
+                &BTreeMap::new(),
+                &Caps::default()
+            )
+        );
+    }
+
+    #[test]
+    fn new_errors_first_under_every_cap() {
+        struct Case {
+            name: &'static str,
+            own: (u32, u32),
+            others: Vec<(&'static str, u32, u32)>,
+            caps: Caps,
+            expected: String,
+        }
+        let block = |path: &str, body: String| {
+            format!("<diagnostics file=\"{path}\">\n{body}</diagnostics>")
+        };
+        let cases = [
+            Case {
+                name: "a warning never counts as a new error's slot",
+                own: (1, 1),
+                others: vec![],
+                caps: Caps {
+                    max_diagnostics_per_file: 1,
+                    ..Caps::default()
+                },
+                expected: format!(
+                    "\n{THIS_FILE_HEADER}\n{}",
+                    block("w.ts", format!("{}... and 1 more\n", new_lines(2..=2)))
+                ),
+            },
+            Case {
+                name: "other files with new errors before those with old ones (5 files)",
+                own: (0, 0),
+                others: vec![
+                    ("a.ts", 1, 0),
+                    ("b.ts", 1, 0),
+                    ("c.ts", 1, 0),
+                    ("d.ts", 1, 0),
+                    ("e.ts", 1, 0),
+                    ("z.ts", 0, 1),
+                ],
+                caps: Caps::default(),
+                expected: format!(
+                    "\n{OTHER_FILES_HEADER}\n{}\n{}\n{}\n{}\n{}",
+                    block("z.ts", new_lines(1..=1)),
+                    block("a.ts", error_lines(1..=1)),
+                    block("b.ts", error_lines(1..=1)),
+                    block("c.ts", error_lines(1..=1)),
+                    block("d.ts", error_lines(1..=1)),
+                ),
+            },
+            Case {
+                name: "the total goes to new errors in other files before old ones here",
+                own: (5, 0),
+                others: vec![("b.ts", 0, 3)],
+                caps: Caps {
+                    max_total_lines: 6,
+                    ..Caps::default()
+                },
+                expected: format!(
+                    "\n{THIS_FILE_HEADER}\n{}\n\n{OTHER_FILES_HEADER}\n{}",
+                    block("w.ts", format!("{}... and 2 more\n", error_lines(1..=3))),
+                    block("b.ts", new_lines(1..=3)),
+                ),
+            },
+        ];
+        for case in cases {
+            let mut new = NewMarks::new();
+            let (mut own, mut own_flags) = old_then_new(case.own.0, case.own.1);
+            if case.name.starts_with("a warning") {
+                // A new warning at line 3, not shown at the default severities.
+                own.push(diag(3, Severity::Warning, "w", None));
+                own_flags.push(true);
+            }
+            new.insert("w.ts".to_string(), own_flags);
+            let mut others = BTreeMap::new();
+            for (path, old, fresh) in &case.others {
+                let (diags, flags) = old_then_new(*old, *fresh);
+                others.insert(path.to_string(), diags);
+                new.insert(path.to_string(), flags);
+            }
+            assert_eq!(
+                render_feedback_marked(Scope::Write, "w.ts", &own, &others, &case.caps, &new),
+                case.expected,
+                "{}",
+                case.name
+            );
+        }
     }
 
     #[test]

@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 #![deny(clippy::print_stdout)]
 
+pub mod baseline;
 pub mod convert;
 pub mod delta;
 pub mod diagnostic;
@@ -49,11 +50,14 @@ pub mod service;
 pub mod strict;
 pub mod watch;
 
+pub use baseline::Baseline;
 pub use convert::{convert_diagnostics, severity_from_lsp};
 pub use delta::DeltaKey;
 pub use diagnostic::{Diagnostic, Origin, ServerState, ServerStatus, Severity, UnknownSeverity};
 pub use encoding::{column_in_chars, lsp_character, PositionEncoding};
-pub use feedback::{not_checked_section, render_feedback, Caps, Scope};
+pub use feedback::{
+    not_checked_section, render_feedback, render_feedback_marked, Caps, NewMarks, Scope,
+};
 pub use frame_guard::{encode_frame, BadFrame, FrameGuard};
 pub use navigation::{Location, Symbol};
 pub use outcome::{Outcome, OutcomeKind};

@@ -27,6 +27,10 @@ pub fn escape_owned(text: String) -> String {
     }
 }
 
+/// The marker in front of a diagnostic line for an error the last edit introduced (shown only
+/// where a baseline tells new errors from old ones).
+pub const NEW_MARK: &str = "NEW ";
+
 /// One file's block: `<diagnostics file="<path>">\n` then `ERROR [line:col] message (code)\n` per diagnostic, at most `max_per_file` lines then `... and N more\n`, then `</diagnostics>`.
 ///
 /// Severity is in capitals (ERROR, WARNING, INFO, HINT); ` (code)` only when there is a code,
@@ -34,13 +38,24 @@ pub fn escape_owned(text: String) -> String {
 /// ordered by line then column. Message newlines collapse to a space; message and code are
 /// escaped, and the file attribute too (also `"` -> `&quot;`, control characters as `\n`).
 pub fn render_file_block(file: &str, diags: &[Diagnostic], max_per_file: usize) -> String {
-    let mut ordered: Vec<&Diagnostic> = diags.iter().collect();
-    ordered.sort_by_key(|diag| (diag.line, diag.column));
+    let entries: Vec<(&Diagnostic, bool)> = diags.iter().map(|diag| (diag, false)).collect();
+    render_marked_block(file, &entries, max_per_file)
+}
+
+/// [`render_file_block`] for diagnostics flagged new (`true`) or not: the new ones first, each
+/// line starting with [`NEW_MARK`], then the others; each group by line then column.
+pub fn render_marked_block(
+    file: &str,
+    entries: &[(&Diagnostic, bool)],
+    max_per_file: usize,
+) -> String {
+    let mut ordered: Vec<&(&Diagnostic, bool)> = entries.iter().collect();
+    ordered.sort_by_key(|(diag, new)| (!new, diag.line, diag.column));
     let mut out = format!(
         "<diagnostics file=\"{}\">\n",
         escape(&escape_controls(file)).replace('"', "&quot;")
     );
-    for diag in ordered.iter().take(max_per_file) {
+    for (diag, new) in ordered.iter().take(max_per_file) {
         let codes: Vec<String> = (diag.codes().iter())
             .map(|code| escape(&one_line(code)))
             .collect();
@@ -50,7 +65,8 @@ pub fn render_file_block(file: &str, diags: &[Diagnostic], max_per_file: usize) 
             format!(" ({})", codes.join(", "))
         };
         out.push_str(&format!(
-            "{} [{}:{}] {}{code}\n",
+            "{}{} [{}:{}] {}{code}\n",
+            if *new { NEW_MARK } else { "" },
             diag.severity.as_str().to_ascii_uppercase(),
             diag.line,
             diag.column,
