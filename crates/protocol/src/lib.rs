@@ -15,6 +15,7 @@
 //! - `render`: reports as text for people, JSON for programs, text for language models.
 //! - `feedback`: the text an edit tool appends after an edit, within caps.
 //! - `delta`: the new errors since the last snapshot.
+//! - `baseline`: which of a file's errors are new since what was last shown for it.
 //! - `navigation`: definitions, references, symbols and hovers as values and text.
 //! - `service`: the contract of `squiggle serve`: methods, params and results.
 //! - `frame_guard`: a tolerant reader of LSP `Content-Length` frames.
