@@ -62,7 +62,38 @@ pub fn run(workspace: &Path, extra: &[String]) -> anyhow::Result<()> {
     if !status.success() {
         bail!("tests failed ({status})");
     }
-    report_matrix_skips(workspace)
+    report_matrix_skips(workspace)?;
+    check_macos(workspace, &cargo)
+}
+
+/// The target the macOS type-check builds for (Apple silicon; x86_64 macOS differs in nothing
+/// squiggle uses).
+const MACOS: &str = "aarch64-apple-darwin";
+
+/// Type-checks squiggle for macOS, with its standard library built from the toolchain's
+/// rust-src (no macOS target can be installed here; the check links nothing, so no Apple SDK is
+/// needed), in its own target folder that later runs reuse.
+fn check_macos(workspace: &Path, cargo: &str) -> anyhow::Result<()> {
+    eprintln!("xtask: type-checking squiggle for macOS ({MACOS}, std built from rust-src)");
+    let status = Command::new(cargo)
+        .args([
+            "check",
+            "--quiet",
+            "-Zbuild-std=std,panic_abort",
+            "--target",
+            MACOS,
+        ])
+        .args(["--package", "squiggle", "--target-dir"])
+        .arg(workspace.join("target").join("macos-check"))
+        .current_dir(workspace)
+        // -Zbuild-std is unstable: the stable toolchain takes it with this.
+        .env("RUSTC_BOOTSTRAP", "1")
+        .status()
+        .context("cannot run cargo check")?;
+    if !status.success() {
+        bail!("squiggle does not type-check for macOS ({MACOS}): {status}");
+    }
+    Ok(())
 }
 
 /// The matrix servers this task could not install (gopls from Debian needs root and apt, taplo
