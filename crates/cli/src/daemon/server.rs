@@ -248,8 +248,8 @@ pub async fn run(
     log::limit(log::MAX_LOG_BYTES);
     let dir = runtime_dir()?;
     let socket = dir.join(format!("{}.sock", key.name()));
-    let Some(mut lock) = take_lock(&dir.join(format!("{}.lock", key.name())), &socket).await?
-    else {
+    let lock_path = dir.join(format!("{}.lock", key.name()));
+    let Some(mut lock) = take_lock(&lock_path, &socket).await? else {
         note(format_args!("another daemon serves {}", root.display()));
         return Ok(0);
     };
@@ -353,6 +353,10 @@ pub async fn run(
         ));
     }
     squiggle.shutdown().await;
+    // Removed while still held: a daemon that opened it meanwhile finds, once it has the lock,
+    // that the name no longer stands for it, and takes the lock anew (see `take_lock`).
+    let _ = std::fs::remove_file(&lock_path);
+    drop(lock);
     Ok(0)
 }
 
@@ -368,14 +372,19 @@ fn idle_time(seconds: u64) -> Duration {
 async fn take_lock(path: &Path, socket: &Path) -> anyhow::Result<Option<std::fs::File>> {
     let mut options = std::fs::OpenOptions::new();
     options.create(true).truncate(false).write(true);
-    let file = open_private(path, &mut options)
-        .with_context(|| format!("cannot open {}", path.display()))?;
     let deadline = Instant::now() + LOCK_LIMIT;
     loop {
+        let file = open_private(path, &mut options)
+            .with_context(|| format!("cannot open {}", path.display()))?;
         // SAFETY: flock on a descriptor this function owns; no memory is involved.
         let taken = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
-        if taken {
+        // The lock holds only if the name still stands for the file locked: a daemon that
+        // exits removes its lock file before it lets go of it.
+        if taken && still_named(&file, path) {
             return Ok(Some(file));
+        }
+        if taken {
+            continue;
         }
         if UnixStream::connect(socket).await.is_ok() || Instant::now() >= deadline {
             return Ok(None);
@@ -384,9 +393,31 @@ async fn take_lock(path: &Path, socket: &Path) -> anyhow::Result<Option<std::fs:
     }
 }
 
+/// Whether `path` still names the open `file` (same device and inode).
+fn still_named(file: &std::fs::File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn a_lock_file_removed_under_its_holder_is_not_named_by_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.lock");
+        let file = std::fs::File::create(&path).unwrap();
+        assert!(still_named(&file, &path));
+        std::fs::remove_file(&path).unwrap();
+        assert!(!still_named(&file, &path), "removed");
+        std::fs::File::create(&path).unwrap();
+        assert!(!still_named(&file, &path), "made again: another file");
+    }
 
     #[test]
     fn the_idle_time_is_between_a_second_and_a_year() {
