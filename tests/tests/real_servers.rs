@@ -123,10 +123,11 @@ async fn writing_a_typescript_interface_shows_the_break_in_an_already_checked_fi
         .await;
     squiggle.shutdown().await;
 
+    // user.ts was checked clean before the write: the error is one the write made.
     assert_eq!(
         feedback.text,
         "\nLSP errors detected in other files:\n<diagnostics file=\"src/user.ts\">\n\
-         ERROR [4:34] Property 'age' does not exist on type 'User'. (2339)\n</diagnostics>"
+         NEW ERROR [4:34] Property 'age' does not exist on type 'User'. (2339)\n</diagnostics>"
     );
     assert_no_process_in(&project);
 }
