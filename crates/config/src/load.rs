@@ -174,6 +174,7 @@ mod tests {
         assert_eq!(config.daemon_idle_seconds, 900);
         assert_eq!(config.daemon_max_workspaces, 8);
         assert_eq!(config.daemon_max_memory_mb, 0);
+        assert_eq!(config.daemon_server_idle_seconds, 600);
         write(
             &dir.path().join("squiggle.toml"),
             "daemon = false\ndaemon_idle_seconds = 2\ndaemon_max_workspaces = 3\ndaemon_max_memory_mb = 2048\n",

@@ -64,6 +64,9 @@ keyed! {
         /// together; beyond it the least recently used idle workspaces are stopped (0: a
         /// quarter of the machine's physical memory).
         pub daemon_max_memory_mb: u64 = 0,
+        /// A daemon stops a server no check asked for within this many seconds (10 minutes;
+        /// 0: never), before the warm budget has to stop whole daemons.
+        pub daemon_server_idle_seconds: u64 = 600,
     }
     fixed {
         /// The language servers, built-ins merged with overrides and additions, keyed by id.

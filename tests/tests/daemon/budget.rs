@@ -2,7 +2,8 @@
 //! workspace's check stops the least recently used idle daemon and never the one with a check
 //! under way; a tiny memory budget stops every idle other daemon; worktree-like workspaces
 //! checked in turn stay within the budget, each check answered; `squiggle daemon status` shows
-//! each workspace's memory with its servers, its last use, and the total against the budget.
+//! each workspace's memory with its servers, its last use, and the total against the budget;
+//! a server unused for a while is stopped while its daemon stays.
 
 use std::time::Duration;
 
@@ -139,4 +140,29 @@ fn daemon_status_shows_memory_with_servers_last_use_and_the_budget() {
     let own: f64 = before.rsplit(' ').next().unwrap().parse().unwrap();
     let with_servers: f64 = after.split(' ').next().unwrap().parse().unwrap();
     assert!(with_servers > own, "{line}");
+}
+
+#[test]
+fn a_server_unused_for_a_while_is_stopped_before_its_daemon() {
+    let d = Daemons::new("daemon_server_idle_seconds = 1");
+    d.ws.write("x.fake", "ERROR one\n");
+    assert_found(&d.run(&["check", "x.fake"]), 1);
+    let daemon = d.daemon_pid();
+    let first = d.live_servers();
+    assert_eq!(first.len(), 1);
+
+    assert!(
+        wait_until(EVICTED_WITHIN, || d.live_servers().is_empty()),
+        "the unused server was stopped; logs:\n{}",
+        d.logs()
+    );
+    assert_eq!(d.daemon_pid(), daemon, "its daemon stays");
+    assert!(d.logs().contains("no check asked for it"), "{}", d.logs());
+
+    // The next check starts it afresh and answers.
+    assert_found(&d.run(&["check", "x.fake"]), 1);
+    let second = d.live_servers();
+    assert_eq!(second.len(), 1);
+    assert_ne!(second, first, "a fresh server");
+    assert_eq!(d.daemon_pid(), daemon);
 }

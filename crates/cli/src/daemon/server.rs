@@ -71,6 +71,8 @@ struct Daemon {
     key_name: String,
     /// This user's warm budget, as its configuration says.
     budget: Budget,
+    /// Woken when a check ends (for stopping unused servers).
+    checked: Notify,
     stop: Notify,
     /// Woken each time a connection ends.
     ended: Notify,
@@ -95,6 +97,7 @@ impl Drop for Checking<'_> {
         self.0.last_use_ms.store(now_ms(), Ordering::SeqCst);
         self.0.checking.fetch_sub(1, Ordering::SeqCst);
         self.0.write_warm_state(None);
+        self.0.checked.notify_one();
     }
 }
 
@@ -142,6 +145,28 @@ impl Daemon {
         let measured = tokio::task::spawn_blocking(move || memory::of_tree(pid)).await;
         self.write_warm_state(measured.ok().flatten());
         evict::keep_budget(&self.dir, &self.key_name, self.budget).await;
+    }
+
+    /// Stops the servers no check asked for within `unused_for`, looking again when the next
+    /// one is due; without a timer from when none runs until a check comes.
+    async fn stop_unused_servers(self: Arc<Self>, unused_for: Duration) {
+        let mut next: Option<Duration> = None;
+        loop {
+            match next {
+                Some(wait) => tokio::time::sleep(wait).await,
+                None => {
+                    self.checked.notified().await;
+                    tokio::time::sleep(unused_for).await;
+                }
+            }
+            let done = self.squiggle.stop_unused_servers(unused_for).await;
+            for (id, root) in &done.stopped {
+                note(format_args!(
+                    "stopped {id} ({root}): no check asked for it in {unused_for:?}"
+                ));
+            }
+            next = done.next;
+        }
     }
 
     /// Whether an eviction that saw `last_use_ms` may stop this daemon: no check is under
@@ -349,6 +374,8 @@ pub async fn run(
     let socket_identity = Identity::of(&socket).context("the socket vanished")?;
     let idle = idle_time(config.daemon_idle_seconds);
     let budget = Budget::of(&config, physical_memory());
+    let server_idle = (config.daemon_server_idle_seconds > 0)
+        .then(|| idle_time(config.daemon_server_idle_seconds));
     let squiggle = Squiggle::start(&root, config).await?;
     squiggle.follow_disk();
     squiggle.set_restart_hint(RESTART_HINT);
@@ -371,6 +398,7 @@ pub async fn run(
         dir: dir.clone(),
         key_name: key.name(),
         budget,
+        checked: Notify::new(),
         stop: Notify::new(),
         ended: Notify::new(),
     });
@@ -388,6 +416,9 @@ pub async fn run(
         folder: root.clone(),
     }));
     daemon.write_warm_state(None);
+    if let Some(unused_for) = server_idle {
+        tokio::spawn(daemon.clone().stop_unused_servers(unused_for));
+    }
     let watch = PathWatch::new(watched);
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let mut failures = Failures::default();
