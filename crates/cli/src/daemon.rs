@@ -235,8 +235,8 @@ async fn status(workspace: &WorkspaceArgs) -> anyhow::Result<u8> {
         };
         println!("{}", daemon.root.display());
         println!(
-            "  pid {}, up {}, {memory} ({with_servers}), {} checks, {last_use}, exits after {} \
-             idle",
+            "  pid {}, up {}, {memory} ({with_servers}), {} checks, exits after {} idle, \
+             {last_use}",
             daemon.pid,
             duration(daemon.uptime_secs),
             daemon.checks,
