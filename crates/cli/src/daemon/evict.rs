@@ -29,31 +29,10 @@ struct Found {
 /// `own` is the key name of the daemon asking, never stopped. Returns the roots of those
 /// that agreed to stop.
 pub async fn keep_budget(dir: &Path, own: &str, budget: Budget) -> Vec<PathBuf> {
-    let mut warm = Vec::new();
-    for (name, state) in warm_file::read_all(dir) {
-        let current = name == own;
-        // Only a daemon that holds its key's lock and is this user's `squiggle daemon run`
-        // for that key counts; a state file left by one that died is removed.
-        let alive = DaemonKey::parse(&name)
-            .and_then(|key| process::of_key(dir, &key))
-            .is_some_and(|daemon| daemon.pid == state.pid);
-        if !alive && !current {
-            let _ = std::fs::remove_file(warm_file::path_of(dir, &name));
-            continue;
-        }
-        let found = Found {
-            socket: dir.join(format!("{name}.sock")),
-            root: state.root.clone(),
-            last_use_ms: state.last_use_ms,
-        };
-        warm.push(Warm {
-            id: found,
-            memory: memory::of_tree(state.pid).unwrap_or(0),
-            last_use_ms: state.last_use_ms,
-            busy: state.checking > 0,
-            current,
-        });
-    }
+    let (dir_owned, own_owned) = (dir.to_path_buf(), own.to_string());
+    // Reading the state files and the process table is blocking work.
+    let warm = tokio::task::spawn_blocking(move || warm(&dir_owned, &own_owned)).await;
+    let warm = warm.unwrap_or_default();
     let mut stopped = Vec::new();
     for found in budget::to_stop(&warm, budget) {
         let request = Request::Evict {
@@ -81,4 +60,39 @@ pub async fn keep_budget(dir: &Path, own: &str, budget: Budget) -> Vec<PathBuf> 
         }
     }
     stopped
+}
+
+/// This user's warm daemons as the policy sees them: those whose state file is in `dir` and
+/// that still run (the state file of one that does not is removed), each measured with its
+/// servers.
+fn warm(dir: &Path, own: &str) -> Vec<Warm<Found>> {
+    let mut found = Vec::new();
+    for (name, state) in warm_file::read_all(dir) {
+        let current = name == own;
+        // Only a daemon that holds its key's lock and is this user's `squiggle daemon run`
+        // for that key counts; a state file left by one that died is removed.
+        let alive = DaemonKey::parse(&name)
+            .and_then(|key| process::of_key(dir, &key))
+            .is_some_and(|daemon| daemon.pid == state.pid);
+        if !alive && !current {
+            let _ = std::fs::remove_file(warm_file::path_of(dir, &name));
+            continue;
+        }
+        found.push((name, state, current));
+    }
+    let pids: Vec<u32> = found.iter().map(|(_, state, _)| state.pid).collect();
+    let memory = memory::of_trees(&pids);
+    (found.into_iter().zip(memory))
+        .map(|((name, state, current), memory)| Warm {
+            id: Found {
+                socket: dir.join(format!("{name}.sock")),
+                root: state.root,
+                last_use_ms: state.last_use_ms,
+            },
+            memory: memory.unwrap_or(0),
+            last_use_ms: state.last_use_ms,
+            busy: state.checking > 0,
+            current,
+        })
+        .collect()
 }

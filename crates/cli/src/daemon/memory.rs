@@ -7,15 +7,23 @@ use super::wire::rss_of;
 
 /// The resident memory of `pid` and its descendants, in bytes; `None` when `pid` is gone.
 pub fn of_tree(pid: u32) -> Option<u64> {
-    let own = rss(pid)?;
+    of_trees(&[pid]).pop().flatten()
+}
+
+/// [`of_tree`] of each pid, reading the process table once.
+pub fn of_trees(pids: &[u32]) -> Vec<Option<u64>> {
     let children = children_by_parent();
-    let mut total = own;
-    let mut stack: Vec<u32> = children.get(&pid).cloned().unwrap_or_default();
-    while let Some(child) = stack.pop() {
-        total += rss(child).unwrap_or(0);
-        stack.extend(children.get(&child).into_iter().flatten());
-    }
-    Some(total)
+    (pids.iter())
+        .map(|pid| {
+            let mut total = rss(*pid)?;
+            let mut stack: Vec<u32> = children.get(pid).cloned().unwrap_or_default();
+            while let Some(child) = stack.pop() {
+                total += rss(child).unwrap_or(0);
+                stack.extend(children.get(&child).into_iter().flatten());
+            }
+            Some(total)
+        })
+        .collect()
 }
 
 /// The resident memory of one process, in bytes.
