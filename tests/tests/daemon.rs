@@ -897,5 +897,8 @@ fn a_stopped_daemon_without_its_socket_is_listed_and_stopped() {
 #[path = "daemon/reliability.rs"]
 mod reliability;
 
+#[path = "daemon/budget.rs"]
+mod budget;
+
 #[path = "daemon/verdict.rs"]
 mod verdict;

@@ -1016,3 +1016,53 @@ async fn a_document_a_check_is_waiting_on_is_not_closed_before_its_answer() {
     }
     squiggle.shutdown().await;
 }
+
+#[tokio::test]
+async fn unused_servers_are_stopped_and_the_next_check_starts_one_afresh() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR one\n");
+    let squiggle = ws
+        .start(vec![ws.scripted("fake", &json!({"publish_delay_ms": 1500}))])
+        .await;
+    assert_eq!(squiggle.check_file(&file, None).await.diagnostics.len(), 1);
+    let first = ws.server_pids();
+    assert_eq!(first.len(), 1);
+
+    // Used just now: not unused for a minute; says when it will be.
+    let kept = squiggle.stop_unused_servers(Duration::from_secs(60)).await;
+    assert!(kept.stopped.is_empty());
+    assert!(kept
+        .next
+        .is_some_and(|next| next <= Duration::from_secs(60)));
+
+    // While a check is under way, none of its servers is stopped.
+    let under_way = {
+        let squiggle = squiggle.clone();
+        let file = file.clone();
+        tokio::spawn(async move { squiggle.check_file(&file, Some("ERROR two\n".into())).await })
+    };
+    assert!(
+        eventually(Duration::from_secs(10), || ws
+            .received("textDocument/didChange")
+            .len()
+            == 1)
+        .await
+    );
+    let during = squiggle.stop_unused_servers(Duration::ZERO).await;
+    assert!(during.stopped.is_empty(), "{during:?}");
+    let answer = under_way.await.unwrap();
+    assert_eq!(answer.diagnostics.len(), 1, "{answer:?}");
+    assert!(answer.diagnostics[0].message.contains("two"));
+
+    let stopped = squiggle.stop_unused_servers(Duration::ZERO).await;
+    assert_eq!(stopped.stopped, vec![("fake".to_string(), ".".to_string())]);
+    assert_eq!(stopped.next, None);
+    assert_all_gone(&first, "the unused server");
+    assert!(squiggle.status().await.is_empty(), "forgotten, not broken");
+
+    let again = squiggle.check_file(&file, None).await;
+    assert_eq!(again.diagnostics.len(), 1, "{again:?}");
+    let now = ws.server_pids();
+    assert_eq!(now.len(), 2, "a fresh server started");
+    squiggle.shutdown().await;
+}

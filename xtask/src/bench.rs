@@ -12,6 +12,7 @@ mod daemon;
 mod false_clean;
 mod final_floor;
 mod fixture;
+mod fleet;
 mod floor;
 mod load;
 mod load_run;
@@ -116,6 +117,7 @@ pub fn measure(
     quick: bool,
     only_load: bool,
     daemon_only: bool,
+    fleet_only: bool,
     only_server: Option<&str>,
 ) -> anyhow::Result<()> {
     let plan = Plan {
@@ -137,6 +139,9 @@ pub fn measure(
     let path = crate::lsp_servers::path_with_servers(workspace)?;
     std::env::set_var("PATH", &path);
     let ruff = on_path(&path, "ruff");
+    if fleet_only {
+        return self::fleet_only(&plan, &squiggle, &xtask, &dir);
+    }
     if only_load {
         return load_only(&plan, &squiggle, &xtask, &dir, ruff);
     }
@@ -245,6 +250,7 @@ pub fn measure(
         &warm_floor,
         &mut results,
     )?;
+    fleet::measure(&fake, &squiggle, &dir, &plan, &mut results)?;
     if daemon_only {
         // `bench-run --daemon-only`: the fake server's cold and warm rows and the daemon.
         print_table(&rows, &targets, &measures, &notes);
@@ -395,6 +401,26 @@ fn load_only(
         load_run::measure(&ruff, squiggle, dir, 0, &mut results)?;
     }
     report(&dir.join("load-report.json"), plan.quick, &results, &[])
+}
+
+/// `bench-run --fleet`: the fleet scenario alone (throwaway workspaces and worktrees through
+/// the daemon, on the fake server), with the table, and `target/bench/fleet-report.json`.
+fn fleet_only(plan: &Plan, squiggle: &Path, xtask: &Path, dir: &Path) -> anyhow::Result<()> {
+    let (mut rows, mut targets, mut measures) = (Vec::new(), Vec::new(), Vec::new());
+    let mut results = Results {
+        rows: &mut rows,
+        targets: &mut targets,
+        measures: &mut measures,
+    };
+    let fake = Load {
+        label: "fake",
+        ext: "fake",
+        language: "fake",
+        program: xtask.to_path_buf(),
+        args: &["fake-server"],
+    };
+    fleet::measure(&fake, squiggle, dir, plan, &mut results)?;
+    report(&dir.join("fleet-report.json"), plan.quick, &results, &[])
 }
 
 /// The rows, targets and other numbers of a run.

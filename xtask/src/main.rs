@@ -8,8 +8,8 @@
 //! - `demo`: builds squiggle and checks the example project in `examples/demo`.
 //! - `test [ARGS]...`: installs what the tests need and runs every test.
 //! - `bench [--quick]`: end-to-end benchmarks against the floor, a minimal raw LSP client.
-//! - `bench-run [--quick] [--load-only] [--daemon-only] [--server LABEL]`: the measurements
-//!   `bench` runs with release binaries.
+//! - `bench-run [--quick] [--load-only] [--daemon-only] [--fleet] [--server LABEL]`: the
+//!   measurements `bench` runs with release binaries.
 //!
 //! # Layout
 //!
@@ -94,12 +94,16 @@ struct BenchRunArgs {
     /// Only the load run and the soak (target/bench/load-report.json).
     #[arg(long, conflicts_with = "daemon_only")]
     load_only: bool,
-    /// Only the fake server's cold and warm rows and the daemon scenario.
+    /// Only the fake server's cold and warm rows, the daemon scenario and the fleet.
     #[arg(long)]
     daemon_only: bool,
+    /// Only the fleet scenario: 30 throwaway workspaces through the daemon, and 4 worktrees
+    /// round-robin under a warm budget (target/bench/fleet-report.json).
+    #[arg(long, conflicts_with_all = ["load_only", "daemon_only"])]
+    fleet: bool,
     /// Only the real server whose label starts with LABEL (`rust-analyzer`, `pyright`...):
     /// its cold and warm rows against the floor and its project's false cleans.
-    #[arg(long, value_name = "LABEL", conflicts_with_all = ["load_only", "daemon_only"])]
+    #[arg(long, value_name = "LABEL", conflicts_with_all = ["load_only", "daemon_only", "fleet"])]
     server: Option<String>,
 }
 
@@ -167,6 +171,7 @@ fn main() -> anyhow::Result<()> {
             args.quick,
             args.load_only,
             args.daemon_only,
+            args.fleet,
             args.server.as_deref(),
         ),
     }

@@ -70,7 +70,7 @@ pub use feedback::{Feedback, NewErrors};
 pub use manager::{DiagnosticsSnapshot, LspManager, COALESCE};
 pub use server::request_error::RequestError;
 pub use squiggle::{ActionInfo, ActionPick, CodeActions, EditFailure, EditMode, EditOutcome};
-pub use squiggle::{Answer, NavError, Squiggle, Target};
+pub use squiggle::{Answer, NavError, Squiggle, Target, UnusedStopped};
 pub use squiggle_config::Config;
 pub use squiggle_protocol::folder_report::FolderReport;
 pub use squiggle_protocol::navigation::{Body, Call, Direction};

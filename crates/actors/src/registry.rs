@@ -60,6 +60,12 @@ enum RegistryMsg {
     Status(RpcReplyPort<Vec<ServerStatus>>),
     /// Stop every server gracefully; replies when all are gone.
     Shutdown(RpcReplyPort<()>),
+    /// Stop these servers if they are active, and forget them (the next check starts them
+    /// afresh, not as a restart); replies with those stopped, once they are gone.
+    Retire {
+        keys: Vec<ServerKey>,
+        reply: RpcReplyPort<Vec<ServerKey>>,
+    },
 }
 
 /// The registry actor as the rest of the runtime talks to it (squiggle, and a server through
@@ -107,6 +113,13 @@ impl RegistryHandle {
     /// The status of every server squiggle has tried to use, sorted by id then root.
     pub async fn status(&self, limit: Duration) -> Option<Vec<ServerStatus>> {
         ask(&self.0, RegistryMsg::Status, limit).await
+    }
+
+    /// Stops these servers if they are active and forgets them (see [`RegistryMsg::Retire`]);
+    /// returns those stopped, or none when there is no answer within `limit`.
+    pub async fn retire(&self, keys: Vec<ServerKey>, limit: Duration) -> Vec<ServerKey> {
+        let retire = |reply| RegistryMsg::Retire { keys, reply };
+        ask(&self.0, retire, limit).await.unwrap_or_default()
     }
 
     /// Stops every server gracefully, waiting at most `limit`, then stops the registry (waiting
@@ -227,6 +240,7 @@ impl Actor for RegistryActor {
                 let _ = reply.send(servers.status());
             }
             RegistryMsg::Shutdown(reply) => servers.shutdown(reply),
+            RegistryMsg::Retire { keys, reply } => servers.retire(keys, reply),
         }
         Ok(())
     }
@@ -541,6 +555,36 @@ impl Servers {
     }
 
     /// Asks every running server to shut down and replies once all are gone.
+    /// Stops the active servers among `keys` and forgets them: no longer found by checks, not
+    /// broken, not restarted; their diagnostics and watches go with them.
+    fn retire(&mut self, keys: Vec<ServerKey>, reply: RpcReplyPort<Vec<ServerKey>>) {
+        let mut stopping = Vec::new();
+        for key in keys {
+            if !matches!(self.entries.get(&key), Some(Entry::Active { .. })) {
+                continue;
+            }
+            let Some(Entry::Active { server, .. }) = self.entries.remove(&key) else {
+                continue;
+            };
+            // Its end is not a break: the supervision event finds no key.
+            self.by_actor.remove(&server.id());
+            self.args.active.remove(&key);
+            self.notes.remove(&key);
+            let _ = self
+                .args
+                .diagnostics
+                .cast(DiagnosticsMsg::ServerGone { key: key.clone() });
+            self.args.watcher.forget(key.clone());
+            tracing::info!(server = %key.id, root = %key.root.display(), "server stopped: unused");
+            stopping.push((key, server));
+        }
+        tokio::spawn(async move {
+            let stops = (stopping.iter()).map(|(_, server)| server.shutdown(SERVER_SHUTDOWN_LIMIT));
+            futures::future::join_all(stops).await;
+            let _ = reply.send(stopping.into_iter().map(|(key, _)| key).collect());
+        });
+    }
+
     fn shutdown(&mut self, reply: RpcReplyPort<()>) {
         self.shutting_down = true;
         let running: Vec<ServerHandle> = (self.entries.iter())

@@ -5,7 +5,10 @@ mod batch_deadline;
 mod disk_stamps;
 mod navigation;
 mod said_once;
+mod server_use;
 mod turns;
+
+pub use server_use::UnusedStopped;
 
 pub use navigation::{ActionInfo, ActionPick, CodeActions, EditFailure, EditMode, EditOutcome};
 pub use navigation::{Answer, NavError, Target};
@@ -88,6 +91,8 @@ struct Inner {
     said_once: said_once::SaidOnce,
     /// How this host restarts a held server, for the reasons that say it is held.
     restart_hint: RestartHint,
+    /// When a check last asked for each server.
+    used: server_use::Uses,
 }
 
 /// A check under way, with its text, that several callers may await; held weakly, so a check
@@ -167,6 +172,7 @@ impl Squiggle {
                 turns: Turns::default(),
                 said_once: said_once::SaidOnce::default(),
                 restart_hint,
+                used: server_use::Uses::default(),
             }),
         })
     }
@@ -262,6 +268,8 @@ impl Squiggle {
         saved: Saved,
         allowance: Duration,
     ) -> CheckResult {
+        // No server of a check under way is stopped as unused.
+        let _checking = self.inner.used.checking().await;
         let started = Instant::now();
         let inner = &self.inner;
         let (path, file) = self.locate(path);
@@ -850,6 +858,7 @@ impl Squiggle {
     /// its answer is due; or the outcome that says why there is none.
     async fn acquire(&self, key: ServerKey, started: Instant) -> Result<Ready, Box<ServerOutcome>> {
         let inner = &self.inner;
+        inner.used.note(&key);
         let config = &inner.config;
         // A server's own time (one whose answer waits for a build) counts when it is longer.
         let spec = config.servers.get(&key.id);

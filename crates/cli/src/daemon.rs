@@ -2,14 +2,18 @@
 //! `squiggle check` calls, and the commands to see and stop it.
 
 mod accept;
+mod budget;
 pub mod client;
+mod evict;
 mod key;
 pub mod log;
+mod memory;
 mod path_watch;
 mod paths;
 mod process;
 mod roots;
 mod server;
+mod warm_file;
 mod wire;
 pub mod wire_paths;
 
@@ -41,8 +45,12 @@ pub struct DaemonArgs {
 /// The `squiggle daemon` subcommands.
 #[derive(Debug, clap::Subcommand)]
 enum DaemonCommand {
-    /// List the running daemons: workspace root, pid, uptime, memory and servers.
-    Status,
+    /// List the running daemons: workspace root, pid, uptime, memory (with their servers),
+    /// last use and servers, and their total against the warm budget.
+    Status {
+        #[command(flatten)]
+        workspace: WorkspaceArgs,
+    },
     /// Stop this workspace's daemons (or every one with --all) and wait until their servers
     /// are gone.
     Stop {
@@ -145,7 +153,7 @@ pub fn wanted(root: &Path, config: &Config) -> bool {
 /// Runs `squiggle daemon ...`; returns the exit code.
 pub async fn run(args: DaemonArgs) -> anyhow::Result<u8> {
     match args.command {
-        DaemonCommand::Status => status().await,
+        DaemonCommand::Status { workspace } => status(&workspace).await,
         DaemonCommand::Stop { workspace, all } => stop(&workspace, all).await,
         DaemonCommand::Run { workspace, key } => {
             let (root, config) = workspace.load()?;
@@ -201,20 +209,34 @@ async fn running() -> anyhow::Result<Found> {
     Ok(found)
 }
 
-/// Prints the running daemons.
-async fn status() -> anyhow::Result<u8> {
+/// Prints the running daemons, and their total against the warm budget of this workspace's
+/// configuration.
+async fn status(workspace: &WorkspaceArgs) -> anyhow::Result<u8> {
     let found = running().await?;
     if found.answering.is_empty() && found.silent.is_empty() {
         println!("no squiggle daemon runs");
     }
+    let mut total = 0;
+    let workspaces = found.answering.len() + found.silent.len();
     for (socket, daemon) in found.answering {
         let memory = match daemon.rss_bytes {
-            Some(bytes) => format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0)),
+            Some(bytes) => mib(bytes),
             None => "memory unknown".to_string(),
+        };
+        total += daemon.memory_with_servers.unwrap_or(0);
+        let with_servers = match daemon.memory_with_servers {
+            Some(bytes) => format!("{} with its servers", mib(bytes)),
+            None => "with its servers unknown".to_string(),
+        };
+        let last_use = match (daemon.checking, daemon.last_use_secs) {
+            (1.., _) => format!("{} checks under way", daemon.checking),
+            (0, Some(secs)) => format!("last check {} ago", duration(secs)),
+            (0, None) => "no check yet".to_string(),
         };
         println!("{}", daemon.root.display());
         println!(
-            "  pid {}, up {}, {memory}, {} checks, exits after {} idle",
+            "  pid {}, up {}, {memory} ({with_servers}), {} checks, exits after {} idle, \
+             {last_use}",
             daemon.pid,
             duration(daemon.uptime_secs),
             daemon.checks,
@@ -252,7 +274,26 @@ async fn status() -> anyhow::Result<u8> {
             socket.display()
         );
     }
+    let budget = match workspace.load() {
+        Ok((_, config)) => budget::Budget::of(&config, budget::physical_memory()),
+        Err(_) => budget::Budget::of(&Config::default(), budget::physical_memory()),
+    };
+    let memory_budget = match budget.memory {
+        u64::MAX => "unbounded".to_string(),
+        bytes => mib(bytes),
+    };
+    println!(
+        "warm: {workspaces} of {} workspaces, {} of {memory_budget} (daemons with their \
+         servers; the least recently used idle one is stopped beyond either)",
+        budget.workspaces,
+        mib(total)
+    );
     Ok(0)
+}
+
+/// Bytes as `12.3 MiB`.
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
 }
 
 /// Prints the log file of the daemon of a socket.

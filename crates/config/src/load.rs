@@ -172,13 +172,18 @@ mod tests {
         let config = Config::load(dir.path(), None).expect("loads");
         assert!(config.daemon);
         assert_eq!(config.daemon_idle_seconds, 900);
+        assert_eq!(config.daemon_max_workspaces, 8);
+        assert_eq!(config.daemon_max_memory_mb, 0);
+        assert_eq!(config.daemon_server_idle_seconds, 600);
         write(
             &dir.path().join("squiggle.toml"),
-            "daemon = false\ndaemon_idle_seconds = 2\n",
+            "daemon = false\ndaemon_idle_seconds = 2\ndaemon_max_workspaces = 3\ndaemon_max_memory_mb = 2048\n",
         );
         let config = Config::load(dir.path(), None).expect("loads");
         assert!(!config.daemon);
         assert_eq!(config.daemon_idle_seconds, 2);
+        assert_eq!(config.daemon_max_workspaces, 3);
+        assert_eq!(config.daemon_max_memory_mb, 2048);
     }
 
     #[test]

@@ -57,6 +57,16 @@ keyed! {
         /// counts as 1, so a new daemon outlives the connect of the client that started it, and
         /// more than a year counts as a year).
         pub daemon_idle_seconds: u64 = 900,
+        /// The most workspaces kept warm at once by this user's daemons; beyond it the least
+        /// recently used idle one is stopped (0 counts as 1).
+        pub daemon_max_workspaces: usize = 8,
+        /// The resident memory, in MiB, that this user's daemons and their servers may hold
+        /// together; beyond it the least recently used idle workspaces are stopped (0: a
+        /// quarter of the machine's physical memory).
+        pub daemon_max_memory_mb: u64 = 0,
+        /// A daemon stops a server no check asked for within this many seconds (10 minutes;
+        /// 0: never), before the warm budget has to stop whole daemons.
+        pub daemon_server_idle_seconds: u64 = 600,
     }
     fixed {
         /// The language servers, built-ins merged with overrides and additions, keyed by id.

@@ -22,7 +22,7 @@ const CHUNK: usize = 200;
 const PAUSE: Duration = Duration::from_millis(300);
 
 /// The daemons of the scenario: their own runtime and state folders.
-struct Daemons {
+pub(super) struct Daemons {
     squiggle: PathBuf,
     runtime: PathBuf,
     state: PathBuf,
@@ -30,7 +30,7 @@ struct Daemons {
 
 impl Daemons {
     /// Folders under `dir`, with no daemon running in them.
-    fn new(squiggle: &Path, dir: &Path) -> anyhow::Result<Self> {
+    pub(super) fn new(squiggle: &Path, dir: &Path) -> anyhow::Result<Self> {
         let runtime = dir.join("daemon-run");
         std::fs::DirBuilder::new()
             .recursive(true)
@@ -46,7 +46,7 @@ impl Daemons {
     }
 
     /// `squiggle ARGS` in `root`, with the daemon on and in these folders.
-    fn command(&self, root: &Path, args: &[&str]) -> Command {
+    pub(super) fn command(&self, root: &Path, args: &[&str]) -> Command {
         let mut command = Command::new(&self.squiggle);
         command
             .args(args)
@@ -60,7 +60,7 @@ impl Daemons {
     }
 
     /// Stops every daemon and waits for it to be gone.
-    fn stop_all(&self) -> anyhow::Result<()> {
+    pub(super) fn stop_all(&self) -> anyhow::Result<()> {
         let status = self
             .command(Path::new("/"), &["daemon", "stop", "--all"])
             .stdout(Stdio::null())
@@ -73,7 +73,7 @@ impl Daemons {
 
     /// The pids of the running daemons, as `squiggle daemon status` lists them, with the pids
     /// of their servers.
-    fn pids(&self) -> anyhow::Result<(Vec<u32>, Vec<u32>)> {
+    pub(super) fn pids(&self) -> anyhow::Result<(Vec<u32>, Vec<u32>)> {
         let out = self
             .command(Path::new("/"), &["daemon", "status"])
             .output()?;
@@ -101,7 +101,7 @@ impl Daemons {
 
     /// One `squiggle check FILE...` through the daemon: the time to its first printed byte
     /// (or to its exit when it prints nothing).
-    fn check(&self, root: &Path, files: &[&Path]) -> anyhow::Result<Duration> {
+    pub(super) fn check(&self, root: &Path, files: &[&Path]) -> anyhow::Result<Duration> {
         use std::io::Read;
         let started = Instant::now();
         let mut child = self
@@ -121,7 +121,7 @@ impl Daemons {
 }
 
 /// Whether a process runs (a zombie does not count).
-fn is_alive(pid: u32) -> bool {
+pub(super) fn is_alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
         stat.rsplit_once(')')
             .and_then(|(_, rest)| rest.split_whitespace().next())

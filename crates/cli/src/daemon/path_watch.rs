@@ -14,6 +14,8 @@ use tokio::sync::Notify;
 
 use super::log::note;
 
+/// How long after a change in a watched folder the paths are looked at once more.
+const RECHECK: Duration = Duration::from_millis(100);
 /// How often the path is looked at when no file watcher can be made.
 const FALLBACK: Duration = Duration::from_secs(2);
 
@@ -112,7 +114,17 @@ impl PathWatch {
                 return index;
             }
             match self.watcher {
-                Some(_) => self.changed.notified().await,
+                Some(_) => {
+                    self.changed.notified().await;
+                    if let Some(index) = self.watched.iter().position(|w| !w.is_ours()) {
+                        return index;
+                    }
+                    // A folder's entries are reported removed before the folder is, and the
+                    // folder's own removal is not reported while a process (this daemon, its
+                    // servers) has it as its current folder: look once more a moment after
+                    // a change, so that the last entry's event is not the last look.
+                    tokio::time::sleep(RECHECK).await;
+                }
                 None => tokio::time::sleep(FALLBACK).await,
             }
         }

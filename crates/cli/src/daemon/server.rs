@@ -19,12 +19,15 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::Notify;
 
 use super::accept::Failures;
+use super::budget::{physical_memory, Budget};
 use super::key::DaemonKey;
 use super::log::{self, note};
 use super::path_watch::{Identity, PathWatch, Watched};
 use super::paths::{make_private, open_private, runtime_dir, uid};
 use super::process::record_pid;
+use super::warm_file::{self, now_ms, WarmState};
 use super::wire::{self, DaemonStatus, Reply, Request, MAX_REQUEST};
+use super::{evict, memory};
 use crate::check;
 
 /// How a held server of the daemon is restarted, said in its reason.
@@ -58,9 +61,44 @@ struct Daemon {
     last_request: Mutex<Instant>,
     active: AtomicUsize,
     checks: AtomicU64,
+    /// How many checks are under way.
+    checking: AtomicUsize,
+    /// When a check last began or ended (or the daemon started), in ms since the epoch.
+    last_use_ms: AtomicU64,
+    /// The runtime folder, for the other daemons' warm-state files.
+    dir: PathBuf,
+    /// Its key's name.
+    key_name: String,
+    /// This user's warm budget, as its configuration says.
+    budget: Budget,
+    /// Woken when a check ends (for stopping unused servers).
+    checked: Notify,
     stop: Notify,
     /// Woken each time a connection ends.
     ended: Notify,
+}
+
+/// Counts a check as under way while it lives, and tells the warm-state file.
+#[derive(Debug)]
+struct Checking<'a>(&'a Daemon);
+
+impl<'a> Checking<'a> {
+    /// Marks a check as begun.
+    fn begin(daemon: &'a Daemon) -> Self {
+        daemon.checking.fetch_add(1, Ordering::SeqCst);
+        daemon.last_use_ms.store(now_ms(), Ordering::SeqCst);
+        daemon.write_warm_state(None);
+        Checking(daemon)
+    }
+}
+
+impl Drop for Checking<'_> {
+    fn drop(&mut self) {
+        self.0.last_use_ms.store(now_ms(), Ordering::SeqCst);
+        self.0.checking.fetch_sub(1, Ordering::SeqCst);
+        self.0.write_warm_state(None);
+        self.0.checked.notify_one();
+    }
 }
 
 /// Counts a connection as active while it lives.
@@ -85,6 +123,60 @@ impl Drop for Active<'_> {
 }
 
 impl Daemon {
+    /// Writes this daemon's warm-state file (see [`warm_file`]), with its memory when measured.
+    fn write_warm_state(&self, memory: Option<u64>) {
+        let state = WarmState {
+            pid: std::process::id(),
+            root: self.root.clone(),
+            last_use_ms: self.last_use_ms.load(Ordering::SeqCst),
+            checking: self.checking.load(Ordering::SeqCst),
+            memory,
+        };
+        let path = warm_file::path_of(&self.dir, &self.key_name);
+        if let Err(err) = warm_file::write(&path, &state) {
+            note(format_args!("cannot write {}: {err}", path.display()));
+        }
+    }
+
+    /// After a check: measures this daemon with its servers for its warm-state file, then
+    /// stops the least recently used idle daemons of this user beyond the warm budget.
+    async fn keep_budget(self: Arc<Self>) {
+        let pid = std::process::id();
+        let measured = tokio::task::spawn_blocking(move || memory::of_tree(pid)).await;
+        self.write_warm_state(measured.ok().flatten());
+        evict::keep_budget(&self.dir, &self.key_name, self.budget).await;
+    }
+
+    /// Stops the servers no check asked for within `unused_for`, looking again when the next
+    /// one is due; without a timer from when none runs until a check comes.
+    async fn stop_unused_servers(self: Arc<Self>, unused_for: Duration) {
+        let mut next: Option<Duration> = None;
+        loop {
+            match next {
+                Some(wait) => tokio::time::sleep(wait).await,
+                None => {
+                    self.checked.notified().await;
+                    tokio::time::sleep(unused_for).await;
+                }
+            }
+            let done = self.squiggle.stop_unused_servers(unused_for).await;
+            for (id, root) in &done.stopped {
+                note(format_args!(
+                    "stopped {id} ({root}): no check asked for it in {unused_for:?}"
+                ));
+            }
+            next = done.next;
+        }
+    }
+
+    /// Whether an eviction that saw `last_use_ms` may stop this daemon: no check is under
+    /// way, and none came since. (A check whose connection is open but whose request has not
+    /// come yet is still answered: a stopping daemon drains its connections first.)
+    fn evictable(&self, last_use_ms: u64) -> bool {
+        self.checking.load(Ordering::SeqCst) == 0
+            && self.last_use_ms.load(Ordering::SeqCst) <= last_use_ms
+    }
+
     /// Notes that a request came or ended now.
     fn touch(&self) {
         if let Ok(mut last) = self.last_request.lock() {
@@ -154,6 +246,10 @@ impl Daemon {
             rss_bytes,
             idle_exit_secs: self.idle.as_secs(),
             servers: self.squiggle.status().await,
+            memory_with_servers: memory::of_tree(std::process::id()),
+            last_use_secs: (self.checks.load(Ordering::SeqCst) > 0)
+                .then(|| now_ms().saturating_sub(self.last_use_ms.load(Ordering::SeqCst)) / 1000),
+            checking: self.checking.load(Ordering::SeqCst),
         }
     }
 
@@ -191,6 +287,7 @@ impl Daemon {
             }
             Err(_) => return,
         };
+        let checked = matches!(request, Request::Check { .. });
         let reply = match request {
             Request::Check { request } => self.check(&request).await,
             Request::Status => Reply::Status {
@@ -203,9 +300,21 @@ impl Daemon {
                 self.stop.notify_one();
                 Reply::Stopping
             }
+            Request::Evict { last_use_ms } => match self.evictable(last_use_ms) {
+                true => {
+                    note(format_args!("asked to stop for the warm budget"));
+                    self.stop.notify_one();
+                    Reply::Stopping
+                }
+                false => Reply::Kept,
+            },
         };
         if let Err(err) = wire::write_message(&mut write, &reply).await {
             note(format_args!("could not answer: {err}"));
+        }
+        if checked {
+            // After the answer: a check never waits for the budget.
+            tokio::spawn(self.clone().keep_budget());
         }
     }
 
@@ -221,6 +330,7 @@ impl Daemon {
             };
         }
         self.checks.fetch_add(1, Ordering::SeqCst);
+        let _checking = Checking::begin(self);
         match check::answer(&self.squiggle, request).await {
             Ok(answer) => Reply::Checked { answer },
             Err(err) => Reply::Failed {
@@ -263,6 +373,9 @@ pub async fn run(
     make_private(&socket)?;
     let socket_identity = Identity::of(&socket).context("the socket vanished")?;
     let idle = idle_time(config.daemon_idle_seconds);
+    let budget = Budget::of(&config, physical_memory());
+    let server_idle = (config.daemon_server_idle_seconds > 0)
+        .then(|| idle_time(config.daemon_server_idle_seconds));
     let squiggle = Squiggle::start(&root, config).await?;
     squiggle.follow_disk();
     squiggle.set_restart_hint(RESTART_HINT);
@@ -280,6 +393,12 @@ pub async fn run(
         last_request: Mutex::new(Instant::now()),
         active: AtomicUsize::new(0),
         checks: AtomicU64::new(0),
+        checking: AtomicUsize::new(0),
+        last_use_ms: AtomicU64::new(now_ms()),
+        dir: dir.clone(),
+        key_name: key.name(),
+        budget,
+        checked: Notify::new(),
         stop: Notify::new(),
         ended: Notify::new(),
     });
@@ -296,6 +415,10 @@ pub async fn run(
         identity,
         folder: root.clone(),
     }));
+    daemon.write_warm_state(None);
+    if let Some(unused_for) = server_idle {
+        tokio::spawn(daemon.clone().stop_unused_servers(unused_for));
+    }
     let watch = PathWatch::new(watched);
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let mut failures = Failures::default();
@@ -340,6 +463,8 @@ pub async fn run(
         }
     };
     note(format_args!("exiting ({why})"));
+    // No longer warm: the budget does not count it.
+    let _ = std::fs::remove_file(warm_file::path_of(&dir, &key.name()));
     // New clients find no socket (and start a new daemon once this one let go of the lock).
     if watch.is_ours(SOCKET) {
         let _ = std::fs::remove_file(&socket);

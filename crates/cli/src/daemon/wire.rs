@@ -39,6 +39,12 @@ pub enum Request {
     },
     /// Stop: shut the servers down and exit.
     Stop,
+    /// Stop for this user's warm budget, unless a check is under way or one came since
+    /// `last_use_ms` (then the answer is [`Reply::Kept`]).
+    Evict {
+        /// The last use the asking daemon saw, in milliseconds since the epoch.
+        last_use_ms: u64,
+    },
 }
 
 /// A daemon's answer.
@@ -75,6 +81,8 @@ pub enum Reply {
     },
     /// The daemon is stopping.
     Stopping,
+    /// The daemon stays: it is in use.
+    Kept,
 }
 
 /// What `squiggle daemon status` shows of one daemon.
@@ -94,6 +102,15 @@ pub struct DaemonStatus {
     pub idle_exit_secs: u64,
     /// Its language servers.
     pub servers: Vec<ServerStatus>,
+    /// Its resident memory with its servers' (and theirs), in bytes, when known.
+    #[serde(default)]
+    pub memory_with_servers: Option<u64>,
+    /// How many seconds ago a check last began or ended in it (`None`: none yet).
+    #[serde(default)]
+    pub last_use_secs: Option<u64>,
+    /// How many checks are under way in it.
+    #[serde(default)]
+    pub checking: usize,
 }
 
 /// Reads one JSON line of at most `limit` bytes.
