@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::wire::rss_of;
+use super::process::stat_fields;
 
 /// The resident memory of `pid` and its descendants, in bytes; `None` when `pid` is gone.
 pub fn of_tree(pid: u32) -> Option<u64> {
@@ -27,8 +27,15 @@ pub fn of_trees(pids: &[u32]) -> Vec<Option<u64>> {
 }
 
 /// The resident memory of one process, in bytes.
-fn rss(pid: u32) -> Option<u64> {
+pub fn rss(pid: u32) -> Option<u64> {
     rss_of(&std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?)
+}
+
+/// The resident memory in a `/proc/<pid>/status` text, in bytes.
+fn rss_of(status: &str) -> Option<u64> {
+    let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// Every process's children, by parent pid.
@@ -55,11 +62,9 @@ fn children_by_parent() -> HashMap<u32, Vec<u32>> {
     children
 }
 
-/// The parent pid in a `/proc/<pid>/stat` line (the field after the state, after the name in
-/// parentheses, which may itself hold spaces and parentheses).
+/// The parent pid in a `/proc/<pid>/stat` line (the field after the state).
 fn parent_in_stat(stat: &str) -> Option<u32> {
-    let (_, rest) = stat.rsplit_once(')')?;
-    rest.split_whitespace().nth(1)?.parse().ok()
+    stat_fields(stat)?.nth(1)?.parse().ok()
 }
 
 #[cfg(test)]
@@ -70,6 +75,13 @@ mod tests {
     fn the_parent_is_read_past_an_odd_name() {
         assert_eq!(parent_in_stat("12 (a) b (c)) S 7 12 12 0"), Some(7));
         assert_eq!(parent_in_stat("garbage"), None);
+    }
+
+    #[test]
+    fn memory_is_read_from_proc_status() {
+        let status = "Name:\tsquiggle\nVmPeak:\t  9000 kB\nVmRSS:\t   12345 kB\n";
+        assert_eq!(rss_of(status), Some(12345 * 1024));
+        assert_eq!(rss_of("Name: x\n"), None);
     }
 
     #[test]

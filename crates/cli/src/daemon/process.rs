@@ -131,12 +131,17 @@ pub async fn exited_within(pid: u32, limit: Duration) -> bool {
 /// Whether a process still runs (a zombie does not count).
 pub fn is_alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
+        Ok(stat) => (stat_fields(&stat).and_then(|mut fields| fields.next()))
             .is_some_and(|state| state != "Z" && state != "X"),
         Err(_) => false,
     }
+}
+
+/// The fields of a `/proc/<pid>/stat` line after the name in parentheses (which may itself
+/// hold spaces and parentheses): the state first, then the parent pid.
+pub fn stat_fields(stat: &str) -> Option<std::str::SplitWhitespace<'_>> {
+    let (_, rest) = stat.rsplit_once(')')?;
+    Some(rest.split_whitespace())
 }
 
 #[cfg(test)]

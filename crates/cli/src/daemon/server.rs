@@ -235,9 +235,7 @@ impl Daemon {
 
     /// What `squiggle daemon status` shows.
     async fn status(&self) -> DaemonStatus {
-        let rss_bytes = std::fs::read_to_string("/proc/self/status")
-            .ok()
-            .and_then(|status| wire::rss_of(&status));
+        let rss_bytes = memory::rss(std::process::id());
         DaemonStatus {
             root: self.root.clone(),
             pid: std::process::id(),

@@ -146,13 +146,6 @@ pub async fn write_message<T: Serialize>(
     writer.flush().await
 }
 
-/// The resident memory in a `/proc/<pid>/status` text, in bytes.
-pub fn rss_of(status: &str) -> Option<u64> {
-    let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -199,12 +192,5 @@ mod tests {
             .await
             .unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
-    }
-
-    #[test]
-    fn memory_is_read_from_proc_status() {
-        let status = "Name:\tsquiggle\nVmPeak:\t  9000 kB\nVmRSS:\t   12345 kB\n";
-        assert_eq!(rss_of(status), Some(12345 * 1024));
-        assert_eq!(rss_of("Name: x\n"), None);
     }
 }
