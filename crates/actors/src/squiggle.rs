@@ -197,10 +197,7 @@ impl Squiggle {
     /// errors that were not among them.
     pub async fn check_file(&self, path: impl AsRef<Path>, text: Option<String>) -> CheckResult {
         let result = self.check(path.as_ref(), text, Saved::IfOnDisk).await;
-        if result.outcome().is_checked() {
-            let baseline = Baseline::of(&result.diagnostics, result.text.as_deref());
-            lock(&self.inner.shown).insert(result.file.clone(), baseline);
-        }
+        remember_shown(&mut lock(&self.inner.shown), &result);
         result
     }
 
@@ -212,12 +209,8 @@ impl Squiggle {
     pub async fn check_files<P: AsRef<Path>>(&self, paths: &[P]) -> Vec<CheckResult> {
         let results = self.check_batch(paths).await;
         let mut shown = lock(&self.inner.shown);
-        for result in results
-            .iter()
-            .filter(|result| result.outcome().is_checked())
-        {
-            let baseline = Baseline::of(&result.diagnostics, result.text.as_deref());
-            shown.insert(result.file.clone(), baseline);
+        for result in &results {
+            remember_shown(&mut shown, result);
         }
         drop(shown);
         results
@@ -678,10 +671,7 @@ impl Squiggle {
                 new.insert(file.clone(), baseline.new_flags(diagnostics, None));
             }
         }
-        if check.outcome().is_checked() {
-            let baseline = Baseline::of(&check.diagnostics, text);
-            shown.insert(check.file.clone(), baseline);
-        }
+        remember_shown(&mut shown, check);
         if scope == Scope::Write {
             for (file, baseline) in shown.iter_mut() {
                 if *file != check.file && !others.contains_key(file) {
@@ -1027,6 +1017,16 @@ impl Squiggle {
             diagnostics: None,
             timed_out,
         }
+    }
+}
+
+/// Makes a checked file's diagnostics its baseline (what was last shown of it): the errors a
+/// later feedback finds that are not among them are new. A file that was not checked keeps
+/// the baseline it had.
+fn remember_shown(shown: &mut HashMap<String, Baseline>, result: &CheckResult) {
+    if result.outcome().is_checked() {
+        let baseline = Baseline::of(&result.diagnostics, result.text.as_deref());
+        shown.insert(result.file.clone(), baseline);
     }
 }
 
