@@ -11,7 +11,7 @@ mod catalog;
 mod daemon;
 mod false_clean;
 mod final_floor;
-mod fixture;
+pub(crate) mod fixture;
 mod fleet;
 mod floor;
 mod load;

@@ -50,7 +50,7 @@ pub fn ensure(workspace: &Path, cargo: &str) -> anyhow::Result<PathBuf> {
     let work = workspace.join("target").join("rust-analyzer-build");
     let source = fetch_source(cargo, &work)?;
     let build = work.join("build");
-    copy_dir(&source, &build)?;
+    crate::bench::fixture::copy_dir(&source, &build)?;
     // A workspace of its own, not a stray member of the one it is built under.
     let manifest = build.join("Cargo.toml");
     let text = std::fs::read_to_string(&manifest)?;
@@ -137,19 +137,4 @@ fn fetch_source(cargo: &str, work: &Path) -> anyhow::Result<PathBuf> {
         .parent()
         .context("a manifest path without a folder")?
         .to_path_buf())
-}
-
-/// Copies a folder's files and subfolders.
-fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_dir(&entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), &target)?;
-        }
-    }
-    Ok(())
 }

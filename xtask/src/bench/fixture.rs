@@ -57,7 +57,8 @@ pub fn link_modules(root: &Path, node_modules: &Path) -> anyhow::Result<()> {
         .with_context(|| format!("cannot link {}/node_modules", root.display()))
 }
 
-fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
+/// Copies a folder's files and subfolders (also the rust-analyzer source to build).
+pub(crate) fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(to).with_context(|| format!("cannot create {}", to.display()))?;
     for entry in
         std::fs::read_dir(from).with_context(|| format!("cannot read {}", from.display()))?
