@@ -23,6 +23,14 @@ fn push_encoded(out: &mut String, text: &str) {
     }
 }
 
+/// A relative path as a relative URI reference: `src/a b.py` -> `src/a%20b.py` (encoded as
+/// [`path_to_uri`] encodes; SARIF's artifact locations are these).
+pub fn relative_uri(path: &str) -> String {
+    let mut uri = String::with_capacity(path.len());
+    push_encoded(&mut uri, path);
+    uri
+}
+
 /// `/a b/c#d%.py` -> `file:///a%20b/c%23d%25.py`; Windows `C:\x y\z.rs` or `C:/x/z.rs` -> `file:///C:/x%20y/z.rs`.
 ///
 /// Percent-encodes everything except unreserved (A-Z a-z 0-9 - . _ ~), `/`, and the drive

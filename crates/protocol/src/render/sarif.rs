@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::paths;
 use crate::report::Report;
 
 /// The base id relative artifact URIs are resolved against.
@@ -119,7 +120,7 @@ fn level(severity: Severity) -> &'static str {
 /// A file's location (with the diagnostic's region, if any), relative to `%SRCROOT%`.
 fn location(path: &str, diagnostic: Option<&Diagnostic>) -> Value {
     let mut physical =
-        json!({"artifactLocation": {"uri": relative_uri(path), "uriBaseId": SRCROOT}});
+        json!({"artifactLocation": {"uri": paths::relative_uri(path), "uriBaseId": SRCROOT}});
     if let Some(d) = diagnostic {
         physical["region"] = json!({
             "startLine": d.line.max(1),
@@ -129,21 +130,6 @@ fn location(path: &str, diagnostic: Option<&Diagnostic>) -> Value {
         });
     }
     json!({"physicalLocation": physical})
-}
-
-/// A relative path as a URI reference: its bytes percent-encoded but for unreserved ones and
-/// `/`.
-fn relative_uri(path: &str) -> String {
-    let mut uri = String::with_capacity(path.len());
-    for byte in path.bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
-                uri.push(byte as char)
-            }
-            other => uri.push_str(&format!("%{other:02X}")),
-        }
-    }
-    uri
 }
 
 /// A 64-bit FNV-1a hash of the rule, the file and the message: the same problem keeps its
