@@ -21,7 +21,7 @@ async fn edit_scope_reports_only_the_edited_file() {
     let file = ws.write("src/a.fake", "ERROR here\n");
     let squiggle = ws.start(vec![multi_file_server(&ws)]).await;
 
-    let feedback = squiggle.feedback(&file, None, Scope::Edit).await;
+    let feedback = squiggle.feedback(&file, None, Scope::Edit, None).await;
 
     assert_eq!(
         feedback.text,
@@ -37,7 +37,7 @@ async fn write_scope_adds_other_files_sorted_after_the_written_one() {
     let file = ws.write("src/a.fake", "ERROR here\n");
     let squiggle = ws.start(vec![multi_file_server(&ws)]).await;
 
-    let feedback = squiggle.feedback(&file, None, Scope::Write).await;
+    let feedback = squiggle.feedback(&file, None, Scope::Write, None).await;
 
     assert_eq!(
         feedback.text,
@@ -60,7 +60,7 @@ async fn write_scope_caps_the_other_files() {
     config.max_other_files = 1;
     let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
 
-    let feedback = squiggle.feedback(&file, None, Scope::Write).await;
+    let feedback = squiggle.feedback(&file, None, Scope::Write, None).await;
 
     assert_eq!(
         feedback.text,
@@ -75,11 +75,13 @@ async fn clean_files_give_empty_text_and_skipped_files_a_line_saying_why() {
     let clean = ws.write("a.fake", "fine\n");
     let squiggle = ws.start(vec![ws.server("fake", &[])]).await;
 
-    let feedback = squiggle.feedback(&clean, None, Scope::Write).await;
+    let feedback = squiggle.feedback(&clean, None, Scope::Write, None).await;
     let deleted = squiggle
-        .feedback(ws.root.join("deleted.fake"), None, Scope::Edit)
+        .feedback(ws.root.join("deleted.fake"), None, Scope::Edit, None)
         .await;
-    let outside = squiggle.feedback("/etc/hostname", None, Scope::Edit).await;
+    let outside = squiggle
+        .feedback("/etc/hostname", None, Scope::Edit, None)
+        .await;
 
     assert_eq!(feedback.text, "");
     assert_eq!(feedback.check.skipped, None);
@@ -150,14 +152,16 @@ async fn every_reason_a_file_is_not_checked_reaches_the_result_and_the_feedback(
 
     for (file, text, reason) in cases {
         let path = ws.write(file, text);
-        let feedback = squiggle.feedback(&path, None, Scope::Edit).await;
+        let feedback = squiggle.feedback(&path, None, Scope::Edit, None).await;
         assert_eq!(feedback.check.outcome().reason(), Some(reason), "{file}");
         assert_eq!(
             feedback.text,
             format!("\nLSP did not check {file}, so its errors are unknown: {reason}")
         );
     }
-    let large = squiggle.feedback("h.fake", Some(big), Scope::Write).await;
+    let large = squiggle
+        .feedback("h.fake", Some(big), Scope::Write, None)
+        .await;
     assert_eq!(
         large.text,
         "\nLSP did not check h.fake, so its errors are unknown: too large (100 bytes, limit 64)"
@@ -169,7 +173,7 @@ async fn every_reason_a_file_is_not_checked_reaches_the_result_and_the_feedback(
     let disabled = Squiggle::start(&ws.root, config).await.unwrap();
     let path = ws.write("a.fake", "ERROR x\n");
     assert_eq!(
-        disabled.feedback(&path, None, Scope::Edit).await.text,
+        disabled.feedback(&path, None, Scope::Edit, None).await.text,
         "\nLSP did not check a.fake, so its errors are unknown: LSP disabled by configuration"
     );
     disabled.shutdown().await;
@@ -183,7 +187,7 @@ async fn a_file_one_server_checked_stands_and_names_the_server_that_did_not() {
     missing.extensions = vec!["fake".to_string()];
     let squiggle = ws.start(vec![ws.server("fake", &[]), missing]).await;
 
-    let feedback = squiggle.feedback(&file, None, Scope::Edit).await;
+    let feedback = squiggle.feedback(&file, None, Scope::Edit, None).await;
 
     assert_eq!(
         feedback.check.outcome(),
@@ -212,7 +216,7 @@ async fn a_server_that_never_answers_leaves_the_file_not_checked() {
     config.diagnostic_timeout_ms = 1_000;
     let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
 
-    let first = squiggle.feedback(&file, None, Scope::Edit).await;
+    let first = squiggle.feedback(&file, None, Scope::Edit, None).await;
     let again = squiggle.check_file(&file, None).await;
 
     assert!(!first.check.outcome().is_checked());

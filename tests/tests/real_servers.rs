@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[path = "real_servers/edit_reach.rs"]
+mod edit_reach;
 #[path = "real_servers/python_package.rs"]
 mod python_package;
 #[path = "real_servers/rust_crate.rs"]
@@ -119,6 +121,7 @@ async fn writing_a_typescript_interface_shows_the_break_in_an_already_checked_fi
             project.join("src/types.ts"),
             Some(renamed.to_string()),
             squiggle_actors::Scope::Write,
+            None,
         )
         .await;
     squiggle.shutdown().await;

@@ -22,11 +22,14 @@
 //! # Layout
 //!
 //! - `squiggle`: the public handle: start, check, navigate (`squiggle/navigation`), shut down
-//!   (`squiggle/turns`: each file's checks in arrival order; `squiggle/said_once`: which
+//!   (`squiggle/turns`: each file's checks in arrival order; `squiggle/reach`: the errors an
+//!   edit caused in other files; `squiggle/said_once`: which
 //!   unavailable servers a session was told about already).
 //! - `manager`: `LspManager`, the runtime for tick-driven hosts that must never block.
 //! - `check`: what one check of a file produced, and why a file was not checked.
 //! - `feedback`: the text an edit tool appends after an edit; the new errors it introduced.
+//! - `importers`: the files that import a file (a reverse-import index of the workspace), for
+//!   the errors an edit caused elsewhere (`squiggle/reach`).
 //! - `events`: what the runtime tells subscribers as it happens.
 //! - `registry`: the registry actor (`registry/entries`: each server starting, with who waits
 //!   for it, active or unusable; `registry/restarts`: when a broken server may restart).
@@ -55,6 +58,7 @@ mod diagnostics;
 mod edit_files;
 mod events;
 mod feedback;
+mod importers;
 mod key;
 mod lock;
 mod manager;

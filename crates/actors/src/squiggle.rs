@@ -4,6 +4,7 @@
 mod batch_deadline;
 mod disk_stamps;
 mod navigation;
+mod reach;
 mod said_once;
 mod server_use;
 mod turns;
@@ -36,6 +37,7 @@ use crate::diagnostics::{
 };
 use crate::events::{Events, LspEvent, EVENT_CAPACITY};
 use crate::feedback::{Feedback, NewErrors};
+use crate::importers::Importers;
 use crate::key::ServerKey;
 use crate::lock::lock;
 use crate::registry::restarts::Restart;
@@ -83,6 +85,13 @@ struct Inner {
     /// What was last synced of each document read from the disk, to find those changed on
     /// disk since.
     stamps: std::sync::Mutex<disk_stamps::Stamps>,
+    /// The hash of the text the servers were last handed of each open document.
+    held: std::sync::Mutex<HashMap<PathBuf, u64>>,
+    /// Whether a check got a final answer yet: before that, the store's lists are no
+    /// baseline for what an edit changed.
+    warm: std::sync::atomic::AtomicBool,
+    /// The files that import each file, for the errors an edit caused elsewhere.
+    importers: Arc<std::sync::Mutex<Importers>>,
     /// The checks under way, by file and whether the text is saved, with their text.
     in_flight: std::sync::Mutex<HashMap<(PathBuf, bool), UnderWay>>,
     /// Each file's checks in the order they were asked for.
@@ -168,6 +177,9 @@ impl Squiggle {
                 baselines: tokio::sync::Mutex::default(),
                 shown: std::sync::Mutex::default(),
                 stamps: std::sync::Mutex::default(),
+                held: std::sync::Mutex::default(),
+                warm: std::sync::atomic::AtomicBool::new(false),
+                importers: Arc::default(),
                 in_flight: std::sync::Mutex::default(),
                 turns: Turns::default(),
                 said_once: said_once::SaidOnce::default(),
@@ -359,6 +371,9 @@ impl Squiggle {
             .map(|acquired| acquired.and_then(|ready| self.send(ready, &path, &text, saved)))
             .collect();
         drop(ticket);
+        if sent.iter().any(Result::is_ok) {
+            lock(&inner.held).insert(path.clone(), disk_stamps::hash_of(&text));
+        }
         // What the servers hold now, when it is what the disk holds, to tell later whether the
         // disk changed; a text that is not saved must never be replaced by the disk's.
         let stamp = saved.then(|| disk_stamps::stamp_of(&path, &text)).flatten();
@@ -395,6 +410,9 @@ impl Squiggle {
             result.servers.push(outcome.report);
         }
         result.diagnostics = merge::merge(lists.iter().flat_map(|list| list.iter()));
+        if result.outcome().is_checked() {
+            inner.warm.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         result
     }
 
@@ -506,6 +524,7 @@ impl Squiggle {
     pub async fn close_file(&self, path: impl AsRef<Path>) {
         let (path, _) = self.locate(path.as_ref());
         lock(&self.inner.stamps).remove(&path);
+        lock(&self.inner.held).remove(&path);
         for server in self.running_servers(&path).await {
             server.close(path.clone());
         }
@@ -587,27 +606,43 @@ impl Squiggle {
     }
 
     /// Checks an edited (or written) file and returns the text its tool result should carry:
-    /// the file's errors, and for [`Scope::Write`] also other files' errors, capped; for a
-    /// file that was not checked, first a line that says so and why. Never fails: the text is
-    /// empty only when the file was checked and nothing is to be reported.
+    /// the file's errors, and the errors the edit caused in other files (for [`Scope::Write`],
+    /// every other file's errors), capped; for a file that was not checked, first a line that
+    /// says so and why. Never fails: the text is empty only when the file was checked and
+    /// nothing is to be reported.
     ///
     /// First, the open documents changed on disk since they were synced are synced again
     /// ([`Squiggle::sync_disk`]). A file shown before (by a check or a feedback of this
     /// runtime) has a baseline: its errors that are not the same as one of then are new, come
     /// first in its block and are marked `NEW `.
+    ///
+    /// The files that import the edited one (TypeScript, JavaScript, Python; at most
+    /// `max_dependent_files`) are checked before the edit reaches the servers and after it;
+    /// what is new in them is what the edit caused there. "Before" is the text the servers
+    /// last synced of the file or, when the host has it, `prior`: the file's text before the
+    /// edit (Claude Code's `originalFile`). With neither, the importers are not searched.
     pub async fn feedback(
         &self,
         path: impl AsRef<Path>,
         text: Option<String>,
         scope: Scope,
+        prior: Option<String>,
     ) -> Feedback {
-        // The check's turn is taken before anything is awaited, as it is asked for.
-        let ticket = self.ticket(path.as_ref());
-        self.sync_disk(&[path.as_ref()]).await;
-        let before = self.epoch().await;
-        let check =
-            (self.check_in_turn(ticket, path.as_ref(), text, Saved::IfOnDisk, Duration::ZERO))
-                .await;
+        let path = path.as_ref();
+        // The check's turns are taken before anything is awaited, as it is asked for: the
+        // text from before the edit (if it must be synced first), then the edit's.
+        let prior_ticket = self.ticket(path);
+        let ticket = self.ticket(path);
+        let (located, _) = self.locate(path);
+        let importers = self.importers_of(&located).await;
+        let mut except: Vec<&Path> = importers.iter().map(PathBuf::as_path).collect();
+        except.push(path);
+        self.sync_disk(&except).await;
+        let before = self
+            .before_edit(prior_ticket, &located, prior, &importers)
+            .await;
+        let epoch = self.epoch().await;
+        let check = (self.check_in_turn(ticket, path, text, Saved::IfOnDisk, Duration::ZERO)).await;
         let outcome = check.outcome();
         let mut text = match outcome.reason() {
             Some(reason) => not_checked_section(&check.file, reason),
@@ -621,19 +656,33 @@ impl Squiggle {
                 new: NewMarks::new(),
             };
         }
+        let after = match before.importers.is_empty() {
+            true => Vec::new(),
+            false => self.check_files_for_feedback(&importers).await,
+        };
+        let caused = self.caused_elsewhere(&check.file, &before, &after).await;
         let others = match scope {
-            Scope::Edit => BTreeMap::new(),
+            Scope::Edit => caused.clone(),
             Scope::Write => {
                 let wait = Duration::from_millis(self.inner.config.other_files_wait_ms);
-                let mut all = self.diagnostics_after(before, wait).await;
-                all.remove(&check.file);
+                let mut all = self.diagnostics_after(epoch, wait).await;
+                for checked in after.iter().filter(|check| check.outcome().is_checked()) {
+                    all.insert(checked.file.clone(), checked.diagnostics.clone());
+                }
+                all.retain(|file, diagnostics| *file != check.file && !diagnostics.is_empty());
                 all
             }
         };
-        let new = self.mark_new(&check, scope, &others);
+        if let Some(edited) = &before.edited {
+            // The file's errors from before the edit are its baseline, if it had none.
+            let mut shown = lock(&self.inner.shown);
+            if !shown.contains_key(&edited.file) {
+                remember_shown(&mut shown, edited);
+            }
+        }
+        let new = self.mark_new(&check, scope, &others, &caused);
         let caps = self.inner.config.caps();
         text.push_str(&render_feedback_marked(
-            scope,
             &check.file,
             &check.diagnostics,
             &others,
@@ -656,6 +705,7 @@ impl Squiggle {
         check: &CheckResult,
         scope: Scope,
         others: &BTreeMap<String, Vec<Diagnostic>>,
+        caused: &BTreeMap<String, Vec<Diagnostic>>,
     ) -> NewMarks {
         let mut shown = lock(&self.inner.shown);
         let mut new = NewMarks::new();
@@ -667,20 +717,33 @@ impl Squiggle {
             );
         }
         for (file, diagnostics) in others {
-            if let Some(baseline) = shown.get(file) {
-                new.insert(file.clone(), baseline.new_flags(diagnostics, None));
+            let flags = match caused.get(file) {
+                // What the edit caused there: new against the file before the edit.
+                Some(caused) => Some(
+                    diagnostics
+                        .iter()
+                        .map(|diagnostic| caused.contains(diagnostic))
+                        .collect(),
+                ),
+                None => (shown.get(file)).map(|baseline| baseline.new_flags(diagnostics, None)),
+            };
+            if let Some(flags) = flags {
+                new.insert(file.clone(), flags);
             }
         }
         remember_shown(&mut shown, check);
-        if scope == Scope::Write {
-            for (file, baseline) in shown.iter_mut() {
-                if *file != check.file && !others.contains_key(file) {
-                    *baseline = Baseline::default();
+        match scope {
+            Scope::Write => {
+                for (file, baseline) in shown.iter_mut() {
+                    if *file != check.file && !others.contains_key(file) {
+                        *baseline = Baseline::default();
+                    }
+                }
+                for (file, diagnostics) in others {
+                    shown.insert(file.clone(), Baseline::of(diagnostics, None));
                 }
             }
-            for (file, diagnostics) in others {
-                shown.insert(file.clone(), Baseline::of(diagnostics, None));
-            }
+            Scope::Edit => {}
         }
         new
     }

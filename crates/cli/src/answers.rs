@@ -86,7 +86,7 @@ impl Checks<'_> {
                 reason: outcome.reason().map(String::from),
             };
         }
-        let feedback = self.squiggle.feedback(file_path, text, scope).await;
+        let feedback = self.squiggle.feedback(file_path, text, scope, None).await;
         let outcome = feedback.check.outcome();
         let diagnostics = service_diagnostics(feedback.check.diagnostics, self.severities);
         FeedbackResult {

@@ -105,6 +105,10 @@ pub struct CheckRequest {
     pub severity: Option<Vec<Severity>>,
     /// Whether some named folder held more files than were checked.
     pub left_out: bool,
+    /// With a scope, the edited file's text before the edit, when the host told it (a hook):
+    /// the baseline for the errors the edit caused in the files that import it.
+    #[serde(default)]
+    pub prior: Option<String>,
 }
 
 /// The answer to a [`CheckRequest`]: what goes to stdout and stderr, and the exit code.
@@ -137,6 +141,7 @@ impl CheckArgs {
             scope: self.scope,
             severity: self.severity.clone(),
             left_out,
+            prior: None,
         })
     }
 }
@@ -219,6 +224,9 @@ pub async fn answer(squiggle: &Squiggle, request: &CheckRequest) -> anyhow::Resu
         let named: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
         squiggle.sync_disk(&named).await;
     }
+    // Whether the edit caused errors in other files: then errors were found, whatever the
+    // edited file's own verdict.
+    let mut caused_elsewhere = false;
     // Checked together: each check's deadline grows with the number of files (a folder).
     let (mut output, results) = match request.scope {
         // With a scope, the first file is the edited one, checked after the others are known.
@@ -230,11 +238,12 @@ pub async fn answer(squiggle: &Squiggle, request: &CheckRequest) -> anyhow::Resu
                 ScopeArg::Edit => Scope::Edit,
                 ScopeArg::Write => Scope::Write,
             };
-            let feedback = squiggle.feedback(first, None, scope).await;
+            let feedback = (squiggle.feedback(first, None, scope, request.prior.clone())).await;
+            caused_elsewhere = feedback_found(&feedback, &severities);
             let text = match &request.severity {
                 // Rendered again with the severities asked for, so one runtime (a daemon)
                 // answers any severities.
-                Some(severities) => feedback_text(&feedback, scope, severities, squiggle.config()),
+                Some(severities) => feedback_text(&feedback, severities, squiggle.config()),
                 None => feedback.text,
             };
             results.insert(0, feedback.check);
@@ -277,17 +286,26 @@ pub async fn answer(squiggle: &Squiggle, request: &CheckRequest) -> anyhow::Resu
     Ok(CheckAnswer {
         stdout,
         stderr,
-        code: exit_code(&report, request.left_out),
+        code: match caused_elsewhere {
+            true => EXIT_FOUND,
+            false => exit_code(&report, request.left_out),
+        },
+    })
+}
+
+/// Whether a feedback shows errors (at `severities`) that its edit caused in other files.
+fn feedback_found(feedback: &Feedback, severities: &[Severity]) -> bool {
+    (feedback.others.iter()).any(|(file, diagnostics)| {
+        let new = feedback.new.get(file);
+        (diagnostics.iter().enumerate()).any(|(i, diagnostic)| {
+            severities.contains(&diagnostic.severity)
+                && new.is_some_and(|flags| flags.get(i) == Some(&true))
+        })
     })
 }
 
 /// The text of a tool's feedback, with the severities given in place of the configured ones.
-fn feedback_text(
-    feedback: &Feedback,
-    scope: Scope,
-    severities: &[Severity],
-    config: &Config,
-) -> String {
+fn feedback_text(feedback: &Feedback, severities: &[Severity], config: &Config) -> String {
     let check = &feedback.check;
     let mut text = match check.outcome().reason() {
         Some(reason) => not_checked_section(&check.file, reason),
@@ -299,7 +317,6 @@ fn feedback_text(
             ..config.caps()
         };
         text.push_str(&render_feedback_marked(
-            scope,
             &check.file,
             &check.diagnostics,
             &feedback.others,

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::ValueEnum;
 use squiggle_actors::Config;
-use squiggle_protocol::hook::{Finding, HookRequest, Host};
+use squiggle_protocol::hook::{Finding, HookRequest, Host, Prior};
 use squiggle_protocol::{paths, Scope};
 
 use crate::check::{perform, CheckRequest, Format, ScopeArg, EXIT_FOUND};
@@ -92,6 +92,7 @@ async fn answer(host: Host) -> anyhow::Result<String> {
     let Some((root, config, file)) = workspace_of(&request)? else {
         return Ok(String::new());
     };
+    let prior = (request.prior.as_ref()).and_then(|prior| text_before(prior, &file));
     let check = CheckRequest {
         files: vec![file],
         format: Format::Llm,
@@ -101,6 +102,7 @@ async fn answer(host: Host) -> anyhow::Result<String> {
         }),
         severity: None,
         left_out: false,
+        prior,
     };
     let mut finding = Finding::Clean;
     perform(&root, config, &check, |answer| {
@@ -109,6 +111,15 @@ async fn answer(host: Host) -> anyhow::Result<String> {
     })
     .await?;
     Ok(host.render(&finding))
+}
+
+/// The edited file's text before the edit, from what the host told of it (a replacement is
+/// undone on the file as it is now).
+fn text_before(prior: &Prior, file: &Path) -> Option<String> {
+    match prior {
+        Prior::Text(text) => Some(text.clone()),
+        Prior::Replaced { .. } => prior.text_before(&std::fs::read_to_string(file).ok()?),
+    }
 }
 
 /// The workspace (root and configuration) of the hook's folder and the edited file in it;

@@ -17,7 +17,7 @@ mod refactor;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Map, Value};
-use squiggle_actors::{Answer, Location, Severity, Squiggle};
+use squiggle_actors::{Answer, Location, Scope, Severity, Squiggle};
 use squiggle_protocol::navigation::{render_locations, render_outline, render_symbols};
 use squiggle_protocol::render::render_text;
 use squiggle_protocol::service::service_diagnostics;
@@ -156,7 +156,25 @@ impl Toolbox {
         let mut checked = None;
         match file {
             Some(file) => {
-                let check = squiggle.check_file(file, None).await;
+                // As an edit's feedback: with the errors the file's change caused in the files
+                // that import it (against their state before it reached the servers).
+                let feedback = squiggle.feedback(file, None, Scope::Edit, None).await;
+                let check = feedback.check;
+                let mut elsewhere = Vec::new();
+                for (other, diagnostics) in feedback.others {
+                    let kept = merge::filter_severities(diagnostics, &self.severities);
+                    if !kept.is_empty() {
+                        elsewhere.push(other.clone());
+                        report.files.insert(other, kept);
+                    }
+                }
+                if !elsewhere.is_empty() {
+                    notes.push(format!(
+                        "the change to {} caused errors in other files: {}",
+                        check.file,
+                        elsewhere.join(", ")
+                    ));
+                }
                 let outcome = check.outcome();
                 // A server that did not answer must not pass unnoticed; one that is not
                 // installed (or does not run) is said once per session, not in every answer.

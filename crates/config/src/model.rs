@@ -41,6 +41,9 @@ keyed! {
         /// The most other files whose diagnostics are reported after an edit.
         #[serde(alias = "maxProjectDiagnosticsFiles")]
         pub max_other_files: usize = 5,
+        /// The most files that import an edited file (TypeScript, JavaScript, Python) checked
+        /// before and after an edit, for the errors it caused there (0: none).
+        pub max_dependent_files: usize = 16,
         /// The most lines of diagnostics reported in total.
         pub max_total_lines: usize = 50,
         /// Whether navigation tools (definition, references, hover) are offered.

@@ -1,5 +1,6 @@
 //! The text an agent's edit or write tool appends after an edit: the edited file's diagnostics,
-//! and for a write also other files with errors, within configured caps.
+//! and other files' (the errors an edit caused there; for a write, every file with errors),
+//! within configured caps.
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::render::{not_checked_note, render_marked_block};
@@ -14,7 +15,7 @@ const OTHER_FILES_HEADER: &str = "LSP errors detected in other files:";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
-    /// Only the edited file.
+    /// The edited file, then the errors the edit caused in other files.
     Edit,
     /// The written file, then other files with errors.
     Write,
@@ -50,27 +51,26 @@ impl Default for Caps {
 /// without an entry has no baseline: no marker, line order.
 pub type NewMarks = BTreeMap<String, Vec<bool>>;
 
-/// Renders feedback: `file`'s diagnostics, and for Scope::Write also `others` (relative path -> diagnostics; the file itself is ignored if present there).
+/// Renders feedback: `file`'s diagnostics, then `others` (relative path -> diagnostics; the
+/// file itself is ignored if present there): what the caller chose to show of other files.
 ///
 /// Each non-empty section is "\n" + header + "\n" + its blocks joined by "\n"; sections are
 /// joined by "\n"; no trailing newline; empty string when nothing is left after filtering.
 /// The edited file always gets its block (up to its per-file cap and the total); each other
 /// file, in path order, gets what is left of the total, and none is shown once it is spent.
 pub fn render_feedback(
-    scope: Scope,
     file: &str,
     diagnostics: &[Diagnostic],
     others: &BTreeMap<String, Vec<Diagnostic>>,
     caps: &Caps,
 ) -> String {
-    render_feedback_marked(scope, file, diagnostics, others, caps, &NewMarks::new())
+    render_feedback_marked(file, diagnostics, others, caps, &NewMarks::new())
 }
 
 /// [`render_feedback`] where `new` says which errors the edit introduced: in each file's
 /// block those come first, marked `NEW `, so that every cap leaves out old errors before new
 /// ones.
 pub fn render_feedback_marked(
-    scope: Scope,
     file: &str,
     diagnostics: &[Diagnostic],
     others: &BTreeMap<String, Vec<Diagnostic>>,
@@ -86,16 +86,14 @@ pub fn render_feedback_marked(
     };
     let own = keep(file, diagnostics);
     let mut shown_files = vec![(file, own)];
-    if scope == Scope::Write {
-        let mut candidates: Vec<(&str, Vec<(Diagnostic, bool)>)> = (others.iter())
-            .filter(|(path, _)| *path != file)
-            .map(|(path, diags)| (path.as_str(), keep(path, diags)))
-            .filter(|(_, kept)| !kept.is_empty())
-            .collect();
-        // Stable: files with new errors first, each group in path order.
-        candidates.sort_by_key(|(_, kept)| !kept.iter().any(|(_, new)| *new));
-        shown_files.extend(candidates.into_iter().take(caps.max_other_files));
-    }
+    let mut candidates: Vec<(&str, Vec<(Diagnostic, bool)>)> = (others.iter())
+        .filter(|(path, _)| *path != file)
+        .map(|(path, diags)| (path.as_str(), keep(path, diags)))
+        .filter(|(_, kept)| !kept.is_empty())
+        .collect();
+    // Stable: files with new errors first, each group in path order.
+    candidates.sort_by_key(|(_, kept)| !kept.iter().any(|(_, new)| *new));
+    shown_files.extend(candidates.into_iter().take(caps.max_other_files));
     let shown = allocate(&shown_files, caps);
 
     let mut sections = Vec::new();
@@ -182,13 +180,7 @@ mod tests {
     fn edit_with_errors_renders_this_file_section() {
         let diags = [diag(1, Severity::Error, "msg", Some("code"))];
         assert_eq!(
-            render_feedback(
-                Scope::Edit,
-                "a.ts",
-                &diags,
-                &BTreeMap::new(),
-                &Caps::default()
-            ),
+            render_feedback("a.ts", &diags, &BTreeMap::new(), &Caps::default()),
             "\nLSP errors detected in this file, please fix:\n\
              <diagnostics file=\"a.ts\">\n\
              ERROR [1:1] msg (code)\n\
@@ -199,18 +191,16 @@ mod tests {
     #[test]
     fn edit_without_diagnostics_is_empty() {
         assert_eq!(
-            render_feedback(Scope::Edit, "a.ts", &[], &BTreeMap::new(), &Caps::default()),
+            render_feedback("a.ts", &[], &BTreeMap::new(), &Caps::default()),
             ""
         );
     }
 
     #[test]
-    fn edit_ignores_other_files() {
+    fn an_edit_shows_the_other_files_it_is_given() {
         let others = others(&[("b.ts", errors(1))]);
-        assert_eq!(
-            render_feedback(Scope::Edit, "a.ts", &[], &others, &Caps::default()),
-            ""
-        );
+        assert!(render_feedback("a.ts", &[], &others, &Caps::default())
+            .starts_with("\nLSP errors detected in other files:\n"));
     }
 
     #[test]
@@ -220,13 +210,7 @@ mod tests {
             diag(1, Severity::Hint, "fade", None),
         ];
         assert_eq!(
-            render_feedback(
-                Scope::Edit,
-                "a.ts",
-                &diags,
-                &BTreeMap::new(),
-                &Caps::default()
-            ),
+            render_feedback("a.ts", &diags, &BTreeMap::new(), &Caps::default()),
             ""
         );
         let caps = Caps {
@@ -234,7 +218,7 @@ mod tests {
             ..Caps::default()
         };
         assert_eq!(
-            render_feedback(Scope::Edit, "a.ts", &diags, &BTreeMap::new(), &caps),
+            render_feedback("a.ts", &diags, &BTreeMap::new(), &caps),
             "\nLSP errors detected in this file, please fix:\n\
              <diagnostics file=\"a.ts\">\n\
              WARNING [2:1] unused\n\
@@ -246,13 +230,7 @@ mod tests {
     fn message_code_and_path_are_escaped() {
         let diags = [diag(3, Severity::Error, "a < b && c > d", Some("<E&>"))];
         assert_eq!(
-            render_feedback(
-                Scope::Edit,
-                "<a>&.ts",
-                &diags,
-                &BTreeMap::new(),
-                &Caps::default()
-            ),
+            render_feedback("<a>&.ts", &diags, &BTreeMap::new(), &Caps::default()),
             "\nLSP errors detected in this file, please fix:\n\
              <diagnostics file=\"&lt;a&gt;&amp;.ts\">\n\
              ERROR [3:1] a &lt; b &amp;&amp; c &gt; d (&lt;E&amp;&gt;)\n\
@@ -263,13 +241,7 @@ mod tests {
     #[test]
     fn edit_with_25_errors_shows_20_and_counts_5_more() {
         assert_eq!(
-            render_feedback(
-                Scope::Edit,
-                "a.ts",
-                &errors(25),
-                &BTreeMap::new(),
-                &Caps::default()
-            ),
+            render_feedback("a.ts", &errors(25), &BTreeMap::new(), &Caps::default()),
             format!(
                 "\nLSP errors detected in this file, please fix:\n\
                  <diagnostics file=\"a.ts\">\n{}... and 5 more\n</diagnostics>",
@@ -286,7 +258,7 @@ mod tests {
         ]);
         let diags = [diag(1, Severity::Error, "a", Some("TS2322"))];
         assert_eq!(
-            render_feedback(Scope::Write, "src/a.ts", &diags, &others, &Caps::default()),
+            render_feedback("src/a.ts", &diags, &others, &Caps::default()),
             "\nLSP errors detected in this file, please fix:\n\
              <diagnostics file=\"src/a.ts\">\n\
              ERROR [1:1] a (TS2322)\n\
@@ -306,7 +278,7 @@ mod tests {
     fn write_with_only_other_files_starts_with_other_files_header() {
         let others = others(&[("b.ts", errors(1))]);
         assert_eq!(
-            render_feedback(Scope::Write, "a.ts", &[], &others, &Caps::default()),
+            render_feedback("a.ts", &[], &others, &Caps::default()),
             "\nLSP errors detected in other files:\n\
              <diagnostics file=\"b.ts\">\n\
              ERROR [1:1] e1\n\
@@ -337,7 +309,7 @@ mod tests {
             ("d.ts", errors(1)),
         ]);
         assert_eq!(
-            render_feedback(Scope::Write, "w.ts", &[], &others, &Caps::default()),
+            render_feedback("w.ts", &[], &others, &Caps::default()),
             one_error_each(&["a.ts", "b.ts", "c.ts", "d.ts", "e.ts"])
         );
     }
@@ -346,7 +318,7 @@ mod tests {
     fn written_file_with_50_errors_and_cap_20_leaves_30_lines_for_others() {
         let others = others(&[("b.ts", errors(25)), ("c.ts", errors(15))]);
         assert_eq!(
-            render_feedback(Scope::Write, "a.ts", &errors(50), &others, &Caps::default()),
+            render_feedback("a.ts", &errors(50), &others, &Caps::default()),
             format!(
                 "\nLSP errors detected in this file, please fix:\n\
                  <diagnostics file=\"a.ts\">\n{}... and 30 more\n</diagnostics>\n\
@@ -369,7 +341,7 @@ mod tests {
             ..Caps::default()
         };
         assert_eq!(
-            render_feedback(Scope::Write, "a.ts", &errors(50), &others, &caps),
+            render_feedback("a.ts", &errors(50), &others, &caps),
             format!(
                 "\nLSP errors detected in this file, please fix:\n\
                  <diagnostics file=\"a.ts\">\n{}</diagnostics>",
@@ -385,7 +357,7 @@ mod tests {
             ..Caps::default()
         };
         assert_eq!(
-            render_feedback(Scope::Edit, "a.ts", &errors(55), &BTreeMap::new(), &caps),
+            render_feedback("a.ts", &errors(55), &BTreeMap::new(), &caps),
             format!(
                 "\nLSP errors detected in this file, please fix:\n\
                  <diagnostics file=\"a.ts\">\n{}... and 5 more\n</diagnostics>",
@@ -406,7 +378,7 @@ mod tests {
             ..Caps::default()
         };
         assert_eq!(
-            render_feedback(Scope::Write, "a.ts", &errors(2), &others, &caps),
+            render_feedback("a.ts", &errors(2), &others, &caps),
             format!(
                 "\nLSP errors detected in this file, please fix:\n\
                  <diagnostics file=\"a.ts\">\n{}</diagnostics>\n\
@@ -425,7 +397,7 @@ mod tests {
     fn written_file_present_in_others_is_not_repeated() {
         let others = others(&[("a.ts", errors(1)), ("b.ts", errors(1))]);
         assert_eq!(
-            render_feedback(Scope::Write, "a.ts", &errors(1), &others, &Caps::default()),
+            render_feedback("a.ts", &errors(1), &others, &Caps::default()),
             "\nLSP errors detected in this file, please fix:\n\
              <diagnostics file=\"a.ts\">\n\
              ERROR [1:1] e1\n\
@@ -441,10 +413,7 @@ mod tests {
     #[test]
     fn written_file_only_in_others_yields_nothing() {
         let others = others(&[("a.ts", errors(1))]);
-        assert_eq!(
-            render_feedback(Scope::Write, "a.ts", &[], &others, &Caps::default()),
-            ""
-        );
+        assert_eq!(render_feedback("a.ts", &[], &others, &Caps::default()), "");
     }
 
     #[test]
@@ -460,7 +429,7 @@ mod tests {
             ("g.ts", errors(1)),
         ]);
         assert_eq!(
-            render_feedback(Scope::Write, "w.ts", &[], &others, &Caps::default()),
+            render_feedback("w.ts", &[], &others, &Caps::default()),
             one_error_each(&["b.ts", "c.ts", "d.ts", "e.ts", "f.ts"])
         );
     }
@@ -476,7 +445,7 @@ mod tests {
             "\nLSP did not check a.go, so its errors are unknown: gopls: `gopls` is not installed (install: go install gopls)"
         );
         let others = others(&[("b.ts", errors(1))]);
-        let rest = render_feedback(Scope::Write, "a.go", &[], &others, &Caps::default());
+        let rest = render_feedback("a.go", &[], &others, &Caps::default());
         assert_eq!(
             section + &rest,
             "\nLSP did not check a.go, so its errors are unknown: gopls: `gopls` is not installed (install: go install gopls)\n\
@@ -504,14 +473,7 @@ mod tests {
     fn thirteen_new_errors_in_a_file_with_nine_come_first_marked_within_the_cap() {
         let (diags, flags) = old_then_new(9, 13);
         let new = NewMarks::from([("a.ts".to_string(), flags)]);
-        let text = render_feedback_marked(
-            Scope::Edit,
-            "a.ts",
-            &diags,
-            &BTreeMap::new(),
-            &Caps::default(),
-            &new,
-        );
+        let text = render_feedback_marked("a.ts", &diags, &BTreeMap::new(), &Caps::default(), &new);
         assert_eq!(
             text,
             format!(
@@ -527,23 +489,10 @@ mod tests {
     fn marks_that_do_not_fit_the_list_are_ignored() {
         let (diags, _) = old_then_new(2, 0);
         let new = NewMarks::from([("a.ts".to_string(), vec![true])]);
-        let text = render_feedback_marked(
-            Scope::Edit,
-            "a.ts",
-            &diags,
-            &BTreeMap::new(),
-            &Caps::default(),
-            &new,
-        );
+        let text = render_feedback_marked("a.ts", &diags, &BTreeMap::new(), &Caps::default(), &new);
         assert_eq!(
             text,
-            render_feedback(
-                Scope::Edit,
-                "a.ts",
-                &diags,
-                &BTreeMap::new(),
-                &Caps::default()
-            )
+            render_feedback("a.ts", &diags, &BTreeMap::new(), &Caps::default())
         );
     }
 
@@ -625,7 +574,7 @@ mod tests {
                 new.insert(path.to_string(), flags);
             }
             assert_eq!(
-                render_feedback_marked(Scope::Write, "w.ts", &own, &others, &case.caps, &new),
+                render_feedback_marked("w.ts", &own, &others, &case.caps, &new),
                 case.expected,
                 "{}",
                 case.name

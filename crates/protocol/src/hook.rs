@@ -68,6 +68,48 @@ pub struct HookRequest {
     pub scope: Scope,
     /// The tool's name, as the host gave it.
     pub tool: String,
+    /// What the host says of the file's text before the tool ran, if anything.
+    pub prior: Option<Prior>,
+}
+
+/// The edited file's text before the edit, as a host tells it: whole (Claude Code's
+/// `tool_response.originalFile`) or as the replacement the tool made (`old_string` and
+/// `new_string`), undone on the text after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Prior {
+    /// The whole text.
+    Text(String),
+    /// `old` was replaced by `new` (every occurrence when `all`).
+    Replaced {
+        /// The text replaced.
+        old: String,
+        /// The text put in its place.
+        new: String,
+        /// Whether every occurrence was replaced.
+        all: bool,
+    },
+}
+
+impl Prior {
+    /// The text before the edit, given the text after it; `None` when a replacement cannot be
+    /// undone for sure (its new text is empty, or found more or less often than once).
+    pub fn text_before(&self, after: &str) -> Option<String> {
+        match self {
+            Prior::Text(text) => Some(text.clone()),
+            Prior::Replaced { new, .. } if new.is_empty() => None,
+            Prior::Replaced {
+                old,
+                new,
+                all: true,
+            } => Some(after.replace(new.as_str(), old)),
+            Prior::Replaced {
+                old,
+                new,
+                all: false,
+            } => (after.matches(new.as_str()).count() == 1)
+                .then(|| after.replacen(new.as_str(), old, 1)),
+        }
+    }
 }
 
 /// Why a hook input could not be read (it is then ignored: the host goes on).
@@ -162,11 +204,39 @@ impl ToolEvent {
                     self.tool
                 ))
             })?;
+        let prior = self.prior();
         Ok(HookRequest {
             file: self.cwd.join(path),
             cwd: self.cwd,
             scope,
             tool: self.tool,
+            prior,
+        })
+    }
+
+    /// The file's text before the tool ran, from `tool_response.originalFile`, else from
+    /// `tool_input`'s `old_string` and `new_string` (with `replace_all`, or an
+    /// `expected_replacements` above 1, for every occurrence).
+    fn prior(&self) -> Option<Prior> {
+        if let Some(text) = self.response.get("originalFile").and_then(Value::as_str) {
+            return Some(Prior::Text(text.to_owned()));
+        }
+        let text = |key: &str| {
+            self.input
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        let all = self.input.get("replace_all").and_then(Value::as_bool) == Some(true)
+            || (self
+                .input
+                .get("expected_replacements")
+                .and_then(Value::as_u64))
+            .is_some_and(|count| count > 1);
+        Some(Prior::Replaced {
+            old: text("old_string")?,
+            new: text("new_string")?,
+            all,
         })
     }
 }

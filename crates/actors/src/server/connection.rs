@@ -132,10 +132,17 @@ impl Connection {
         let mut answer = probe::send(&self.socket);
         let sent = Instant::now();
         let me = myself.clone();
+        // The server's process group (it leads its own), for the CPU time it uses meanwhile.
+        let group = self.pid;
+        let cpu = move || group.and_then(liveness::group_cpu_ticks);
+        let cpu_at_ping = cpu();
         tokio::spawn(async move {
             let hung = loop {
                 let silent_for = sent.elapsed();
-                let working = busy.doing();
+                let computing = (cpu_at_ping.zip(cpu())).is_some_and(|(then, now)| now > then);
+                let working = busy
+                    .doing()
+                    .or_else(|| computing.then(|| "using CPU time".to_owned()));
                 match liveness::verdict(silent_for, heard.count() != before, working.as_deref()) {
                     Verdict::Alive => break None,
                     Verdict::Hung(reason) => break Some(reason),

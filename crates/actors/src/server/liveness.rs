@@ -2,9 +2,11 @@
 //! [`super::probe`]); the server is alive when it answers, however late, or when anything at
 //! all comes from it after the ping was sent (a pull answer, a publish, progress), since a
 //! server busy with a long check (pyright with 200 files) reads its messages in turn. Silence
-//! for [`PROBE_WINDOW`] is hung, unless the server has work-done progress in flight: then it
-//! gets up to [`BUSY_SILENCE`] of silence before it is called hung. The policy is pure (time
-//! passed in); [`Heard`] counts what the server sends.
+//! for [`PROBE_WINDOW`] is hung, unless the server is visibly working: it has work-done
+//! progress in flight, or its processes used CPU time since the ping (on a loaded machine a
+//! server busy analysing may not read its messages for seconds). Then it gets up to
+//! [`BUSY_SILENCE`] of silence before it is called hung. The policy is pure (time passed in);
+//! [`Heard`] counts what the server sends, [`group_cpu_ticks`] reads the CPU time.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -33,6 +35,40 @@ impl Heard {
     }
 }
 
+/// The CPU time (user and system, in clock ticks) used so far by the processes of the group
+/// `pgid` (a server and what it started); `None` where it cannot be read (no `/proc`).
+pub fn group_cpu_ticks(pgid: u32) -> Option<u64> {
+    let entries = std::fs::read_dir("/proc").ok()?;
+    let mut total = None;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        if let Some((group, ticks)) = group_and_ticks(&stat) {
+            if group == pgid {
+                total = Some(total.unwrap_or(0) + ticks);
+            }
+        }
+    }
+    total
+}
+
+/// A `/proc/<pid>/stat` line's process group and CPU ticks (utime + stime); the fields are
+/// counted after the command name's closing parenthesis (the name may hold spaces).
+fn group_and_ticks(stat: &str) -> Option<(u32, u64)> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // After the name: state (3), ppid (4), pgrp (5), ... utime (14), stime (15).
+    let group = fields.get(2)?.parse().ok()?;
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some((group, utime + stime))
+}
+
 /// What a probe concludes at one moment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
@@ -45,8 +81,8 @@ pub enum Verdict {
 }
 
 /// The verdict on a server `silent_for` after its ping was sent with no answer to it:
-/// `heard` says whether anything came from it since, `working` what work-done progress it has
-/// in flight (its titles), if any.
+/// `heard` says whether anything came from it since, `working` what it is visibly doing, if
+/// anything: its work-done progress in flight (the titles), or that it used CPU time since.
 pub fn verdict(silent_for: Duration, heard: bool, working: Option<&str>) -> Verdict {
     if heard {
         return Verdict::Alive;
@@ -91,6 +127,7 @@ mod tests {
             // Work in progress: more time, a window at a time, up to the busy bound.
             (secs(5), false, Some("Checking"), Verdict::Wait(secs(5))),
             (secs(57), false, Some("Checking"), Verdict::Wait(secs(3))),
+            (secs(6), false, Some("using CPU"), Verdict::Wait(secs(5))),
         ];
         for (silent_for, heard, working, expected) in table {
             assert_eq!(
@@ -107,5 +144,18 @@ mod tests {
         };
         assert!(reason.starts_with("not responding"), "{reason}");
         assert!(reason.contains("Checking"), "{reason}");
+    }
+
+    #[test]
+    fn a_stat_line_gives_its_group_and_cpu_ticks_whatever_the_name() {
+        let stat = "4242 (node (x) y) R 1 4240 4240 0 -1 4194304 100 0 0 0 250 30 0 0 20 0 11 0";
+        assert_eq!(group_and_ticks(stat), Some((4240, 280)));
+        assert_eq!(group_and_ticks("4242 (node"), None);
+        // This test's own group used CPU time, as a Linux machine reports it.
+        if cfg!(target_os = "linux") {
+            let own = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+            let (group, _) = group_and_ticks(&own).unwrap_or_default();
+            assert!(group_cpu_ticks(group).is_some());
+        }
     }
 }

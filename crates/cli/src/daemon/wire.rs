@@ -160,6 +160,7 @@ mod tests {
                 scope: None,
                 severity: None,
                 left_out: false,
+                prior: None,
             },
         }
     }

@@ -54,7 +54,9 @@ struct Block<'a> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::hook::Prior;
     use std::path::PathBuf;
 
     fn input(tool: &str, tool_input: serde_json::Value) -> Vec<u8> {
@@ -66,7 +68,7 @@ mod tests {
             "hook_event_name": "PostToolUse",
             "tool_name": tool,
             "tool_input": tool_input,
-            "tool_response": {"filePath": "/ws/a.py", "success": true}
+            "tool_response": {"filePath": "/ws/a.py", "originalFile": "x = 1\n"}
         }))
         .unwrap_or_default()
     }
@@ -98,10 +100,34 @@ mod tests {
                     file: PathBuf::from("/ws/a.py"),
                     scope,
                     tool: tool.into(),
+                    prior: Some(Prior::Text("x = 1\n".into())),
                 })),
                 "{tool}"
             );
         }
+    }
+
+    #[test]
+    fn without_an_original_file_an_edit_is_undone_on_the_text_after_it() {
+        let edit = serde_json::json!({
+            "cwd": "/ws", "hook_event_name": "PostToolUse", "tool_name": "Edit",
+            "tool_input": {"file_path": "a.py", "old_string": "x", "new_string": "yy", "replace_all": true},
+        });
+        let prior = parse(edit.to_string().as_bytes())
+            .unwrap()
+            .unwrap()
+            .prior
+            .unwrap();
+        assert_eq!(prior.text_before("yy = yy\n").as_deref(), Some("x = x\n"));
+        let once = Prior::Replaced {
+            old: "a".into(),
+            new: "b".into(),
+            all: false,
+        };
+        assert_eq!(once.text_before("b c").as_deref(), Some("a c"));
+        // Found twice (or not at all): which one was the edit's cannot be told.
+        assert_eq!(once.text_before("b b"), None);
+        assert_eq!(once.text_before("c"), None);
     }
 
     #[test]

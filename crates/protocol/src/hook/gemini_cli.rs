@@ -47,6 +47,7 @@ pub fn render(finding: &Finding) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hook::Prior;
     use std::path::PathBuf;
 
     fn input(tool: &str, tool_input: serde_json::Value, error: serde_json::Value) -> Vec<u8> {
@@ -82,11 +83,20 @@ mod tests {
                 file: PathBuf::from("/ws/src/a.ts"),
                 scope: Scope::Write,
                 tool: "write_file".into(),
+                prior: None,
             }))
         );
         assert_eq!(
-            parse(&replace).map(|r| r.map(|r| (r.file, r.scope))),
-            Ok(Some((PathBuf::from("/ws/a.ts"), Scope::Edit)))
+            parse(&replace).map(|r| r.map(|r| (r.file, r.scope, r.prior))),
+            Ok(Some((
+                PathBuf::from("/ws/a.ts"),
+                Scope::Edit,
+                Some(Prior::Replaced {
+                    old: "x".into(),
+                    new: "y".into(),
+                    all: false
+                })
+            )))
         );
     }
 

@@ -1,0 +1,167 @@
+//! Where an edit reached beyond its file: the errors it caused in other files.
+//!
+//! Two sources, for two kinds of server:
+//! - **The files that import the edited one** (`importers`: TypeScript, JavaScript, Python).
+//!   Their servers report on open files only, so these are checked twice: before the edit
+//!   reaches the servers (the servers still hold the file's text from before it: the text
+//!   synced last, or the host's copy of the original, synced first) and after. An error there
+//!   after that was not there before is one the edit caused.
+//! - **Files a server reports on by itself** (rust-analyzer's `cargo check` covers the crate):
+//!   the store's lists before the edited file's check and after it.
+//!
+//! An error that was there before the edit is not the edit's. Where the text from before the
+//! edit is unknown (a file never synced, with no original from the host), the importers are
+//! not searched: their errors before the edit cannot be known.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use squiggle_protocol::{Baseline, Diagnostic};
+
+use super::{disk_stamps, lock, Saved, Squiggle};
+use crate::check::CheckResult;
+use crate::squiggle::turns::Ticket;
+
+/// What was found of the other files before the edit reached the servers.
+#[derive(Debug, Default)]
+pub(crate) struct Before {
+    /// The importers, checked with the text from before the edit; empty when not searched.
+    pub importers: Vec<CheckResult>,
+    /// The edited file's check with the text from before the edit, when it had to be synced.
+    pub edited: Option<CheckResult>,
+    /// Every file's diagnostics in the store, after the importers' check.
+    pub store: BTreeMap<String, Vec<Diagnostic>>,
+    /// Whether the runtime had a final answer to a check before this edit's: if not, the
+    /// store's lists are no baseline (they may be a server's first report on the project).
+    pub warm: bool,
+}
+
+impl Squiggle {
+    /// The importers of `path` this runtime can check (a server handles their type), at most
+    /// `max_dependent_files`.
+    pub(crate) async fn importers_of(&self, path: &Path) -> Vec<PathBuf> {
+        let limit = self.inner.config.max_dependent_files;
+        if limit == 0 {
+            return Vec::new();
+        }
+        let root = self.inner.workspace_root.clone();
+        let target = path.to_path_buf();
+        let importers = self.inner.importers.clone();
+        let found = tokio::task::spawn_blocking(move || lock(&importers).of(&root, &target, limit))
+            .await
+            .unwrap_or_default();
+        let config = &self.inner.config;
+        (found.into_iter())
+            .filter(|file| {
+                config
+                    .servers_matching(file)
+                    .iter()
+                    .any(|spec| spec.enabled)
+            })
+            .collect()
+    }
+
+    /// The other files as they were before the edit of `path`: the importers (checked while
+    /// the servers hold `prior`, or the text they last synced, as the edited file) and the
+    /// store. `ticket` is the edited file's turn for `prior`, taken before the edit's own.
+    pub(crate) async fn before_edit(
+        &self,
+        ticket: Ticket,
+        path: &Path,
+        prior: Option<String>,
+        importers: &[PathBuf],
+    ) -> Before {
+        let mut before = Before {
+            warm: self.inner.warm.load(std::sync::atomic::Ordering::Relaxed),
+            ..Before::default()
+        };
+        if !importers.is_empty() {
+            let held = lock(&self.inner.held).get(path).copied();
+            let prior_known = match &prior {
+                Some(prior) if held == Some(disk_stamps::hash_of(prior)) => {
+                    drop(ticket);
+                    true
+                }
+                Some(prior) => {
+                    let check = self
+                        .check_in_turn(
+                            ticket,
+                            path,
+                            Some(prior.clone()),
+                            Saved::IfOnDisk,
+                            std::time::Duration::ZERO,
+                        )
+                        .await;
+                    let synced = check.skipped.is_none();
+                    before.edited = Some(check);
+                    synced
+                }
+                None => {
+                    drop(ticket);
+                    held.is_some()
+                }
+            };
+            if prior_known {
+                before.importers = self.check_files_for_feedback(importers).await;
+            }
+        } else {
+            drop(ticket);
+        }
+        before.store = self.diagnostics().await;
+        before
+    }
+
+    /// The errors the edit caused in other files: in each importer checked before and after
+    /// (both final), and in the store's other files (not `edited`, not an importer) whose
+    /// lists changed, when this runtime had a final answer to a check before the edit (else
+    /// the store's lists from before are no baseline). Each file's list holds only the new diagnostics.
+    pub(crate) async fn caused_elsewhere(
+        &self,
+        edited: &str,
+        before: &Before,
+        after: &[CheckResult],
+    ) -> BTreeMap<String, Vec<Diagnostic>> {
+        let mut caused = BTreeMap::new();
+        for (then, now) in before.importers.iter().zip(after) {
+            if !then.outcome().is_checked() || !now.outcome().is_checked() {
+                continue;
+            }
+            let baseline = Baseline::of(&then.diagnostics, then.text.as_deref());
+            let new = only_new(&baseline, &now.diagnostics, now.text.as_deref());
+            if !new.is_empty() {
+                caused.insert(now.file.clone(), new);
+            }
+        }
+        if !before.warm {
+            return caused;
+        }
+        let searched: HashSet<&str> = (before.importers.iter())
+            .map(|check| check.file.as_str())
+            .chain([edited])
+            .collect();
+        for (file, now) in self.diagnostics().await {
+            if searched.contains(file.as_str()) {
+                continue;
+            }
+            let then = before
+                .store
+                .get(&file)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            let new = only_new(&Baseline::of(then, None), &now, None);
+            if !new.is_empty() {
+                caused.insert(file, new);
+            }
+        }
+        caused
+    }
+}
+
+/// The diagnostics of `now` that are not the same as one of `baseline`.
+fn only_new(baseline: &Baseline, now: &[Diagnostic], text: Option<&str>) -> Vec<Diagnostic> {
+    let flags = baseline.new_flags(now, text);
+    (now.iter().zip(flags))
+        .filter(|(_, new)| *new)
+        .map(|(diagnostic, _)| diagnostic.clone())
+        .collect()
+}
