@@ -6,6 +6,7 @@
 //! client's time to the server's final answer, no quiet time); the burst against the push floor
 //! (`floor`: each change's first publish); the false-clean rate on real-size projects.
 
+pub(crate) mod agent_loop;
 mod answers;
 mod catalog;
 mod daemon;
@@ -118,6 +119,7 @@ pub fn measure(
     only_load: bool,
     daemon_only: bool,
     fleet_only: bool,
+    loop_only: bool,
     only_server: Option<&str>,
 ) -> anyhow::Result<()> {
     let plan = Plan {
@@ -141,6 +143,9 @@ pub fn measure(
     let ruff = on_path(&path, "ruff");
     if fleet_only {
         return self::fleet_only(&plan, &squiggle, &xtask, &dir);
+    }
+    if loop_only {
+        return self::loop_only(&plan, workspace, &squiggle, &dir);
     }
     if only_load {
         return load_only(&plan, &squiggle, &xtask, &dir, ruff);
@@ -346,6 +351,65 @@ fn real_servers_and_projects(
         missed["bases"] = json!(outcome.bases);
         results.targets.push(missed);
     }
+    Ok(())
+}
+
+/// `bench-run --loop`: the agent loop on each real project (20 edits, 5 with `--quick`), with
+/// the other-files search and without it (the edited file alone, for comparison); the rows
+/// and the targets go to target/bench/loop-report.json.
+fn loop_only(plan: &Plan, workspace: &Path, squiggle: &Path, dir: &Path) -> anyhow::Result<()> {
+    let edits = if plan.quick { 5 } else { 20 };
+    let (projects, notes) = agent_loop::projects(workspace, dir);
+    let mut rows = Vec::new();
+    let mut targets = Vec::new();
+    for project in &projects {
+        for dependents in [true, false] {
+            let plan = agent_loop::Plan {
+                count: edits,
+                kinds: &agent_loop::KINDS,
+                seed: 24,
+                dependents,
+            };
+            let tally = agent_loop::run(project, workspace, squiggle, dir, plan)?;
+            let variant = if dependents {
+                "loop"
+            } else {
+                "edited file only"
+            };
+            let row = tally.row(&project.label, variant);
+            eprintln!("xtask: {row}");
+            if dependents {
+                let failures = tally.failures();
+                targets.push(target(
+                    &format!("agent loop on {}: no false clean, false or stale error, 90% of broken files named", project.label),
+                    failures.len() as f64,
+                    "misses",
+                    0.0,
+                    failures.is_empty(),
+                ));
+            }
+            rows.push(row);
+        }
+    }
+    let report = json!({"machine": machine(), "rows": rows, "targets": targets, "notes": notes});
+    let out = dir.join("loop-report.json");
+    std::fs::write(&out, serde_json::to_string_pretty(&report)?)?;
+    for row in &rows {
+        println!(
+            "{:<36} {:<16} edits {:>2} hits {:>2} clean {:>2} partial {} false-clean {} false/stale {} not-checked {} stale-after-revert {} broken {:>2} named {:>2} blamed-wrongly {} median {:>7.1} ms p90 {:>7.1} ms",
+            row["project"].as_str().unwrap_or_default(),
+            row["variant"].as_str().unwrap_or_default(),
+            row["edits"], row["hits"], row["clean"], row["partial"], row["false_clean"],
+            row["false_or_stale_errors"], row["not_checked"], row["stale_after_revert"],
+            row["other_files_broken"], row["other_files_named"], row["other_files_blamed_wrongly"],
+            row["hook_median_ms"].as_f64().unwrap_or_default(),
+            row["hook_p90_ms"].as_f64().unwrap_or_default(),
+        );
+    }
+    for note in &notes {
+        println!("note: {note}");
+    }
+    println!("report: {}", out.display());
     Ok(())
 }
 

@@ -7,9 +7,11 @@
 //!   whose plugin formats the tests check into `target/agent-hosts/`, from npm.
 //! - `demo`: builds squiggle and checks the example project in `examples/demo`.
 //! - `test [ARGS]...`: installs what the tests need and runs every test.
+//! - `loop-check`: the agent loop's regression (3 seeded edits per real project against its
+//!   batch checker), which `test` runs last.
 //! - `bench [--quick]`: end-to-end benchmarks against the floor, a minimal raw LSP client.
-//! - `bench-run [--quick] [--load-only] [--daemon-only] [--fleet] [--server LABEL]`: the
-//!   measurements `bench` runs with release binaries.
+//! - `bench-run [--quick] [--load-only] [--daemon-only] [--fleet] [--loop] [--server LABEL]`:
+//!   the measurements `bench` runs with release binaries.
 //!
 //! # Layout
 //!
@@ -56,6 +58,9 @@ enum Task {
     /// The measurements `bench` runs, with the release binaries it built first.
     #[command(hide = true)]
     BenchRun(BenchRunArgs),
+    /// The agent loop's regression alone (the last step of `test`): 3 seeded edits per real
+    /// project through the debug build's hook, against each project's batch checker.
+    LoopCheck,
     /// Install the real language servers into target/lsp-servers/.
     InstallServers(InstallArgs),
     /// Install the pinned agent hosts (Claude Code, Gemini CLI) into target/agent-hosts/;
@@ -101,6 +106,11 @@ struct BenchRunArgs {
     /// round-robin under a warm budget (target/bench/fleet-report.json).
     #[arg(long, conflicts_with_all = ["load_only", "daemon_only"])]
     fleet: bool,
+    /// Only the agent loop: seeded random edits on the real projects through `squiggle hook
+    /// claude-code` on a warm daemon, each reverted, against the project's batch checker
+    /// (target/bench/loop-report.json).
+    #[arg(long = "loop", conflicts_with_all = ["load_only", "daemon_only", "fleet"])]
+    agent_loop: bool,
     /// Only the real server whose label starts with LABEL (`rust-analyzer`, `pyright`...):
     /// its cold and warm rows against the floor and its project's false cleans.
     #[arg(long, value_name = "LABEL", conflicts_with_all = ["load_only", "daemon_only", "fleet"])]
@@ -164,6 +174,7 @@ fn main() -> anyhow::Result<()> {
             agent_hosts::install_named(&workspace_root()?, &args.hosts)
         }
         Task::Demo => demo::run(&workspace_root()?),
+        Task::LoopCheck => bench::agent_loop::regression(&workspace_root()?),
         Task::Test(args) => test::run(&workspace_root()?, &args.cargo_test),
         Task::Bench(args) => bench::run(&workspace_root()?, args.quick),
         Task::BenchRun(args) => bench::measure(
@@ -172,6 +183,7 @@ fn main() -> anyhow::Result<()> {
             args.load_only,
             args.daemon_only,
             args.fleet,
+            args.agent_loop,
             args.server.as_deref(),
         ),
     }

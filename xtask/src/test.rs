@@ -63,6 +63,8 @@ pub fn run(workspace: &Path, extra: &[String]) -> anyhow::Result<()> {
         bail!("tests failed ({status})");
     }
     report_matrix_skips(workspace)?;
+    // The agent loop's regression: 3 seeded edits per real project against its batch checker.
+    crate::bench::agent_loop::regression(workspace)?;
     check_macos(workspace, &cargo)
 }
 

@@ -87,6 +87,12 @@ struct Inner {
     stamps: std::sync::Mutex<disk_stamps::Stamps>,
     /// The hash of the text the servers were last handed of each open document.
     held: std::sync::Mutex<HashMap<PathBuf, u64>>,
+    /// How many times a server was handed a changed text of an open document: the other
+    /// files' answers from before a change may no longer hold.
+    changes: std::sync::atomic::AtomicU64,
+    /// Each importer's last final answer in a feedback, with [`Inner::changes`] when its text
+    /// was sent: still its answer while no text changed since.
+    reach_known: std::sync::Mutex<HashMap<PathBuf, (u64, CheckResult)>>,
     /// Whether a check got a final answer yet: before that, the store's lists are no
     /// baseline for what an edit changed.
     warm: std::sync::atomic::AtomicBool,
@@ -178,6 +184,8 @@ impl Squiggle {
                 shown: std::sync::Mutex::default(),
                 stamps: std::sync::Mutex::default(),
                 held: std::sync::Mutex::default(),
+                changes: std::sync::atomic::AtomicU64::new(0),
+                reach_known: std::sync::Mutex::default(),
                 warm: std::sync::atomic::AtomicBool::new(false),
                 importers: Arc::default(),
                 in_flight: std::sync::Mutex::default(),
@@ -372,7 +380,13 @@ impl Squiggle {
             .collect();
         drop(ticket);
         if sent.iter().any(Result::is_ok) {
-            lock(&inner.held).insert(path.clone(), disk_stamps::hash_of(&text));
+            let hash = disk_stamps::hash_of(&text);
+            let before = lock(&inner.held).insert(path.clone(), hash);
+            if before.is_some_and(|before| before != hash) {
+                inner
+                    .changes
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
         }
         // What the servers hold now, when it is what the disk holds, to tell later whether the
         // disk changed; a text that is not saved must never be replaced by the disk's.
@@ -392,7 +406,11 @@ impl Squiggle {
         let outcomes = futures::future::join_all(answers).await;
         // Servers that watch the file hear of the change too: once, however many synced it,
         // and after the syncs (so also servers that registered their watchers while starting).
-        inner.watcher.synced(path.clone(), text.clone());
+        // A text that is not on disk (a proposed edit, the text from before an edit) is no
+        // change on disk: the watcher is not told, and follows what the disk holds.
+        if saved {
+            inner.watcher.synced(path.clone(), text.clone());
+        }
         let mut result = CheckResult {
             file,
             diagnostics: Vec::new(),
@@ -506,10 +524,7 @@ impl Squiggle {
                 let squiggle = Squiggle { inner };
                 match change {
                     DiskChange::Changed(path) => {
-                        tracing::debug!(path = %path.display(), "changed on disk: synced again");
-                        tokio::spawn(
-                            async move { squiggle.check(&path, None, Saved::IfOnDisk).await },
-                        );
+                        tokio::spawn(async move { squiggle.follow_change(&path).await });
                     }
                     DiskChange::Deleted(path) => {
                         tracing::debug!(path = %path.display(), "deleted on disk: closed");
@@ -518,6 +533,25 @@ impl Squiggle {
                 }
             }
         });
+    }
+
+    /// Syncs a document the watcher saw change on disk, unless its servers already hold what
+    /// the disk holds (a hook's check synced the write before the watcher's news of it came): a
+    /// second change with the same text would make them analyse it again for nothing.
+    async fn follow_change(&self, path: &Path) {
+        let limit = self.inner.config.max_file_bytes;
+        let file = path.to_path_buf();
+        let on_disk = tokio::task::spawn_blocking(move || read_text(&file, limit).ok())
+            .await
+            .ok()
+            .flatten();
+        let held = lock(&self.inner.held).get(path).copied();
+        if on_disk.is_some_and(|text| Some(disk_stamps::hash_of(&text)) == held) {
+            tracing::debug!(path = %path.display(), "changed on disk: its servers hold it already");
+            return;
+        }
+        tracing::debug!(path = %path.display(), "changed on disk: synced again");
+        self.check(path, None, Saved::IfOnDisk).await;
     }
 
     /// Sends `didClose` for a file to its running servers, which then forget its text.
@@ -656,9 +690,17 @@ impl Squiggle {
                 new: NewMarks::new(),
             };
         }
-        let after = match before.importers.is_empty() {
+        // The importers again, those with an answer from before, once the edit has one (else
+        // what it caused elsewhere is not known either).
+        let after = match before.importers.is_empty() || !outcome.is_checked() {
             true => Vec::new(),
-            false => self.check_files_for_feedback(&importers).await,
+            false => {
+                let changes = self.changes();
+                let paths: Vec<&PathBuf> = before.importers.iter().map(|(path, _)| path).collect();
+                let after = self.check_files_for_feedback(&paths).await;
+                self.remember_importers(&paths, changes, &after);
+                after
+            }
         };
         let caused = self.caused_elsewhere(&check.file, &before, &after).await;
         let others = match scope {

@@ -25,8 +25,9 @@ use crate::squiggle::turns::Ticket;
 /// What was found of the other files before the edit reached the servers.
 #[derive(Debug, Default)]
 pub(crate) struct Before {
-    /// The importers, checked with the text from before the edit; empty when not searched.
-    pub importers: Vec<CheckResult>,
+    /// The importers with a final answer for the text from before the edit (the others cannot
+    /// be compared); empty when not searched.
+    pub importers: Vec<(PathBuf, CheckResult)>,
     /// The edited file's check with the text from before the edit, when it had to be synced.
     pub edited: Option<CheckResult>,
     /// Every file's diagnostics in the store, after the importers' check.
@@ -102,13 +103,62 @@ impl Squiggle {
                 }
             };
             if prior_known {
-                before.importers = self.check_files_for_feedback(importers).await;
+                let answers = self.importers_now(importers).await;
+                before.importers = (importers.iter().cloned().zip(answers))
+                    .filter(|(_, answer)| answer.outcome().is_checked())
+                    .collect();
             }
         } else {
             drop(ticket);
         }
         before.store = self.diagnostics().await;
         before
+    }
+
+    /// The importers' answers now: each one's last answer in a feedback when no text changed
+    /// since (the steady case of an agent's edit and fix), else a check.
+    async fn importers_now(&self, importers: &[PathBuf]) -> Vec<CheckResult> {
+        let changes = self.changes();
+        let mut known: Vec<Option<CheckResult>> = {
+            let cache = lock(&self.inner.reach_known);
+            (importers.iter())
+                .map(|path| cache.get(path).filter(|(at, _)| *at == changes))
+                .map(|hit| hit.map(|(_, result)| result.clone()))
+                .collect()
+        };
+        let unknown: Vec<&PathBuf> = (importers.iter().zip(&known))
+            .filter(|(_, hit)| hit.is_none())
+            .map(|(path, _)| path)
+            .collect();
+        let mut checked = self.check_files_for_feedback(&unknown).await.into_iter();
+        self.remember_importers(&unknown, changes, checked.as_slice());
+        // One check per unknown importer, in order: each gap takes the next.
+        (known.iter_mut())
+            .filter_map(|hit| hit.take().or_else(|| checked.next()))
+            .collect()
+    }
+
+    /// How many changed texts the servers were handed so far.
+    pub(crate) fn changes(&self) -> u64 {
+        self.inner
+            .changes
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Keeps the importers' final answers, given when `changes` texts had changed.
+    pub(crate) fn remember_importers(
+        &self,
+        paths: &[&PathBuf],
+        changes: u64,
+        results: &[CheckResult],
+    ) {
+        let mut cache = lock(&self.inner.reach_known);
+        for (path, result) in paths.iter().zip(results) {
+            match result.outcome().is_checked() {
+                true => cache.insert((*path).clone(), (changes, result.clone())),
+                false => cache.remove(*path),
+            };
+        }
     }
 
     /// The errors the edit caused in other files: in each importer checked before and after
@@ -122,7 +172,7 @@ impl Squiggle {
         after: &[CheckResult],
     ) -> BTreeMap<String, Vec<Diagnostic>> {
         let mut caused = BTreeMap::new();
-        for (then, now) in before.importers.iter().zip(after) {
+        for ((_, then), now) in before.importers.iter().zip(after) {
             if !then.outcome().is_checked() || !now.outcome().is_checked() {
                 continue;
             }
@@ -136,7 +186,7 @@ impl Squiggle {
             return caused;
         }
         let searched: HashSet<&str> = (before.importers.iter())
-            .map(|check| check.file.as_str())
+            .map(|(_, check)| check.file.as_str())
             .chain([edited])
             .collect();
         for (file, now) in self.diagnostics().await {

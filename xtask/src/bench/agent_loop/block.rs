@@ -1,0 +1,99 @@
+//! What a model reads in the answer of `squiggle hook claude-code`: the edited file's errors,
+//! whether its block was cut short, the other files' errors, and whether the file was checked.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+/// The hook's answer as places.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Seen {
+    /// Whether it said the edited file was not checked (and why).
+    pub not_checked: Option<String>,
+    /// The edited file's errors: (line, column).
+    pub file: BTreeSet<(u64, u64)>,
+    /// Whether the edited file's block ended in `... and N more`.
+    pub capped: bool,
+    /// Other files' errors, by file.
+    pub others: BTreeMap<String, BTreeSet<(u64, u64)>>,
+}
+
+/// Reads the hook's stdout (one JSON line, or nothing when clean) for the edited `file`.
+pub fn read(stdout: &str, file: &str) -> anyhow::Result<Seen> {
+    let stdout = stdout.trim();
+    if stdout.is_empty() {
+        return Ok(Seen::default());
+    }
+    let answer: Value = serde_json::from_str(stdout)?;
+    let text = (answer["reason"].as_str())
+        .or_else(|| answer["hookSpecificOutput"]["additionalContext"].as_str())
+        .unwrap_or_default();
+    Ok(read_text(text, file))
+}
+
+/// Reads a feedback text for the edited `file`.
+fn read_text(text: &str, file: &str) -> Seen {
+    let mut seen = Seen::default();
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("LSP did not check ") {
+            if rest.starts_with(file) {
+                seen.not_checked = Some(line.to_owned());
+            }
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("<diagnostics file=\"") {
+            current = rest.split('"').next().map(str::to_owned);
+            continue;
+        }
+        if line.starts_with("</diagnostics>") {
+            current = None;
+            continue;
+        }
+        let Some(name) = &current else { continue };
+        if line.starts_with("... and ") {
+            if name == file {
+                seen.capped = true;
+            }
+            continue;
+        }
+        let Some(place) = place_of(line) else {
+            continue;
+        };
+        if name == file {
+            seen.file.insert(place);
+        } else {
+            seen.others.entry(name.clone()).or_default().insert(place);
+        }
+    }
+    seen
+}
+
+/// The `[line:col]` of a diagnostic line.
+fn place_of(line: &str) -> Option<(u64, u64)> {
+    let open = line.find('[')?;
+    let close = open + line[open..].find(']')?;
+    let (l, c) = line[open + 1..close].split_once(':')?;
+    Some((l.parse().ok()?, c.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_block_gives_the_files_places_and_a_note_says_not_checked() {
+        let text = "LSP did not check a.py, so its errors are unknown: x timed out\n\
+                    LSP errors detected in this file, please fix:\n<diagnostics file=\"a.py\">\n\
+                    NEW ERROR [3:5] bad [x] (E1)\nERROR [9:1] old (E2)\n... and 2 more\n</diagnostics>\n\n\
+                    LSP errors detected in other files:\n<diagnostics file=\"b.py\">\nNEW ERROR [1:2] m (E3)\n</diagnostics>";
+        let answer = serde_json::json!({"decision": "block", "reason": text}).to_string();
+        let seen = read(&answer, "a.py").unwrap();
+        assert!(seen.not_checked.is_some());
+        assert_eq!(seen.file, BTreeSet::from([(3, 5), (9, 1)]));
+        assert!(seen.capped);
+        assert_eq!(seen.others["b.py"], BTreeSet::from([(1, 2)]));
+        assert_eq!(read("", "a.py").unwrap(), Seen::default());
+    }
+}
