@@ -92,9 +92,21 @@ pub fn render_feedback_marked(
         .filter(|(_, kept)| !kept.is_empty())
         .collect();
     // Stable: files with new errors first, each group in path order.
-    candidates.sort_by_key(|(_, kept)| !kept.iter().any(|(_, new)| *new));
-    shown_files.extend(candidates.into_iter().take(caps.max_other_files));
+    let has_new = |kept: &[(Diagnostic, bool)]| kept.iter().any(|(_, new)| *new);
+    candidates.sort_by_key(|(_, kept)| !has_new(kept));
+    let cut = candidates.split_off(caps.max_other_files.min(candidates.len()));
+    shown_files.extend(candidates);
     let shown = allocate(&shown_files, caps);
+    // Files with new errors that no block shows are named, so that no broken file goes
+    // unmentioned.
+    let unshown = (shown_files.iter().zip(&shown).skip(1))
+        .filter(|(_, shown)| **shown == 0)
+        .map(|((path, kept), _)| (*path, kept))
+        .chain(cut.iter().map(|(path, kept)| (*path, kept)));
+    let left_out: Vec<&str> = unshown
+        .filter(|(_, kept)| has_new(kept))
+        .map(|(path, _)| path)
+        .collect();
 
     let mut sections = Vec::new();
     let (own_file, own) = &shown_files[0];
@@ -105,10 +117,29 @@ pub fn render_feedback_marked(
         .filter(|(_, shown)| **shown > 0)
         .map(|((path, kept), shown)| block(path, kept, *shown))
         .collect();
-    if !blocks.is_empty() {
+    if !blocks.is_empty() || !left_out.is_empty() {
+        let mut blocks = blocks;
+        if !left_out.is_empty() {
+            blocks.push(more_files_line(&left_out));
+        }
         sections.push(section(OTHER_FILES_HEADER, &blocks));
     }
     sections.join("\n")
+}
+
+/// At most this many files are named in the line for files with new errors left out.
+const MAX_NAMED_FILES: usize = 10;
+
+/// `... and 3 more files with new errors: a.ts, b.ts, c.ts` (the first ten named).
+fn more_files_line(files: &[&str]) -> String {
+    let mut names = files[..files.len().min(MAX_NAMED_FILES)].join(", ");
+    if files.len() > MAX_NAMED_FILES {
+        names.push_str(", ...");
+    }
+    format!(
+        "... and {} more files with new errors: {names}",
+        files.len()
+    )
 }
 
 /// How many lines each file gets: new errors first across all files (in order, each up to its
@@ -193,6 +224,38 @@ mod tests {
         assert_eq!(
             render_feedback("a.ts", &[], &BTreeMap::new(), &Caps::default()),
             ""
+        );
+    }
+
+    #[test]
+    fn other_files_with_new_errors_beyond_the_caps_are_named() {
+        let names: Vec<String> = (1..=14).map(|i| format!("f{i:02}.ts")).collect();
+        let others: BTreeMap<String, Vec<Diagnostic>> =
+            names.iter().map(|name| (name.clone(), errors(1))).collect();
+        let mut new: NewMarks = names
+            .iter()
+            .map(|name| (name.clone(), vec![true]))
+            .collect();
+        // An old error beyond the cap is not named: the line is for what the edit broke.
+        new.insert("f14.ts".into(), vec![false]);
+        let text = render_feedback_marked("a.ts", &[], &others, &Caps::default(), &new);
+        assert!(
+            text.ends_with(
+                "<diagnostics file=\"f05.ts\">\nNEW ERROR [1:1] e1\n</diagnostics>\n\
+                            ... and 8 more files with new errors: f06.ts, f07.ts, f08.ts, f09.ts, \
+                            f10.ts, f11.ts, f12.ts, f13.ts"
+            ),
+            "{text}"
+        );
+        // No room left in the total: the files are named all the same.
+        let tight = Caps {
+            max_total_lines: 0,
+            ..Caps::default()
+        };
+        let text = render_feedback_marked("a.ts", &[], &others, &tight, &new);
+        assert!(
+            text.ends_with("... and 13 more files with new errors: f01.ts, f02.ts, f03.ts, f04.ts, f05.ts, f06.ts, f07.ts, f08.ts, f09.ts, f10.ts, ..."),
+            "{text}"
         );
     }
 

@@ -254,10 +254,7 @@ fn judge_edit(
         .map(|(f, ..)| f)
         .filter(|f| *f != file)
         .collect();
-    let named = broken
-        .iter()
-        .filter(|f| seen.others.contains_key(**f))
-        .count();
+    let named = broken.iter().filter(|f| seen.names(f)).count();
     if named < broken.len() {
         miss(
             "other files not named",

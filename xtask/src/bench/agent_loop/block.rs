@@ -16,6 +16,15 @@ pub struct Seen {
     pub capped: bool,
     /// Other files' errors, by file.
     pub others: BTreeMap<String, BTreeSet<(u64, u64)>>,
+    /// Other files named, past the caps, as having new errors (without them).
+    pub named_only: BTreeSet<String>,
+}
+
+impl Seen {
+    /// Whether the block names `file` among the other files.
+    pub fn names(&self, file: &str) -> bool {
+        self.others.contains_key(file) || self.named_only.contains(file)
+    }
 }
 
 /// Reads the hook's stdout (one JSON line, or nothing when clean) for the edited `file`.
@@ -36,6 +45,11 @@ fn read_text(text: &str, file: &str) -> Seen {
     let mut seen = Seen::default();
     let mut current: Option<String> = None;
     for line in text.lines() {
+        if let Some((_, names)) = line.split_once(" more files with new errors: ") {
+            let names = names.split(", ").filter(|name| *name != "...");
+            seen.named_only.extend(names.map(str::to_owned));
+            continue;
+        }
         if let Some(rest) = line.strip_prefix("LSP did not check ") {
             if rest.starts_with(file) {
                 seen.not_checked = Some(line.to_owned());
@@ -87,13 +101,16 @@ mod tests {
         let text = "LSP did not check a.py, so its errors are unknown: x timed out\n\
                     LSP errors detected in this file, please fix:\n<diagnostics file=\"a.py\">\n\
                     NEW ERROR [3:5] bad [x] (E1)\nERROR [9:1] old (E2)\n... and 2 more\n</diagnostics>\n\n\
-                    LSP errors detected in other files:\n<diagnostics file=\"b.py\">\nNEW ERROR [1:2] m (E3)\n</diagnostics>";
+                    LSP errors detected in other files:\n<diagnostics file=\"b.py\">\nNEW ERROR [1:2] m (E3)\n</diagnostics>\n\
+                    ... and 2 more files with new errors: c.py, d.py";
         let answer = serde_json::json!({"decision": "block", "reason": text}).to_string();
         let seen = read(&answer, "a.py").unwrap();
         assert!(seen.not_checked.is_some());
         assert_eq!(seen.file, BTreeSet::from([(3, 5), (9, 1)]));
         assert!(seen.capped);
         assert_eq!(seen.others["b.py"], BTreeSet::from([(1, 2)]));
+        assert!(seen.names("b.py") && seen.names("c.py") && seen.names("d.py"));
+        assert!(!seen.names("e.py"));
         assert_eq!(read("", "a.py").unwrap(), Seen::default());
     }
 }
