@@ -378,7 +378,8 @@ impl Squiggle {
         let sent: Vec<_> = (acquired.into_iter())
             .map(|acquired| acquired.and_then(|ready| self.send(ready, &path, &text, saved)))
             .collect();
-        drop(ticket);
+        // What the servers hold, noted before the turn passes on: the next check of the
+        // file in turn sees it.
         if sent.iter().any(Result::is_ok) {
             let hash = disk_stamps::hash_of(&text);
             let before = lock(&inner.held).insert(path.clone(), hash);
@@ -388,6 +389,7 @@ impl Squiggle {
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
         }
+        drop(ticket);
         // What the servers hold now, when it is what the disk holds, to tell later whether the
         // disk changed; a text that is not saved must never be replaced by the disk's.
         let stamp = saved.then(|| disk_stamps::stamp_of(&path, &text)).flatten();
@@ -539,6 +541,10 @@ impl Squiggle {
     /// the disk holds (a hook's check synced the write before the watcher's news of it came): a
     /// second change with the same text would make them analyse it again for nothing.
     async fn follow_change(&self, path: &Path) {
+        // In the file's turn: the checks asked for before this one (a hook's, for the write the
+        // watcher saw) have handed their texts over first.
+        let mut ticket = self.ticket(path);
+        ticket.turn().await;
         let limit = self.inner.config.max_file_bytes;
         let file = path.to_path_buf();
         let on_disk = tokio::task::spawn_blocking(move || read_text(&file, limit).ok())
@@ -551,7 +557,7 @@ impl Squiggle {
             return;
         }
         tracing::debug!(path = %path.display(), "changed on disk: synced again");
-        self.check(path, None, Saved::IfOnDisk).await;
+        (self.check_in_turn(ticket, path, None, Saved::IfOnDisk, Duration::ZERO)).await;
     }
 
     /// Sends `didClose` for a file to its running servers, which then forget its text.
