@@ -682,7 +682,11 @@ impl Squiggle {
             .before_edit(prior_ticket, &located, prior, &importers)
             .await;
         let epoch = self.epoch().await;
+        let held_before = lock(&self.inner.held).get(&located).copied();
         let check = (self.check_in_turn(ticket, path, text, Saved::IfOnDisk, Duration::ZERO)).await;
+        // The same text as before: the edit changed nothing the importers could see.
+        let unchanged =
+            held_before.is_some() && check.text.as_deref().map(disk_stamps::hash_of) == held_before;
         let outcome = check.outcome();
         let mut text = match outcome.reason() {
             Some(reason) => not_checked_section(&check.file, reason),
@@ -698,7 +702,7 @@ impl Squiggle {
         }
         // The importers again, those with an answer from before, once the edit has one (else
         // what it caused elsewhere is not known either).
-        let after = match before.importers.is_empty() || !outcome.is_checked() {
+        let after = match before.importers.is_empty() || !outcome.is_checked() || unchanged {
             true => Vec::new(),
             false => {
                 let changes = self.changes();
