@@ -314,6 +314,15 @@ impl WorkspaceNeeds {
             .collect()
     }
 
+    /// The missing servers `squiggle install` cannot install, with the command that does.
+    pub fn manual(&self) -> Vec<(String, String)> {
+        let installable = self.installable();
+        (self.missing.iter())
+            .filter(|(id, _)| !installable.contains(id))
+            .cloned()
+            .collect()
+    }
+
     /// `squiggle install a b` for the installable missing servers, if any.
     fn install_command(&self) -> Option<String> {
         let ids = self.installable();
@@ -332,13 +341,11 @@ impl WorkspaceNeeds {
             return lines;
         }
         lines.push("missing servers they need:".to_string());
-        let installable = self.installable();
-        for (id, hint) in &self.missing {
-            if !installable.contains(id) {
-                lines.push(format!("  {id}: {hint}"));
-            }
+        for (id, hint) in self.manual() {
+            lines.push(format!("  {id}: {hint}"));
         }
         if let Some(command) = self.install_command() {
+            let installable = self.installable();
             lines.push(format!("  {}: {command}", installable.join(", ")));
         }
         lines
