@@ -657,6 +657,54 @@ fn a_folder_stands_for_the_files_of_known_types_under_it() {
 }
 
 #[test]
+fn a_folder_sums_up_files_only_missing_optional_servers_would_check_in_one_line() {
+    let ws = workspace("default");
+    let mut config = std::fs::read_to_string(ws.root.join("squiggle.toml")).unwrap();
+    // `.cfg1` files: an optional linter that is not installed; `.need`: a required one.
+    config.push_str(
+        "[servers.cfglint]\ncommand = \"squiggle-no-such-linter\"\nextensions = [\"cfg1\"]\noptional = true\n\
+         [servers.needed]\ncommand = \"squiggle-no-such-checker\"\nextensions = [\"need\"]\n",
+    );
+    ws.write("squiggle.toml", &config);
+    ws.write("src/a.fake", "ERROR in a\n");
+    for n in 1..=12 {
+        ws.write(&format!("src/conf{n}.cfg1"), "x = 1\n");
+    }
+    ws.write("src/b.need", "x\n");
+
+    let run = squiggle(&ws.root, &["check", "src"]);
+
+    assert_eq!(run.code, 1, "stderr: {}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "src/a.fake:1:1: error[E1]: found ERROR: in a\n\
+         src/b.need: not checked: needed: `squiggle-no-such-checker` is not installed (install: \
+         install `squiggle-no-such-checker` and make sure it is on PATH)\n"
+    );
+    let left_out =
+        "squiggle: src: 12 files left out (.cfg1): the optional servers that check them \
+                    are not installed (cfglint; `squiggle status` says how)";
+    assert_eq!(
+        run.stderr
+            .lines()
+            .filter(|line| line.contains("cfg"))
+            .collect::<Vec<_>>(),
+        [left_out],
+        "{}",
+        run.stderr
+    );
+    // Named on its own, such a file is not checked, and says why.
+    let one = squiggle(&ws.root, &["check", "src/conf1.cfg1"]);
+    assert_eq!(one.code, 3, "stderr: {}", one.stderr);
+    assert!(
+        one.stdout
+            .starts_with("src/conf1.cfg1: not checked: cfglint: "),
+        "{}",
+        one.stdout
+    );
+}
+
+#[test]
 fn a_folder_in_a_git_work_tree_leaves_out_what_gitignore_excludes() {
     let ws = workspace("default");
     let git = |args: &[&str]| {

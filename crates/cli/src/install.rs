@@ -5,8 +5,8 @@ use std::path::Path;
 use std::process::Command;
 
 use anyhow::{bail, Context};
+use squiggle_config::availability::{each_server_once, Availability};
 use squiggle_config::install::{self, Plan};
-use squiggle_config::Availability;
 
 use crate::workspace::WorkspaceArgs;
 
@@ -48,7 +48,8 @@ pub fn run(args: InstallArgs) -> anyhow::Result<u8> {
         }
     }
     if args.all_for_workspace {
-        let runs = runs_at(&root);
+        // Each server found and probed once, however many files need it.
+        let runs = each_server_once(&root, |spec, root| Availability::of(spec, root).runs());
         let missing = crate::servers::workspace_needs(&config, &root, &runs, &runs);
         // What squiggle cannot install is named with its own command, as `status` names it.
         for (id, hint) in missing.manual() {
@@ -94,16 +95,4 @@ fn run_plan(plan: &Plan, data: &Path, dry_run: bool) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// Whether a server's command runs in `root` (found, and probed), each server once however
-/// many files need it; what `squiggle status` goes by.
-fn runs_at(root: &Path) -> impl Fn(&squiggle_config::ServerSpec) -> bool + '_ {
-    let known = std::cell::RefCell::new(std::collections::HashMap::new());
-    move |spec| {
-        *known
-            .borrow_mut()
-            .entry(spec.id.clone())
-            .or_insert_with(|| Availability::of(spec, root).runs())
-    }
 }

@@ -115,6 +115,19 @@ impl Availability {
     }
 }
 
+/// `judge` (of a server, in `workspace_root`) asked once per server, however many files ask:
+/// `each_server_once(root, |spec, root| Availability::found(spec, root).starts())` is whether a
+/// check would start each server (file lookups only).
+pub fn each_server_once<'a>(
+    workspace_root: &'a Path,
+    judge: impl Fn(&ServerSpec, &Path) -> bool + 'a,
+) -> impl Fn(&ServerSpec) -> bool + 'a {
+    let known = std::cell::RefCell::new(std::collections::HashMap::new());
+    move |spec| {
+        *(known.borrow_mut().entry(spec.id.clone())).or_insert_with(|| judge(spec, workspace_root))
+    }
+}
+
 /// Finds a command where [`locate_command`] looks (the project's `node_modules/.bin`, then
 /// `PATH`), then in the folders `squiggle install` fills (`installed`), last: what a project or
 /// the user installed comes first.
