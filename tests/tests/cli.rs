@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -222,6 +223,9 @@ fn status_says_which_servers_run_which_one_is_not_needed_and_why_one_does_not_ru
         xtask_bin().display().to_string()
     ));
     ws.write("squiggle.toml", &config);
+    // Rust and fake files, so that status lists their servers among what the workspace uses.
+    ws.write("src/lib.rs", "");
+    ws.write("a.fake", "fine\n");
     // A shim in front of PATH, like rustup's proxy without the rust-analyzer component.
     let bin = ws.root.parent().unwrap().join("bin");
     let message = "error: Unknown binary 'rust-analyzer' in official toolchain 'stable'.";
@@ -277,14 +281,14 @@ fn status_says_which_servers_run_which_one_is_not_needed_and_why_one_does_not_ru
         text_run.stdout
     );
     for line in [
-        format!("rust-analyzer  unavailable  {does_not_run}  [.rs]"),
+        format!("rust-analyzer unavailable {does_not_run} [.rs]"),
         ".rs: nothing runs (rust-analyzer is unavailable)".to_string(),
         ".fake: fake".to_string(),
     ] {
-        // Columns are padded to the longest id: compare words, not spaces.
+        // Columns are padded to the longest id, and long lines wrap: compare words.
         let words = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
-            text_run.stdout.lines().any(|l| words(l) == words(&line)),
+            words(&text_run.stdout).contains(&words(&line)),
             "{line}\n{}",
             text_run.stdout
         );
@@ -294,6 +298,96 @@ fn status_says_which_servers_run_which_one_is_not_needed_and_why_one_does_not_ru
         "only probed: {:?}",
         shim_calls(&shim)
     );
+}
+
+#[test]
+fn status_shows_what_the_workspace_uses_first_folds_the_rest_and_keeps_lines_short() {
+    let ws = workspace("default");
+    ws.write("a.fake", "fine\n");
+    // A project whose TypeScript is 5.9: `tsc --lsp` cannot serve it, typescript-language-server
+    // does. Both are shims that work.
+    let bin = ws.root.join("node_modules/.bin");
+    let package = ws.root.join("node_modules/typescript");
+    std::fs::create_dir_all(package.join("bin")).unwrap();
+    std::fs::create_dir_all(&bin).unwrap();
+    ws.write(
+        "node_modules/typescript/package.json",
+        r#"{"name": "typescript", "version": "5.9.3"}"#,
+    );
+    let tsc = ws.write(
+        "node_modules/typescript/bin/tsc",
+        "#!/bin/sh\necho 'Version 5.9.3'\n",
+    );
+    let server = ws.write(
+        "node_modules/.bin/typescript-language-server",
+        "#!/bin/sh\necho 5.0.0\n",
+    );
+    for program in [&tsc, &server] {
+        std::fs::set_permissions(program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::os::unix::fs::symlink("../typescript/bin/tsc", bin.join("tsc")).unwrap();
+    ws.write("app.ts", "export const x = 1;\n");
+    let limit = Duration::from_secs(20);
+
+    let text = squiggle_within(&ws.root, &["status"], &[], limit);
+    let all = squiggle_within(&ws.root, &["status", "--all"], &[], limit);
+
+    assert_eq!(text.code, 0, "stderr: {}", text.stderr);
+    let out = &text.stdout;
+    let first_word = |l: &str| l.split_whitespace().next().map(str::to_string);
+    let shown: Vec<String> = (out.lines())
+        .skip(2)
+        .take_while(|l| !l.is_empty())
+        .filter(|l| !l.starts_with(' '))
+        .filter_map(first_word)
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "biome",
+            "eslint",
+            "fake",
+            "taplo",
+            "typescript",
+            "typescript-native"
+        ],
+        "{out}"
+    );
+    let also = out
+        .lines()
+        .position(|l| l.starts_with("also known (squiggle status --all): "))
+        .unwrap();
+    let folded = (out.lines().skip(also))
+        .flat_map(str::split_whitespace)
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        folded.contains(" pyright, ") && folded.contains(" clangd, "),
+        "{out}"
+    );
+    assert!(folded.ends_with(", vue, yaml, zls"), "{out}");
+    for output in [out, &all.stdout] {
+        // Paths are never cut; everything else wraps at 100 characters.
+        let too_long = (output.lines())
+            .filter(|l| l.chars().count() > 100 && l.split_whitespace().count() > 1);
+        assert_eq!(too_long.count(), 0, "{output}");
+    }
+    // TypeScript 5.9 is a fallback choice, not a failure, and no upgrade is advised.
+    let words = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    let tsc_link = bin.join("tsc");
+    let native = format!(
+        "typescript-native not used `tsc` ({}): it is TypeScript 5.9.3; `tsc --lsp` needs TypeScript 7 or newer; typescript is used instead",
+        tsc_link.display()
+    );
+    assert!(words.contains(&native), "{out}");
+    assert!(
+        !out.contains("does not run") && !out.contains("typescript@7"),
+        "{out}"
+    );
+    // --all lists every server.
+    let rows = |o: &str| o.lines().filter(|l| l.starts_with("zls ")).count();
+    assert_eq!((rows(out), rows(&all.stdout)), (0, 1), "{}", all.stdout);
+    assert!(!all.stdout.contains("also known"), "{}", all.stdout);
 }
 
 #[test]

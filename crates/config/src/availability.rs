@@ -103,14 +103,20 @@ impl Availability {
         match self {
             Availability::Runs(_) => None,
             Availability::NotFound => Some(spec.not_installed()),
-            Availability::CannotRun { path, why } | Availability::DoesNotRun { path, why } => {
-                Some(format!(
-                    "`{}` ({}) is found but does not run: {why} (install: {})",
-                    spec.command,
-                    path.display(),
-                    spec.install_hint
-                ))
-            }
+            // Found, and it works, but it is not the kind this server needs (TypeScript 5's
+            // `tsc` for `tsc --lsp`): not a failure of it, so not "does not run".
+            Availability::CannotRun { path, why } => Some(format!(
+                "`{}` ({}): {why} (install: {})",
+                spec.command,
+                path.display(),
+                spec.install_hint
+            )),
+            Availability::DoesNotRun { path, why } => Some(format!(
+                "`{}` ({}) is found but does not run: {why} (install: {})",
+                spec.command,
+                path.display(),
+                spec.install_hint
+            )),
         }
     }
 }
