@@ -124,7 +124,7 @@ const ROWS: &[Row] = &[
         stages: Stages::Unsignalled,
         ready_on_quiescent: true,
         check_progress: Some("rust-analyzer/flycheck/"),
-        // Measured on the vendored crate (tests/fixtures/real-rust): see the README.
+        // Measured on the vendored crate (tests/fixtures/real-rust): see docs/lsp-client.md.
         timeout_ms: Some(RUST_TIMEOUT_MS),
         first_touch_timeout_ms: Some(RUST_FIRST_TOUCH_TIMEOUT_MS),
         ..BASE
