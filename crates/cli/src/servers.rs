@@ -310,8 +310,9 @@ fn write_wrapped(out: &mut impl Write, line: &str, indent: usize) -> std::io::Re
     Ok(())
 }
 
-/// `line` cut at spaces into lines of at most [`WIDTH`] characters where its words allow,
-/// the later ones indented by `indent` spaces; leading spaces (columns) are kept.
+/// `line` cut at spaces into lines of at most [`WIDTH`] characters where its words allow (a
+/// word longer than a line, a path, is not moved to a line of its own), the later ones
+/// indented by `indent` spaces; leading spaces (columns) are kept.
 fn wrap(line: &str, indent: usize) -> Vec<String> {
     let body = line.trim_start_matches(' ');
     let mut lines = vec![line[..line.len() - body.len()].to_string()];
@@ -319,7 +320,9 @@ fn wrap(line: &str, indent: usize) -> Vec<String> {
     for word in body.split(' ') {
         let current = lines.last_mut().expect("one line at least");
         let width = current.chars().count();
-        if !fresh && width + 1 + word.chars().count() > WIDTH {
+        let length = word.chars().count();
+        // A word too long for any line (a path) stays where it is rather than alone on one.
+        if !fresh && width + 1 + length > WIDTH && indent + length <= WIDTH {
             // An empty word is a second space between columns: the break stands for it.
             if !word.is_empty() {
                 lines.push(format!("{:indent$}{word}", ""));
