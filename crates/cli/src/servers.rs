@@ -708,7 +708,7 @@ mod tests {
         let path = format!("  {}", "/long".repeat(30));
         assert_eq!(
             wrap(&path, 4),
-            [path.clone()],
+            [path.as_str()],
             "a word longer than a line stays whole"
         );
     }
