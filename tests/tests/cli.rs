@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -222,6 +223,9 @@ fn status_says_which_servers_run_which_one_is_not_needed_and_why_one_does_not_ru
         xtask_bin().display().to_string()
     ));
     ws.write("squiggle.toml", &config);
+    // Rust and fake files, so that status lists their servers among what the workspace uses.
+    ws.write("src/lib.rs", "");
+    ws.write("a.fake", "fine\n");
     // A shim in front of PATH, like rustup's proxy without the rust-analyzer component.
     let bin = ws.root.parent().unwrap().join("bin");
     let message = "error: Unknown binary 'rust-analyzer' in official toolchain 'stable'.";
@@ -277,14 +281,14 @@ fn status_says_which_servers_run_which_one_is_not_needed_and_why_one_does_not_ru
         text_run.stdout
     );
     for line in [
-        format!("rust-analyzer  unavailable  {does_not_run}  [.rs]"),
+        format!("rust-analyzer unavailable {does_not_run} [.rs]"),
         ".rs: nothing runs (rust-analyzer is unavailable)".to_string(),
         ".fake: fake".to_string(),
     ] {
-        // Columns are padded to the longest id: compare words, not spaces.
+        // Columns are padded to the longest id, and long lines wrap: compare words.
         let words = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
-            text_run.stdout.lines().any(|l| words(l) == words(&line)),
+            words(&text_run.stdout).contains(&words(&line)),
             "{line}\n{}",
             text_run.stdout
         );
@@ -294,6 +298,99 @@ fn status_says_which_servers_run_which_one_is_not_needed_and_why_one_does_not_ru
         "only probed: {:?}",
         shim_calls(&shim)
     );
+}
+
+#[test]
+fn status_shows_what_the_workspace_uses_first_folds_the_rest_and_keeps_lines_short() {
+    let ws = workspace("default");
+    ws.write("a.fake", "fine\n");
+    // A project whose TypeScript is 5.9: `tsc --lsp` cannot serve it, typescript-language-server
+    // does. Both are shims that work.
+    let bin = ws.root.join("node_modules/.bin");
+    let package = ws.root.join("node_modules/typescript");
+    std::fs::create_dir_all(package.join("bin")).unwrap();
+    std::fs::create_dir_all(&bin).unwrap();
+    ws.write(
+        "node_modules/typescript/package.json",
+        r#"{"name": "typescript", "version": "5.9.3"}"#,
+    );
+    let tsc = ws.write(
+        "node_modules/typescript/bin/tsc",
+        "#!/bin/sh\necho 'Version 5.9.3'\n",
+    );
+    let server = ws.write(
+        "node_modules/.bin/typescript-language-server",
+        "#!/bin/sh\necho 5.0.0\n",
+    );
+    for program in [&tsc, &server] {
+        std::fs::set_permissions(program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::os::unix::fs::symlink("../typescript/bin/tsc", bin.join("tsc")).unwrap();
+    ws.write("app.ts", "export const x = 1;\n");
+    let limit = Duration::from_secs(20);
+
+    let text = squiggle_within(&ws.root, &["status"], &[], limit);
+    let all = squiggle_within(&ws.root, &["status", "--all"], &[], limit);
+
+    assert_eq!(text.code, 0, "stderr: {}", text.stderr);
+    let out = &text.stdout;
+    let first_word = |l: &str| l.split_whitespace().next().map(str::to_string);
+    let shown: Vec<String> = (out.lines())
+        .skip(2)
+        .take_while(|l| !l.is_empty())
+        .filter(|l| !l.starts_with(' '))
+        .filter_map(first_word)
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "biome",
+            "eslint",
+            "fake",
+            "taplo",
+            "typescript",
+            "typescript-native"
+        ],
+        "{out}"
+    );
+    let also = out
+        .lines()
+        .position(|l| l.starts_with("also known (squiggle status --all): "))
+        .unwrap();
+    let folded = (out.lines().skip(also))
+        .flat_map(str::split_whitespace)
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        folded.contains(" pyright, ") && folded.contains(" clangd, "),
+        "{out}"
+    );
+    assert!(folded.ends_with(", vue, yaml, zls"), "{out}");
+    for output in [out, &all.stdout] {
+        // Lines wrap at 100 characters; only a path too long for any line, last on its line,
+        // goes past.
+        let too_long = (output.lines()).filter(|l| match l.rsplit_once(' ') {
+            Some((head, last)) => head.trim_end().chars().count() > 100 || !last.contains('/'),
+            None => false,
+        } && l.chars().count() > 100);
+        assert_eq!(too_long.count(), 0, "{output}");
+    }
+    // TypeScript 5.9 is a fallback choice, not a failure, and no upgrade is advised.
+    let words = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    let tsc_link = bin.join("tsc");
+    let native = format!(
+        "typescript-native not used `tsc` ({}): it is TypeScript 5.9.3; `tsc --lsp` needs TypeScript 7 or newer; typescript is used instead",
+        tsc_link.display()
+    );
+    assert!(words.contains(&native), "{out}");
+    assert!(
+        !out.contains("does not run") && !out.contains("typescript@7"),
+        "{out}"
+    );
+    // --all lists every server.
+    let rows = |o: &str| o.lines().filter(|l| l.starts_with("zls ")).count();
+    assert_eq!((rows(out), rows(&all.stdout)), (0, 1), "{}", all.stdout);
+    assert!(!all.stdout.contains("also known"), "{}", all.stdout);
 }
 
 #[test]
@@ -653,6 +750,54 @@ fn a_folder_stands_for_the_files_of_known_types_under_it() {
     assert_eq!(
         report["files"]["src/a.fake"][0]["message"],
         "found ERROR: in a"
+    );
+}
+
+#[test]
+fn a_folder_sums_up_files_only_missing_optional_servers_would_check_in_one_line() {
+    let ws = workspace("default");
+    let mut config = std::fs::read_to_string(ws.root.join("squiggle.toml")).unwrap();
+    // `.cfg1` files: an optional linter that is not installed; `.need`: a required one.
+    config.push_str(
+        "[servers.cfglint]\ncommand = \"squiggle-no-such-linter\"\nextensions = [\"cfg1\"]\noptional = true\n\
+         [servers.needed]\ncommand = \"squiggle-no-such-checker\"\nextensions = [\"need\"]\n",
+    );
+    ws.write("squiggle.toml", &config);
+    ws.write("src/a.fake", "ERROR in a\n");
+    for n in 1..=12 {
+        ws.write(&format!("src/conf{n}.cfg1"), "x = 1\n");
+    }
+    ws.write("src/b.need", "x\n");
+
+    let run = squiggle(&ws.root, &["check", "src"]);
+
+    assert_eq!(run.code, 1, "stderr: {}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "src/a.fake:1:1: error[E1]: found ERROR: in a\n\
+         src/b.need: not checked: needed: `squiggle-no-such-checker` is not installed (install: \
+         install `squiggle-no-such-checker` and make sure it is on PATH)\n"
+    );
+    let left_out =
+        "squiggle: src: 12 files left out (.cfg1): the optional servers that check them \
+                    are not installed (cfglint; `squiggle status` says how)";
+    assert_eq!(
+        run.stderr
+            .lines()
+            .filter(|line| line.contains("cfg"))
+            .collect::<Vec<_>>(),
+        [left_out],
+        "{}",
+        run.stderr
+    );
+    // Named on its own, such a file is not checked, and says why.
+    let one = squiggle(&ws.root, &["check", "src/conf1.cfg1"]);
+    assert_eq!(one.code, 3, "stderr: {}", one.stderr);
+    assert!(
+        one.stdout
+            .starts_with("src/conf1.cfg1: not checked: cfglint: "),
+        "{}",
+        one.stdout
     );
 }
 

@@ -613,7 +613,7 @@ async fn a_server_that_never_registers_is_broken_with_the_reason_not_clean() {
 /// The `empty-first` scenario: an empty publish for the version, then, 300 ms later and with no
 /// progress between, the real one. The `version` basis trusts one publish per version, so the
 /// check answers from the first (clean), says it rested on `version`, and the later publish
-/// reaches the stored diagnostics: what the README promises, no more.
+/// reaches the stored diagnostics: what docs/lsp-client.md promises, no more.
 #[tokio::test]
 async fn an_empty_versioned_publish_then_the_real_one_is_answered_from_the_first() {
     let ws = FakeWorkspace::new();

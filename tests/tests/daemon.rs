@@ -809,6 +809,29 @@ fn a_log_that_cannot_be_written_does_not_stop_the_daemon() {
 }
 
 #[test]
+fn a_daemon_log_holds_no_colour_codes() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    // At debug, the daemon logs its servers' traffic, each line with its level.
+    let debug = [("SQUIGGLE_LOG", OsStr::new("debug"))];
+    let run = squiggle_within(
+        &d.ws.root,
+        &["check", "a.fake"],
+        &d.env(&d.runtime, &debug),
+        LIMIT,
+    );
+    assert_found(&run, 1);
+    d.run(&["daemon", "stop"]);
+
+    let logs = d.logs();
+    assert!(logs.contains("DEBUG"), "the daemon logged: {logs}");
+    assert!(
+        !logs.contains('\x1b'),
+        "no ANSI escapes in a log file: {logs:?}"
+    );
+}
+
+#[test]
 fn a_bare_home_folder_is_checked_without_a_daemon() {
     let d = Daemons::new("");
     let scratch = tempfile::tempdir().unwrap();

@@ -185,6 +185,43 @@ fn claude_code_file_not_checked_is_a_plain_note_not_a_block() {
 }
 
 #[test]
+fn a_file_only_a_missing_optional_server_would_check_gets_nothing_from_the_hook() {
+    let ws = workspace();
+    let mut config = std::fs::read_to_string(ws.root.join("squiggle.toml")).unwrap();
+    config.push_str(
+        "[servers.cfglint]\ncommand = \"squiggle-no-such-linter\"\nextensions = [\"cfg1\"]\noptional = true\n",
+    );
+    ws.write("squiggle.toml", &config);
+    ws.write("pyproject.cfg1", "x = 1\n");
+
+    for host in ["claude-code", "gemini-cli"] {
+        let input = match host {
+            "claude-code" => claude_edit(&ws, "pyproject.cfg1"),
+            _ => gemini_input(
+                &ws.root,
+                "write_file",
+                json!({"file_path": ws.root.join("pyproject.cfg1"), "content": "x = 1\n"}),
+                Value::Null,
+            ),
+        };
+        let run = hook(&ws.root, host, &input);
+        assert_eq!(run.code, 0, "{host}: {}", run.stderr);
+        assert_eq!(
+            (run.stdout.as_str(), run.stderr.as_str()),
+            ("", ""),
+            "{host}"
+        );
+    }
+    // A missing server that is not optional is still said (see claude_code_file_not_checked...).
+    let run = hook(&ws.root, "claude-code", &claude_edit(&ws, "b.nope"));
+    assert!(
+        run.stdout.contains("LSP did not check b.nope"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
 fn claude_code_relative_path_is_taken_against_the_hook_cwd() {
     let ws = workspace();
     ws.write("src/a.fake", "x\nERROR broken <thing>\n");

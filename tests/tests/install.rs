@@ -108,3 +108,81 @@ fn install_refuses_unknown_and_hand_installed_servers() {
     assert_eq!(out.status.code(), Some(2));
     assert!(!data.exists(), "nothing was installed");
 }
+
+/// Runs squiggle in `cwd` with the data folder `data`, no user configuration and `path` alone
+/// as PATH.
+fn run_with_path(
+    cwd: &std::path::Path,
+    data: &std::path::Path,
+    path: &std::path::Path,
+    args: &[&str],
+) -> (String, String) {
+    let out = std::process::Command::new(squiggle_bin())
+        .args(args)
+        .current_dir(cwd)
+        .env("SQUIGGLE_DATA_DIR", data)
+        .env("XDG_CONFIG_HOME", cwd.join(".no-user-config"))
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn a_dry_run_says_an_installed_server_is_installed_and_names_what_it_cannot_install() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let (data, bin, project) = (root.join("data"), root.join("bin"), root.join("project"));
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    // pyright is on PATH; nothing else is.
+    let pyright = bin.join("pyright-langserver");
+    std::fs::write(&pyright, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(
+        &pyright,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::write(project.join("main.py"), "print(1)\n").unwrap();
+    std::fs::write(project.join("pyproject.toml"), "[project]\nname = \"x\"\n").unwrap();
+
+    let (stdout, stderr) =
+        run_with_path(&project, &data, &bin, &["install", "--dry-run", "pyright"]);
+    assert_eq!(stdout, "", "no npm command for an installed pyright");
+    assert_eq!(
+        stderr,
+        format!(
+            "squiggle: pyright is installed ({}); not installed again (--force installs it anyway)\n",
+            pyright.display()
+        )
+    );
+    let (forced, _) = run_with_path(
+        &project,
+        &data,
+        &bin,
+        &["install", "--dry-run", "--force", "pyright"],
+    );
+    assert!(forced.starts_with("npm install --prefix "), "{forced}");
+
+    // What status says is missing, install installs or names: taplo (not on npm or PyPI) too.
+    let (status, _) = run_with_path(&project, &data, &bin, &["status", "--format", "json"]);
+    let status: serde_json::Value = serde_json::from_str(&status).unwrap();
+    let missing: Vec<&str> = (status["workspace"]["missing"].as_array().unwrap().iter())
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(missing, ["ruff", "taplo"], "{status}");
+    let (commands, notes) = run_with_path(
+        &project,
+        &data,
+        &bin,
+        &["install", "--all-for-workspace", "--dry-run"],
+    );
+    assert!(commands.contains("ruff=="), "{commands}");
+    assert!(!commands.contains("taplo"), "{commands}");
+    assert_eq!(
+        notes,
+        "squiggle: taplo is missing too; squiggle cannot install it: cargo install taplo-cli --locked --features lsp (or brew install taplo)\n"
+    );
+}

@@ -497,6 +497,42 @@ fn an_outline_leaves_out_locals_unless_asked() {
     mcp.close(limit);
 }
 
+#[test]
+fn a_long_outline_says_how_to_get_the_rest_and_pages_on_with_offset() {
+    let ws = navigable_workspace();
+    // 209 functions: the outline shows 200 and names the offset of the rest.
+    let text: String = (1..=209).map(|n| format!("function f{n}\n")).collect();
+    ws.write("long.fake", &text);
+    let limit = Duration::from_secs(20);
+    let mut mcp = Mcp::start(&ws.root, limit);
+
+    let first = mcp.call("lsp_document_symbols", json!({"file": "long.fake"}), limit);
+    let rest = mcp.call(
+        "lsp_document_symbols",
+        json!({"file": "long.fake", "offset": 200}),
+        limit,
+    );
+
+    let first = first["content"][0]["text"].as_str().unwrap();
+    assert!(
+        first.starts_with("long.fake: 209 symbols\nfunction f1  (line 1)\n"),
+        "{first}"
+    );
+    assert!(
+        first.ends_with("function f200  (line 200)\n... and 9 more (offset: 200 shows them)\n"),
+        "{first}"
+    );
+    let rest = rest["content"][0]["text"].as_str().unwrap();
+    let expected: String = (201..=209)
+        .map(|n| format!("function f{n}  (line {n})\n"))
+        .collect();
+    assert_eq!(
+        rest,
+        format!("long.fake: 209 symbols, from symbol 201\n{expected}")
+    );
+    mcp.close(limit);
+}
+
 #[tokio::test]
 async fn a_line_or_column_of_zero_is_refused_naming_the_1_based_rule() {
     let ws = FakeWorkspace::new();

@@ -380,7 +380,7 @@ fn files_to_check(
             } else if found.is_empty() {
                 eprintln!("squiggle: {shown}: no files of a known type");
             }
-            found
+            folders::leave_out_optional(found, root, config, &shown)
         } else {
             vec![file]
         };

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::ValueEnum;
 use squiggle_actors::Config;
+use squiggle_config::Availability;
 use squiggle_protocol::hook::{Finding, HookRequest, Host, Prior};
 use squiggle_protocol::{paths, Scope};
 
@@ -124,7 +125,7 @@ fn text_before(prior: &Prior, file: &Path) -> Option<String> {
 
 /// The workspace (root and configuration) of the hook's folder and the edited file in it;
 /// `None` when there is nothing to check: squiggle is turned off, the file is outside the
-/// workspace, or no enabled server handles its type.
+/// workspace, no enabled server handles its type, or only missing optional ones would.
 fn workspace_of(request: &HookRequest) -> anyhow::Result<Option<(PathBuf, Config, PathBuf)>> {
     let cwd = std::fs::canonicalize(&request.cwd)
         .with_context(|| format!("the hook's cwd {} is not a folder", request.cwd.display()))?;
@@ -138,6 +139,12 @@ fn workspace_of(request: &HookRequest) -> anyhow::Result<Option<(PathBuf, Config
         _ => paths::resolve(&request.file),
     };
     if !config.enabled || !paths::is_within(&root, file) || !handled(&config, file) {
+        return Ok(None);
+    }
+    // A file only missing optional servers would check (a pyproject.toml without taplo): the
+    // model cannot install them, and `squiggle status` tells the person once.
+    let found = |spec: &squiggle_config::ServerSpec| Availability::found(spec, &root).starts();
+    if !config.only_missing_optional(file, &found).is_empty() {
         return Ok(None);
     }
     anyhow::ensure!(

@@ -5,8 +5,8 @@ use std::path::Path;
 use std::process::Command;
 
 use anyhow::{bail, Context};
+use squiggle_config::availability::{each_server_once, Availability};
 use squiggle_config::install::{self, Plan};
-use squiggle_config::{Availability, Config};
 
 use crate::workspace::WorkspaceArgs;
 
@@ -22,6 +22,9 @@ pub struct InstallArgs {
     /// Print the commands instead of running them.
     #[arg(long)]
     dry_run: bool,
+    /// Install a named server even when its command is found already.
+    #[arg(long)]
+    force: bool,
     #[command(flatten)]
     workspace: WorkspaceArgs,
 }
@@ -31,15 +34,36 @@ pub fn run(args: InstallArgs) -> anyhow::Result<u8> {
     let data = install::data_dir().context(
         "no data folder: set SQUIGGLE_DATA_DIR, XDG_DATA_HOME or HOME to say where servers go",
     )?;
-    let mut ids = args.servers.clone();
+    let (root, config) = args.workspace.load()?;
+    // Refused before anything else: an unknown id, or one squiggle cannot install.
+    install::plan(&args.servers)?;
+    let mut ids = Vec::new();
+    for id in &args.servers {
+        match config.servers.get(id).map(|spec| Availability::of(spec, &root)) {
+            Some(Availability::Runs(path)) if !args.force => eprintln!(
+                "squiggle: {id} is installed ({}); not installed again (--force installs it anyway)",
+                path.display()
+            ),
+            _ => ids.push(id.clone()),
+        }
+    }
     if args.all_for_workspace {
-        let (root, config) = args.workspace.load()?;
-        let missing = missing_for_workspace(&config, &root);
-        if missing.is_empty() && ids.is_empty() {
+        // Each server found and probed once, however many files need it.
+        let runs = each_server_once(&root, |spec, root| Availability::of(spec, root).runs());
+        let missing = crate::servers::workspace_needs(&config, &root, &runs, &runs);
+        // What squiggle cannot install is named with its own command, as `status` names it.
+        for (id, hint) in missing.manual() {
+            eprintln!("squiggle: {id} is missing too; squiggle cannot install it: {hint}");
+        }
+        let installable = missing.installable();
+        if installable.is_empty() && ids.is_empty() {
             eprintln!("squiggle: every installable server this workspace uses is installed");
             return Ok(0);
         }
-        ids.extend(missing);
+        ids.extend(installable);
+    }
+    if ids.is_empty() {
+        return Ok(0);
     }
     let plan = install::plan(&ids)?;
     run_plan(&plan, &data, args.dry_run)?;
@@ -71,17 +95,4 @@ fn run_plan(plan: &Plan, data: &Path, dry_run: bool) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// The installable servers the workspace's files go to whose commands do not run here.
-fn missing_for_workspace(config: &Config, root: &Path) -> Vec<String> {
-    // Each server is found (and probed) once, however many files need it.
-    let known = std::cell::RefCell::new(std::collections::HashMap::new());
-    let runs = |spec: &squiggle_config::ServerSpec| {
-        *known
-            .borrow_mut()
-            .entry(spec.id.clone())
-            .or_insert_with(|| Availability::of(spec, root).runs())
-    };
-    crate::servers::workspace_needs(config, root, &runs, &runs).installable()
 }

@@ -216,6 +216,9 @@ fn init_logging(default: tracing::level_filters::LevelFilter) {
                 // Bounded in a daemon, whose stderr is its log (see daemon::log).
                 .with_writer(|| daemon::log::Stderr)
                 .with_target(false)
+                // Colour codes only for a terminal: a daemon's stderr is its log file, and a
+                // piped stderr is read by programs.
+                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
                 // A stderr that cannot be written (a daemon's log on a full disk) is no reason
                 // to print about it to that stderr, which panics.
                 .log_internal_errors(false),

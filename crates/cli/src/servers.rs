@@ -1,7 +1,7 @@
 //! `squiggle status` and `squiggle servers`: which language servers squiggle would use, whether
 //! each can run (found, and its version flag works: these commands probe), and why not.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
 use std::path::Path;
 
@@ -17,6 +17,9 @@ use crate::workspace::WorkspaceArgs;
 pub struct StatusArgs {
     #[command(flatten)]
     workspace: WorkspaceArgs,
+    /// List every configured server and file type, not only those of the workspace's files.
+    #[arg(long)]
+    all: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ListFormat::Text)]
     format: ListFormat,
@@ -89,14 +92,30 @@ pub fn status(args: StatusArgs) -> anyhow::Result<u8> {
         }
         ListFormat::Text => {
             writeln!(out, "workspace root: {}\n", root.display())?;
-            write_rows(&mut out, &rows)?;
-            writeln!(out, "\nfile types:")?;
-            for line in file_type_lines(&file_types) {
-                writeln!(out, "{line}")?;
-            }
             let needs = workspace_needs(&config, &root, &starts, &runs);
+            // What the workspace's files use first; the rest folded into one line.
+            let builtin = squiggle_config::builtin_servers();
+            let shown = |id: &str| args.all || needs.used.contains(id) || !builtin.contains_key(id);
+            let (rows, folded): (Vec<_>, Vec<_>) =
+                rows.into_iter().partition(|row| shown(&row.spec.id));
+            write_rows(&mut out, &rows)?;
+            let file_types: BTreeMap<String, Chosen> = (file_types.into_iter())
+                .filter(|(extension, _)| args.all || needs.file_types.contains(extension))
+                .collect();
+            if !file_types.is_empty() {
+                writeln!(out, "\nfile types:")?;
+            }
+            for line in file_type_lines(&file_types) {
+                write_wrapped(&mut out, &line, 2)?;
+            }
             for line in needs.lines() {
-                writeln!(out, "{line}")?;
+                write_wrapped(&mut out, &line, 4)?;
+            }
+            if !folded.is_empty() {
+                let ids: Vec<&str> = folded.iter().map(|row| row.spec.id.as_str()).collect();
+                let line = format!("also known (squiggle status --all): {}", ids.join(", "));
+                writeln!(out)?;
+                write_wrapped(&mut out, &line, 2)?;
             }
         }
     }
@@ -135,7 +154,7 @@ pub fn idle_status(
             ServerState::Disabled,
             "disabled by configuration".to_string(),
         ),
-        Standing::NotNeeded(why) => (ServerState::Disabled, why),
+        Standing::NotNeeded(why) | Standing::NotUsed(why) => (ServerState::Disabled, why),
         Standing::Runs(_) => (
             ServerState::Active,
             "starts on the first file that needs it".to_string(),
@@ -150,6 +169,9 @@ enum Standing {
     Disabled,
     /// A fallback whose primary runs; why.
     NotNeeded(String),
+    /// Its command is found and works, but is not the kind it needs (TypeScript 5's `tsc` for
+    /// `tsc --lsp`), and its fallback serves instead; why. A choice, not a failure.
+    NotUsed(String),
     /// Its command runs; where it is.
     Runs(String),
     /// Its command is missing or does not run; why, with the install hint.
@@ -170,6 +192,10 @@ fn standing(
         return Standing::NotNeeded(standby.to_string());
     }
     let availability = availability.cloned().unwrap_or(Availability::NotFound);
+    if let (Availability::CannotRun { path, why }, Some(replaced)) = (&availability, standby) {
+        let found = format!("`{}` ({})", spec.command, path.display());
+        return Standing::NotUsed(format!("{found}: {why}; {replaced}"));
+    }
     match (availability.program(), availability.reason(spec)) {
         (Some(path), _) => Standing::Runs(path.display().to_string()),
         (None, reason) => {
@@ -223,6 +249,7 @@ fn rows<'a>(config: &'a Config, availability: &HashMap<&str, Availability>) -> V
             let (state, detail) = match standing(spec, config, found, &starts) {
                 Standing::Disabled => ("disabled", "disabled by configuration".to_string()),
                 Standing::NotNeeded(why) => ("not needed", why),
+                Standing::NotUsed(why) => ("not used", why),
                 Standing::Runs(path) => ("installed", path),
                 Standing::Unavailable(why) => ("unavailable", why),
             };
@@ -252,6 +279,9 @@ fn rows_json(rows: &[Row<'_>]) -> Vec<Value> {
         .collect()
 }
 
+/// Lines are wrapped to this many characters (a word longer than that, a path, stays whole).
+const WIDTH: usize = 100;
+
 fn write_rows(out: &mut impl Write, rows: &[Row<'_>]) -> std::io::Result<()> {
     let id_width = rows.iter().map(|r| r.spec.id.len()).max().unwrap_or(0);
     for row in rows {
@@ -262,13 +292,53 @@ fn write_rows(out: &mut impl Write, rows: &[Row<'_>]) -> std::io::Result<()> {
             .map(|e| format!(".{e}"))
             .collect::<Vec<_>>()
             .join(" ");
-        writeln!(
-            out,
+        let line = format!(
             "{:id_width$}  {:11}  {}  [{}]",
             row.spec.id, row.state, row.detail, extensions
-        )?;
+        );
+        write_wrapped(out, &line, id_width + 15)?;
     }
     Ok(())
+}
+
+/// Writes `line` wrapped at spaces to [`WIDTH`] characters, its later lines indented by
+/// `indent` spaces.
+fn write_wrapped(out: &mut impl Write, line: &str, indent: usize) -> std::io::Result<()> {
+    for part in wrap(line, indent) {
+        writeln!(out, "{part}")?;
+    }
+    Ok(())
+}
+
+/// `line` cut at spaces into lines of at most [`WIDTH`] characters where its words allow (a
+/// word longer than a line, a path, is not moved to a line of its own), the later ones
+/// indented by `indent` spaces; leading spaces (columns) are kept.
+fn wrap(line: &str, indent: usize) -> Vec<String> {
+    let body = line.trim_start_matches(' ');
+    let mut lines = vec![line[..line.len() - body.len()].to_string()];
+    let mut fresh = true;
+    for word in body.split(' ') {
+        let current = lines.last_mut().expect("one line at least");
+        let width = current.chars().count();
+        let length = word.chars().count();
+        // A word too long for any line (a path) stays where it is rather than alone on one.
+        if !fresh && width + 1 + length > WIDTH && indent + length <= WIDTH {
+            // An empty word is a second space between columns: the break stands for it.
+            if !word.is_empty() {
+                lines.push(format!("{:indent$}{word}", ""));
+            }
+            continue;
+        }
+        if !fresh {
+            current.push(' ');
+        }
+        current.push_str(word);
+        fresh = false;
+    }
+    for line in &mut lines {
+        line.truncate(line.trim_end().len());
+    }
+    lines
 }
 
 /// For each extension an enabled server serves, the servers its files go to (the first of each
@@ -302,6 +372,10 @@ pub struct WorkspaceNeeds {
     pub file_types: Vec<String>,
     /// The servers its files would use that do not run here, by id, with their install hint.
     pub missing: Vec<(String, String)>,
+    /// The enabled servers its files go to, used or standing by (fallbacks), by id.
+    pub used: BTreeSet<String>,
+    /// Which of the missing servers are optional (configuration-file linters).
+    pub optional: BTreeSet<String>,
 }
 
 impl WorkspaceNeeds {
@@ -311,6 +385,15 @@ impl WorkspaceNeeds {
         (self.missing.iter())
             .filter(|(id, _)| installable.contains(&id.as_str()))
             .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// The missing servers `squiggle install` cannot install, with the command that does.
+    pub fn manual(&self) -> Vec<(String, String)> {
+        let installable = self.installable();
+        (self.missing.iter())
+            .filter(|(id, _)| !installable.contains(id))
+            .cloned()
             .collect()
     }
 
@@ -332,13 +415,15 @@ impl WorkspaceNeeds {
             return lines;
         }
         lines.push("missing servers they need:".to_string());
-        let installable = self.installable();
-        for (id, hint) in &self.missing {
-            if !installable.contains(id) {
-                lines.push(format!("  {id}: {hint}"));
-            }
+        let name = |id: &str| match self.optional.contains(id) {
+            true => format!("{id} (optional)"),
+            false => id.to_string(),
+        };
+        for (id, hint) in self.manual() {
+            lines.push(format!("  {}: {hint}", name(&id)));
         }
         if let Some(command) = self.install_command() {
+            let installable: Vec<String> = self.installable().iter().map(|id| name(id)).collect();
             lines.push(format!("  {}: {command}", installable.join(", ")));
         }
         lines
@@ -347,7 +432,9 @@ impl WorkspaceNeeds {
     /// The `workspace` member of `squiggle status --format json`.
     fn to_json(&self) -> Value {
         let missing: Vec<Value> = (self.missing.iter())
-            .map(|(id, hint)| json!({"id": id, "install_hint": hint}))
+            .map(|(id, hint)| {
+                json!({"id": id, "install_hint": hint, "optional": self.optional.contains(id)})
+            })
             .collect();
         json!({
             "file_types": self.file_types,
@@ -365,24 +452,36 @@ pub fn workspace_needs(
     starts: &dyn Fn(&ServerSpec) -> bool,
     runs: &dyn Fn(&ServerSpec) -> bool,
 ) -> WorkspaceNeeds {
-    let mut file_types = std::collections::BTreeSet::new();
+    let mut file_types = BTreeSet::new();
     let mut missing = BTreeMap::new();
+    let (mut used, mut optional) = (BTreeSet::new(), BTreeSet::new());
     for file in squiggle_config::sample_files(root, SAMPLE_FILES) {
         let servers = config.servers_for(&file, starts);
         if servers.is_empty() {
             continue;
         }
+        let enabled = config.servers_matching(&file).into_iter();
+        used.extend(
+            enabled
+                .filter(|spec| spec.enabled)
+                .map(|spec| spec.id.clone()),
+        );
         let kind = file.extension().or_else(|| file.file_name());
         if let Some(kind) = kind {
             file_types.insert(kind.to_string_lossy().to_ascii_lowercase());
         }
         for spec in servers.into_iter().filter(|spec| !runs(spec)) {
             missing.insert(spec.id.clone(), spec.install_hint.clone());
+            if spec.optional {
+                optional.insert(spec.id.clone());
+            }
         }
     }
     WorkspaceNeeds {
         file_types: file_types.into_iter().collect(),
         missing: missing.into_iter().collect(),
+        used,
+        optional,
     }
 }
 
@@ -444,6 +543,8 @@ mod tests {
                 ),
                 ("yaml".into(), "squiggle install yaml (or ...)".into()),
             ],
+            used: BTreeSet::new(),
+            optional: BTreeSet::from(["yaml".to_string()]),
         };
         assert_eq!(
             needs.lines(),
@@ -452,7 +553,7 @@ mod tests {
                 "this workspace's files: .py .rs .yaml",
                 "missing servers they need:",
                 "  rust-analyzer: rustup component add rust-analyzer",
-                "  ruff, yaml: squiggle install ruff yaml",
+                "  ruff, yaml (optional): squiggle install ruff yaml",
             ]
         );
         assert_eq!(
@@ -564,13 +665,62 @@ mod tests {
     }
 
     #[test]
+    fn an_older_tsc_replaced_by_its_fallback_is_not_used_not_a_failure() {
+        let config = Config::default();
+        let why = "it is TypeScript 5.9.3; `tsc --lsp` needs TypeScript 7 or newer".to_string();
+        let availability = HashMap::from([
+            (
+                "typescript-native",
+                Availability::CannotRun {
+                    path: "/p/node_modules/.bin/tsc".into(),
+                    why,
+                },
+            ),
+            (
+                "typescript",
+                Availability::Runs("/p/node_modules/.bin/typescript-language-server".into()),
+            ),
+        ]);
+        let rows = rows(&config, &availability);
+        let row = (rows.iter())
+            .find(|r| r.spec.id == "typescript-native")
+            .map(|r| (r.state, r.detail.clone()));
+        assert_eq!(
+            row,
+            Some((
+                "not used",
+                "`tsc` (/p/node_modules/.bin/tsc): it is TypeScript 5.9.3; `tsc --lsp` needs TypeScript 7 or newer; typescript is used instead".to_string()
+            ))
+        );
+    }
+
+    #[test]
+    fn long_lines_wrap_at_spaces_under_their_column() {
+        let words = ["word"; 30].join(" ");
+        let lines = wrap(&format!("id  state  {words}"), 11);
+        assert!(lines.len() > 1, "{lines:?}");
+        assert!(
+            lines.iter().all(|l| l.chars().count() <= WIDTH),
+            "{lines:?}"
+        );
+        assert!(lines[1].starts_with("           word"), "{lines:?}");
+        assert_eq!(lines.join(" ").split_whitespace().count(), 32);
+        let path = format!("  {}", "/long".repeat(30));
+        assert_eq!(
+            wrap(&path, 4),
+            [path.as_str()],
+            "a word longer than a line stays whole"
+        );
+    }
+
+    #[test]
     fn a_command_that_does_not_run_is_unavailable_with_why() {
         let config = Config::default();
         let why =
             "`rust-analyzer --version` exited with status 1: error: Unknown binary".to_string();
         let availability = HashMap::from([(
             "rust-analyzer",
-            Availability::CannotRun {
+            Availability::DoesNotRun {
                 path: "/home/u/.cargo/bin/rust-analyzer".into(),
                 why,
             },

@@ -111,7 +111,8 @@ impl Toolbox {
                 let file = &args.file;
                 let answer = squiggle.document_symbols(file, args.include_locals).await?;
                 let relative = squiggle.relative_path(file);
-                let text = render_outline(&relative, &answer.items, MAX_OUTLINE);
+                let offset = usize::try_from(args.offset).unwrap_or(usize::MAX);
+                let text = render_outline(&relative, &answer.items, offset, MAX_OUTLINE);
                 let structured =
                     json!({"file": relative, "symbols": answer.items, "notes": answer.notes});
                 Ok(output(text, &answer.notes, structured))

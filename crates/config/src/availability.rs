@@ -103,15 +103,34 @@ impl Availability {
         match self {
             Availability::Runs(_) => None,
             Availability::NotFound => Some(spec.not_installed()),
-            Availability::CannotRun { path, why } | Availability::DoesNotRun { path, why } => {
-                Some(format!(
-                    "`{}` ({}) is found but does not run: {why} (install: {})",
-                    spec.command,
-                    path.display(),
-                    spec.install_hint
-                ))
-            }
+            // Found, and it works, but it is not the kind this server needs (TypeScript 5's
+            // `tsc` for `tsc --lsp`): not a failure of it, so not "does not run".
+            Availability::CannotRun { path, why } => Some(format!(
+                "`{}` ({}): {why} (install: {})",
+                spec.command,
+                path.display(),
+                spec.install_hint
+            )),
+            Availability::DoesNotRun { path, why } => Some(format!(
+                "`{}` ({}) is found but does not run: {why} (install: {})",
+                spec.command,
+                path.display(),
+                spec.install_hint
+            )),
         }
+    }
+}
+
+/// `judge` (of a server, in `workspace_root`) asked once per server, however many files ask:
+/// `each_server_once(root, |spec, root| Availability::found(spec, root).starts())` is whether a
+/// check would start each server (file lookups only).
+pub fn each_server_once<'a>(
+    workspace_root: &'a Path,
+    judge: impl Fn(&ServerSpec, &Path) -> bool + 'a,
+) -> impl Fn(&ServerSpec) -> bool + 'a {
+    let known = std::cell::RefCell::new(std::collections::HashMap::new());
+    move |spec| {
+        *(known.borrow_mut().entry(spec.id.clone())).or_insert_with(|| judge(spec, workspace_root))
     }
 }
 

@@ -33,6 +33,8 @@ struct Row {
     ready_on_quiescent: bool,
     /// A type checker: a file it serves is checked only with its answer.
     required: bool,
+    /// A configuration-file linter: when it is missing, its files are not the model's concern.
+    optional: bool,
     /// Its warnings are the build's errors.
     warnings_are_errors: bool,
     check_progress: Option<&'static str>,
@@ -62,6 +64,7 @@ const BASE: Row = Row {
     ready_on_registration: false,
     ready_on_quiescent: false,
     required: false,
+    optional: false,
     warnings_are_errors: false,
     check_progress: None,
     timeout_ms: None,
@@ -121,7 +124,7 @@ const ROWS: &[Row] = &[
         stages: Stages::Unsignalled,
         ready_on_quiescent: true,
         check_progress: Some("rust-analyzer/flycheck/"),
-        // Measured on the vendored crate (tests/fixtures/real-rust): see the README.
+        // Measured on the vendored crate (tests/fixtures/real-rust): see docs/lsp-client.md.
         timeout_ms: Some(RUST_TIMEOUT_MS),
         first_touch_timeout_ms: Some(RUST_FIRST_TOUCH_TIMEOUT_MS),
         ..BASE
@@ -314,6 +317,7 @@ const ROWS: &[Row] = &[
         language_id: "yaml",
         packages: &[Npm("yaml-language-server@1.18.0")],
         manual_hint: "npm install -g yaml-language-server",
+        optional: true,
         // No schema store: it is fetched from the network, and a guessed schema is noise.
         settings: Some(r#"{"yaml": {"validate": true, "schemaStore": {"enable": false}}}"#),
         ..BASE
@@ -329,6 +333,7 @@ const ROWS: &[Row] = &[
         manual_hint: "npm install -g vscode-langservers-extracted",
         settings: Some(r#"{"json": {"validate": {"enable": true}}}"#),
         initialization_options: Some(r#"{"provideFormatter": false}"#),
+        optional: true,
         ..BASE
     },
     Row {
@@ -372,6 +377,7 @@ const ROWS: &[Row] = &[
         // rarely installed; on by default, every README edit would be "not checked".
         enabled: false,
         manual_hint: "brew install marksman (or the binary from github.com/artempyanykh/marksman/releases)",
+        optional: true,
         ..BASE
     },
     Row {
@@ -383,6 +389,7 @@ const ROWS: &[Row] = &[
         root_markers: &[".taplo.toml", "taplo.toml"],
         // The builds on npm (@taplo/cli) and PyPI (taplo) have no language server.
         manual_hint: "cargo install taplo-cli --locked --features lsp (or brew install taplo)",
+        optional: true,
         ..BASE
     },
     Row {
@@ -394,6 +401,7 @@ const ROWS: &[Row] = &[
         language_id: "dockerfile",
         packages: &[Npm("dockerfile-language-server-nodejs@0.15.0")],
         manual_hint: "npm install -g dockerfile-language-server-nodejs",
+        optional: true,
         ..BASE
     },
     Row {
@@ -499,6 +507,7 @@ impl Row {
             ready_on_registration: self.ready_on_registration,
             ready_on_quiescent: self.ready_on_quiescent,
             required: self.required,
+            optional: self.optional,
             warnings_are_errors: self.warnings_are_errors,
             check_progress: self.check_progress.map(str::to_string),
             timeout_ms: self.timeout_ms,
@@ -545,6 +554,21 @@ mod tests {
                 assert!(!ext.starts_with('.'));
             }
         }
+    }
+
+    #[test]
+    fn only_configuration_file_linters_are_optional() {
+        let optional: Vec<String> = (builtin_servers().into_values())
+            .filter(|spec| spec.optional)
+            .map(|spec| spec.id)
+            .collect();
+        assert_eq!(
+            optional,
+            ["dockerfile", "json", "marksman", "taplo", "yaml"]
+        );
+        assert!(builtin_servers()
+            .values()
+            .all(|s| !(s.optional && s.required)));
     }
 
     #[test]

@@ -53,6 +53,26 @@ impl Config {
         chosen
     }
 
+    /// The servers that would check a file when each of them is optional and none
+    /// `is_available`: a file only missing configuration-file linters would check (a
+    /// `pyproject.toml` without taplo), which is the person's concern, not a model's. Empty
+    /// when some server would check it, a missing one is not optional, or none handles it.
+    pub fn only_missing_optional(
+        &self,
+        path: &Path,
+        is_available: &dyn Fn(&ServerSpec) -> bool,
+    ) -> Vec<&ServerSpec> {
+        let servers = self.servers_for(path, is_available);
+        if servers
+            .iter()
+            .all(|spec| spec.optional && !is_available(spec))
+        {
+            servers
+        } else {
+            Vec::new()
+        }
+    }
+
     /// The roles of the enabled servers for this file, each in fallback order (the primary,
     /// then its fallbacks by id, then theirs), ordered by their primary's id. A server without
     /// fallback links is a role of its own. Whoever picks from a role looks at its members in
@@ -201,6 +221,24 @@ mod tests {
         let config = Config::default();
         let servers = config.servers_for(Path::new("/w/a.py"), &|_| true);
         assert_eq!(ids(&servers), ["pyright", "ruff"]);
+    }
+
+    #[test]
+    fn only_a_file_left_to_missing_optional_servers_is_the_persons_concern() {
+        let config = Config::default();
+        let missing =
+            |spec: &ServerSpec| !["taplo", "json", "pyright", "bash"].contains(&spec.id.as_str());
+        let toml = config.only_missing_optional(Path::new("/w/pyproject.toml"), &missing);
+        assert_eq!(ids(&toml), ["taplo"]);
+        let json = config.only_missing_optional(Path::new("/w/a.json"), &missing);
+        assert_eq!(ids(&json), ["json"]);
+        // A missing type checker or shell linter is not optional; a running server checks.
+        for file in ["/w/a.py", "/w/a.sh", "/w/a.yaml", "/w/a.txt"] {
+            assert!(
+                (config.only_missing_optional(Path::new(file), &missing)).is_empty(),
+                "{file}"
+            );
+        }
     }
 
     #[test]

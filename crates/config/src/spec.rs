@@ -62,6 +62,12 @@ keyed! {
         /// when it runs and gives no final answer, the file is "not type-checked", whatever
         /// the other servers (linters) said.
         pub required: bool = false,
+        /// Whether it is optional: a linter of configuration files (JSON, YAML, TOML, Dockerfiles)
+        /// that many machines lack. When it is not installed, a file that only it would check
+        /// is said once to the person (`squiggle status`, a line of `squiggle check FOLDER`),
+        /// not to a model after every edit: the hooks say nothing of it, and a folder's check
+        /// leaves it out with one summary line.
+        pub optional: bool = false,
         /// The `$/progress` token prefix of the build check the server runs when a file is
         /// saved (rust-analyzer: `rust-analyzer/flycheck/`, its `cargo check`): for a saved
         /// file, the answer is final only once a check begun after the save has ended and what

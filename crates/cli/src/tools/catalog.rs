@@ -217,6 +217,8 @@ tool_args! {
         file: String, {"description": "The file, relative to the workspace root."};
         /// Whether symbols inside functions are listed too.
         include_locals: bool = false, {"description": "Also list the symbols declared inside functions and methods (local variables and the like)."};
+        /// How many symbols of the outline to skip, to page through a long one.
+        offset: u32 = 0, {"description": "Skip this many symbols (a cut outline names the offset that goes on)."};
     }
 }
 

@@ -71,42 +71,58 @@ fn count_symbols(symbols: &[Symbol]) -> usize {
         .sum()
 }
 
-/// Appends outline lines for `symbols` at `depth`, stopping once `shown` reaches `max`.
-fn write_outline(
-    out: &mut String,
-    symbols: &[Symbol],
-    depth: usize,
-    max: usize,
-    shown: &mut usize,
-) {
+/// Which symbols of an outline are shown: the `count` after the first `skip` (in outline order,
+/// nested ones included), and how many have been met so far.
+struct Page {
+    skip: usize,
+    count: usize,
+    seen: usize,
+}
+
+/// Appends outline lines for the `symbols` at `depth` that fall in `page`.
+fn write_outline(out: &mut String, symbols: &[Symbol], depth: usize, page: &mut Page) {
     for symbol in symbols {
-        if *shown >= max {
+        if page.seen >= page.skip.saturating_add(page.count) {
             return;
         }
-        *shown += 1;
-        let lines = if symbol.line == symbol.end_line {
-            format!("(line {})", symbol.line)
-        } else {
-            format!("(lines {}-{})", symbol.line, symbol.end_line)
-        };
-        out.push_str(&format!(
-            "{}{} {}  {lines}\n",
-            "  ".repeat(depth),
-            symbol.kind,
-            symbol.name
-        ));
-        write_outline(out, &symbol.children, depth + 1, max, shown);
+        page.seen += 1;
+        if page.seen > page.skip {
+            let lines = if symbol.line == symbol.end_line {
+                format!("(line {})", symbol.line)
+            } else {
+                format!("(lines {}-{})", symbol.line, symbol.end_line)
+            };
+            out.push_str(&format!(
+                "{}{} {}  {lines}\n",
+                "  ".repeat(depth),
+                symbol.kind,
+                symbol.name
+            ));
+        }
+        write_outline(out, &symbol.children, depth + 1, page);
     }
 }
 
-/// An outline as indented lines `kind name  (lines a-b)` (two spaces of indent per level; `(line a)` when a==b), at most `max` symbols in all then `... and N more`; a first line `<file>: N symbols` (counting all nested).
-pub fn render_outline(file: &str, symbols: &[Symbol], max: usize) -> String {
+/// An outline as indented lines `kind name  (lines a-b)` (two spaces of indent per level; `(line a)` when a==b), at most `max` symbols in all from the `offset`-th on (in outline order, nested ones counted); a first line `<file>: N symbols` (counting all nested, with `, from symbol M` after an offset), and when more follow, `... and N more (offset: K shows them)` naming the offset that pages on.
+pub fn render_outline(file: &str, symbols: &[Symbol], offset: usize, max: usize) -> String {
     let total = count_symbols(symbols);
-    let mut out = format!("{file}: {}\n", plural(total, "symbol"));
-    let mut shown = 0;
-    write_outline(&mut out, symbols, 0, max, &mut shown);
-    if total > shown {
-        out.push_str(&format!("... and {} more\n", total - shown));
+    let mut out = format!("{file}: {}", plural(total, "symbol"));
+    if offset > 0 {
+        out.push_str(&format!(", from symbol {}", offset + 1));
+    }
+    out.push('\n');
+    let mut page = Page {
+        skip: offset,
+        count: max,
+        seen: 0,
+    };
+    write_outline(&mut out, symbols, 0, &mut page);
+    if total > page.seen {
+        out.push_str(&format!(
+            "... and {} more (offset: {} shows them)\n",
+            total - page.seen,
+            page.seen
+        ));
     }
     out
 }
@@ -204,7 +220,7 @@ mod tests {
     #[test]
     fn render_outline_indents_children() {
         assert_eq!(
-            render_outline("a.py", &outline(), 50),
+            render_outline("a.py", &outline(), 0, 50),
             "a.py: 5 symbols\n\
              class Klass  (lines 1-9)\n\
              \x20 method __init__  (lines 2-4)\n\
@@ -217,18 +233,39 @@ mod tests {
     #[test]
     fn render_outline_caps_nested_symbols_in_all() {
         assert_eq!(
-            render_outline("a.py", &outline(), 3),
+            render_outline("a.py", &outline(), 0, 3),
             "a.py: 5 symbols\n\
              class Klass  (lines 1-9)\n\
              \x20 method __init__  (lines 2-4)\n\
              \x20 method run  (lines 6-9)\n\
-             ... and 2 more\n"
+             ... and 2 more (offset: 3 shows them)\n"
+        );
+    }
+
+    #[test]
+    fn render_outline_pages_on_from_an_offset() {
+        assert_eq!(
+            render_outline("a.py", &outline(), 3, 1),
+            "a.py: 5 symbols, from symbol 4\n\
+             \x20   type parameter T  (line 6)\n\
+             ... and 1 more (offset: 4 shows them)\n"
+        );
+        assert_eq!(
+            render_outline("a.py", &outline(), 4, 10),
+            "a.py: 5 symbols, from symbol 5\nfunction main  (lines 11-12)\n"
+        );
+        assert_eq!(
+            render_outline("a.py", &outline(), 9, 10),
+            "a.py: 5 symbols, from symbol 10\n"
         );
     }
 
     #[test]
     fn render_outline_of_nothing() {
-        assert_eq!(render_outline("empty.py", &[], 10), "empty.py: 0 symbols\n");
+        assert_eq!(
+            render_outline("empty.py", &[], 0, 10),
+            "empty.py: 0 symbols\n"
+        );
     }
 
     #[test]
