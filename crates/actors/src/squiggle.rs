@@ -712,7 +712,7 @@ impl Squiggle {
                 after
             }
         };
-        let caused = self.caused_elsewhere(&check.file, &before, &after).await;
+        let caused = (self.caused_elsewhere(&check, epoch, &before, &after)).await;
         let others = match scope {
             Scope::Edit => caused.clone(),
             Scope::Write => {

@@ -15,8 +15,9 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use squiggle_protocol::{Baseline, Diagnostic};
+use squiggle_protocol::{Baseline, Basis, Diagnostic};
 
 use super::{disk_stamps, lock, Saved, Squiggle};
 use crate::check::CheckResult;
@@ -167,7 +168,8 @@ impl Squiggle {
     /// the store's lists from before are no baseline). Each file's list holds only the new diagnostics.
     pub(crate) async fn caused_elsewhere(
         &self,
-        edited: &str,
+        edited: &CheckResult,
+        epoch: u64,
         before: &Before,
         after: &[CheckResult],
     ) -> BTreeMap<String, Vec<Diagnostic>> {
@@ -187,9 +189,19 @@ impl Squiggle {
         }
         let searched: HashSet<&str> = (before.importers.iter())
             .map(|(_, check)| check.file.as_str())
-            .chain([edited])
+            .chain([edited.file.as_str()])
             .collect();
-        for (file, now) in self.diagnostics().await {
+        // A build check publishes every file it found errors in, from the server's worker
+        // threads, around its end: the store is read once they stopped coming.
+        let built = (edited.servers.iter()).any(|server| server.basis == Some(Basis::PullAndCheck));
+        let now = match built {
+            true => {
+                let wait = Duration::from_millis(self.inner.config.other_files_wait_ms);
+                self.diagnostics_after(epoch, wait).await
+            }
+            false => self.diagnostics().await,
+        };
+        for (file, now) in now {
             if searched.contains(file.as_str()) {
                 continue;
             }
