@@ -936,7 +936,7 @@ mod tests {
 
     /// Plays `script` (times in ms from t0) on a fresh store, and writes down what it said:
     /// `ms: changed FILE`, `ms: wN ANSWER`, `ms: arm MS`, `ms: epoch N`, `ms: all ...`.
-    fn play(script: &[(u64, Do)]) -> Vec<String> {
+    fn play(name: &str, script: &[(u64, Do)]) -> Vec<String> {
         let t0 = Instant::now();
         let at = |ms: u64| t0 + Duration::from_millis(ms);
         let ms = |instant: Instant| instant.duration_since(t0).as_millis();
@@ -999,7 +999,8 @@ mod tests {
                 }
                 Do::Gone(server) => store.server_gone(key(server)),
                 Do::Fire => {
-                    assert_eq!(armed.map(ms), Some(u128::from(t)), "the timer fires at {t}");
+                    let due = armed.map(ms);
+                    assert_eq!(due, Some(u128::from(t)), "{name}: the timer fires at {t}");
                     armed = None;
                     store.timer_fired(now)
                 }
@@ -1064,6 +1065,21 @@ mod tests {
                 ],
                 said: &[
                     "0: changed a.py",
+                    "1: w0 waits",
+                    "1: arm 3000",
+                    "3000: w0 timed out",
+                ],
+            },
+            Row {
+                name: "an unversioned publish from before the wait (the old text's) is not its \
+                       answer",
+                script: &[
+                    (0, Push("ts", "a.ts", None, 1)),
+                    (1, Wait("ts", "a.ts", 2, QUIET, 3000)),
+                    (3000, Fire),
+                ],
+                said: &[
+                    "0: changed a.ts",
                     "1: w0 waits",
                     "1: arm 3000",
                     "3000: w0 timed out",
@@ -1438,7 +1454,7 @@ mod tests {
             },
         ];
         for row in rows {
-            assert_eq!(play(row.script), row.said, "{}", row.name);
+            assert_eq!(play(row.name, row.script), row.said, "{}", row.name);
         }
     }
 }
