@@ -785,41 +785,20 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+    use completion::tests::{CHECKED, PUSHED, SETTLE};
     use completion::Stages;
     use squiggle_protocol::Severity;
 
-    const SETTLE: Duration = Duration::from_millis(100);
-
-    /// A server that publishes each version once (pyright, gopls).
-    const PUSHED: Traits = Traits {
-        pull: false,
-        stages: Stages::Once,
-        settle: SETTLE,
-        check: CheckPart::None,
-    };
-
     /// A server whose publishes name no version, or come in stages with no end: a quiet time.
     const QUIET: Traits = Traits {
-        pull: false,
         stages: Stages::Unsignalled,
-        settle: SETTLE,
-        check: CheckPart::None,
+        ..PUSHED
     };
 
     /// A pulled server.
     const PULLED: Traits = Traits {
         pull: true,
-        stages: Stages::Once,
-        settle: SETTLE,
-        check: CheckPart::None,
-    };
-
-    /// rust-analyzer on a saved file: pulled, and its check on save awaited.
-    const CHECKED: Traits = Traits {
-        pull: true,
-        stages: Stages::Unsignalled,
-        settle: SETTLE,
-        check: CheckPart::Awaited,
+        ..PUSHED
     };
 
     /// rust-analyzer on a text not on disk: its own analysis only.
