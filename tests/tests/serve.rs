@@ -102,6 +102,17 @@ fn texts_received(ws: &FakeWorkspace, file: &str) -> Vec<String> {
         .collect()
 }
 
+/// `squiggle/checkFile` requests of `file` with each of `texts` (ids 0, 1, ...), as one write.
+fn check_requests(file: &str, texts: &[String]) -> Vec<u8> {
+    let mut frames = Vec::new();
+    for (i, text) in texts.iter().enumerate() {
+        let request = json!({"jsonrpc": "2.0", "id": i, "method": "squiggle/checkFile",
+                             "params": {"filePath": file, "text": text}});
+        frames.extend(encode_frame(request.to_string().as_bytes()));
+    }
+    frames
+}
+
 #[test]
 fn concurrent_checks_of_one_file_reach_the_server_in_request_order() {
     let ws = workspace(&[]);
@@ -123,13 +134,7 @@ fn concurrent_checks_of_one_file_reach_the_server_in_request_order() {
         })
         .collect();
     // One write, so the service reads them all at once.
-    let mut frames = Vec::new();
-    for (i, text) in texts.iter().enumerate() {
-        let request = json!({"jsonrpc": "2.0", "id": i, "method": "squiggle/checkFile",
-                             "params": {"filePath": "a.fake", "text": text}});
-        frames.extend(encode_frame(request.to_string().as_bytes()));
-    }
-    serve.write(&frames);
+    serve.write(&check_requests("a.fake", &texts));
     for (i, text) in texts.iter().enumerate() {
         let answer = serve.answer(i as i64, LIMIT);
         let result = &answer["result"];
@@ -162,6 +167,31 @@ fn concurrent_checks_of_one_file_reach_the_server_in_request_order() {
     assert_eq!(
         received,
         first_lines(&texts),
+        "the server got the texts in request order"
+    );
+    serve.request(99, "lsp/shutdown", json!({}));
+    assert_eq!(serve.answer(99, LIMIT)["result"], Value::Null);
+}
+
+#[test]
+fn checks_take_their_turns_in_the_order_their_requests_arrived() {
+    // Each request is polled once as it is read, so its check takes its file's turn then.
+    // Spawned unpolled, the checks took their turns in the order the runtime first ran them
+    // (the request-order test above caught that one run in three; this one, ten in ten). Polled
+    // within tokio's task budget, the requests after about the 128th of a burst were not.
+    let ws = workspace(&[]);
+    ws.write("a.fake", "fine\n");
+    let mut serve = serve(&ws, &[]);
+    // More requests in one burst than tokio's task budget (128).
+    let texts: Vec<String> = (0..200).map(|i| format!("ERROR t{i:03}\n")).collect();
+    // One write, so the service reads them all at once.
+    serve.write(&check_requests("a.fake", &texts));
+    for i in 0..texts.len() {
+        serve.answer(i as i64, LIMIT);
+    }
+    assert_eq!(
+        texts_received(&ws, "a.fake"),
+        texts,
         "the server got the texts in request order"
     );
     serve.request(99, "lsp/shutdown", json!({}));

@@ -39,7 +39,8 @@
 //!   the process end; `server/document_sync`: versions and what each sync sends;
 //!   `server/pull_state`: result ids, repulls and what each pull's answer leads to;
 //!   `server/request_error`: why a request got no usable answer).
-//! - `diagnostics`: the store actor (`diagnostics/completion`: when results are final).
+//! - `diagnostics`: the store actor (`diagnostics/store`: the store and its waits, pure;
+//!   `diagnostics/completion`: when results are final).
 //! - `watcher`: the watcher actor.
 //! - `watchdog`: the guard process that kills the servers' process groups if squiggle is killed.
 //! - `commands`: whether each server's command can run, probed once per runtime.

@@ -2,6 +2,18 @@
 //! keeps its documents in sync, and shuts it down. What it decides lives in pure modules
 //! beside it (`lifecycle`, `open_set`, `document_sync`, `pull_state`); the actor forwards
 //! messages to them and does the I/O they call for.
+//!
+//! The connection is async-lsp 0.2.4's client main loop. What squiggle does about each of its
+//! behaviours lives in one module, whose docs say why it stays:
+//!
+//! - the loop ends on the first bad frame: `pump` re-frames the server's stdout;
+//! - it decodes every message generically, a big cost for pull answers: `pull_stash` keeps
+//!   them and hands it a stand-in;
+//! - it reads nothing while a write waits for a full pipe: `stdin_queue` takes every write;
+//! - it panics when every socket to it is gone: `ends` holds one while it runs;
+//! - its generic requests queue nothing until polled, and no request has a time limit:
+//!   `queued`;
+//! - its router ends the loop on an unknown notification: `client` sets the router's fallback.
 
 mod capabilities;
 mod client;
@@ -18,6 +30,7 @@ mod probe;
 mod process;
 mod progress;
 mod pull;
+mod pull_stash;
 mod pull_state;
 mod pump;
 mod queued;
@@ -374,7 +387,7 @@ pub struct Connection {
     /// finishes its work.
     pull_state: PullState,
     /// Pull answers the stdout pump read on the fast path.
-    pulls: Arc<pull::Stash>,
+    pulls: Arc<pull_stash::Stash>,
     /// The open documents in order of use, and which are in use; bounds how many stay open.
     open: OpenSet,
     busy: Busy,
@@ -443,14 +456,13 @@ impl Actor for ServerActor {
             spec.ready_on_quiescent,
             spec.check_progress.as_deref(),
         );
-        let pulls = Arc::new(pull::Stash::default());
+        let pulls = Arc::new(pull_stash::Stash::default());
         let diagnostics_store = diagnostics.clone();
         let encoding = Arc::new(OnceLock::new());
         let applied = refactor::Applied::default();
         let registered = Arc::new(tokio::sync::Notify::new());
         let context = ClientContext {
             applied: applied.clone(),
-            _keep_alive: ServerSocket::new_closed(),
             key: key.clone(),
             workspace_root: workspace_root.clone(),
             documents: documents.clone(),
@@ -465,19 +477,14 @@ impl Actor for ServerActor {
             registered: registered.clone(),
         };
         let fast_path = context.clone();
-        let (main_loop, socket) = MainLoop::new_client(|socket| {
-            client::router(ClientContext {
-                _keep_alive: socket,
-                ..context
-            })
-        });
+        let (main_loop, socket) = MainLoop::new_client(|_| client::router(context));
         let heard = liveness::Heard::default();
         let clean_stdout = pump::guard_stdout(stdout, fast_path, heard.clone());
         // Writing never holds up reading (see `stdin_queue`); a message is one write to the pipe.
         let (stdin, backlog) = stdin_queue::spawn(stdin);
         let (exited_tx, exited) = watch::channel(false);
         let connection = main_loop.run_buffered(clean_stdout.compat(), stdin.compat_write());
-        ends::watch_connection(connection, exited.clone(), myself.clone());
+        ends::watch_connection(connection, socket.clone(), exited.clone(), myself.clone());
         ends::reap(
             child,
             group.clone(),

@@ -1,5 +1,8 @@
 //! The public handle: start a runtime for a workspace, check files, read diagnostics and
 //! statuses, shut down.
+//!
+//! How a file's checks keep their order (serve's first poll, per-file turns, identical-check
+//! sharing, epochs), what each closes and the test that proves it: `docs/ordering.md`.
 
 mod batch_deadline;
 mod disk_stamps;

@@ -249,8 +249,12 @@ impl Service {
         };
         // Polled once here, before the next frame is read, so a check takes its place in its
         // file's queue in the order requests arrived; then it goes on in a task of its own.
+        // The poll ignores tokio's task budget: this loop polls every request of a burst, and
+        // once the budget was spent, `select!` returned at once, before the check took its
+        // place (from about the 128th request of a burst on).
         let mut answer = Box::pin(answer);
-        if futures::poll!(answer.as_mut()).is_pending() {
+        let first = tokio::task::unconstrained(async { futures::poll!(answer.as_mut()) });
+        if first.await.is_pending() {
             tokio::spawn(answer);
         }
         Dispatched::Going

@@ -232,10 +232,10 @@ pub fn unfinished(traits: Traits, seen: &Seen) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    const SETTLE: Duration = Duration::from_millis(100);
+    pub(in crate::diagnostics) const SETTLE: Duration = Duration::from_millis(100);
 
     fn traits(pull: bool, stages: Stages) -> Traits {
         Traits {
@@ -246,7 +246,8 @@ mod tests {
         }
     }
 
-    const PUSHED: Traits = Traits {
+    /// A server that publishes each version once (pyright, gopls).
+    pub(in crate::diagnostics) const PUSHED: Traits = Traits {
         pull: false,
         stages: Stages::Once,
         settle: SETTLE,
@@ -254,7 +255,7 @@ mod tests {
     };
 
     /// rust-analyzer on a saved file: pulled, staged, and its check on save awaited.
-    const CHECKED: Traits = Traits {
+    pub(in crate::diagnostics) const CHECKED: Traits = Traits {
         pull: true,
         stages: Stages::Unsignalled,
         settle: SETTLE,

@@ -1,5 +1,7 @@
 //! The client side of one LSP connection: answers the server's requests and routes every
-//! notification, so that nothing the server sends can end the connection.
+//! notification, so that nothing the server sends can end the connection. (async-lsp 0.2.4's
+//! router ends the main loop on a notification it has no handler for, but `$/` ones; its
+//! `unhandled_notification` fallback, set in [`router`], logs and drops those instead.)
 
 use std::borrow::Cow;
 use std::future::ready;
@@ -20,7 +22,7 @@ use async_lsp::lsp_types::{
     WorkspaceFolder,
 };
 use async_lsp::router::Router;
-use async_lsp::{AnyNotification, ServerSocket};
+use async_lsp::AnyNotification;
 use ractor::ActorRef;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
@@ -32,7 +34,7 @@ use crate::diagnostics::{DiagnosticsMsg, Source};
 use crate::key::ServerKey;
 use crate::server::documents::Documents;
 use crate::server::progress::Busy;
-use crate::server::pull::Stash;
+use crate::server::pull_stash::Stash;
 use crate::server::ServerHandle;
 use crate::watcher::WatcherHandle;
 use squiggle_protocol::watch::WatchPattern;
@@ -64,9 +66,6 @@ struct ServerStatusParams {
 /// What the client loop needs to know about its server.
 #[derive(Debug, Clone)]
 pub struct ClientContext {
-    /// A socket to the server, held for as long as the loop runs: async-lsp's loop panics when
-    /// every socket is gone while the server still talks.
-    pub _keep_alive: ServerSocket,
     /// Which server this connection belongs to.
     pub key: ServerKey,
     /// The workspace root, resolved; published files outside it are ignored.
@@ -88,7 +87,8 @@ pub struct ClientContext {
     pub server: ServerHandle,
     /// Where file-watcher registrations go.
     pub watcher: WatcherHandle,
-    /// Pull answers read on the fast path, until their request's future takes them.
+    /// Pull answers read on the fast path, until their request's future takes them (see
+    /// `pull_stash`).
     pub pulls: Arc<Stash>,
     /// Files written for the server's `workspace/applyEdit` requests.
     pub applied: crate::server::refactor::Applied,
@@ -240,9 +240,7 @@ impl ClientContext {
         // So are pull answers, for servers that are pulled.
         if publish::looks_like_pull_answer(body) {
             if let Ok((id, report)) = publish::parse_pull_answer(body) {
-                let result = self.pulls.keep(report);
-                let stand_in = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
-                return Fast::Replaced(stand_in.into_bytes());
+                return Fast::Replaced(self.pulls.stand_in(&id, report));
             }
         }
         let Ok(head) = serde_json::from_slice::<Head<'_>>(body) else {

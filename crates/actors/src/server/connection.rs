@@ -24,7 +24,7 @@ use super::navigate::{self, NavAnswer, NavRequest};
 use super::pull::{self, Pulled};
 use super::pull_state::{PullFailure, PullStep};
 use super::request_error::RequestError;
-use super::{probe, tsserver};
+use super::{probe, queued, tsserver};
 use super::{Connection, Opened, ServerMsg};
 use super::{EXIT_TIMEOUT, MAX_BACKLOG, REQUEST_TIMEOUT, SHUTDOWN_TIMEOUT};
 use crate::diagnostics::completion::{CheckPart, Traits};
@@ -82,10 +82,7 @@ impl Connection {
         let answer = navigate::send(&self.socket, request);
         let me = myself.clone();
         tokio::spawn(async move {
-            let answer = match tokio::time::timeout(REQUEST_TIMEOUT, answer).await {
-                Ok(answer) => answer,
-                Err(_) => Err(RequestError::timeout(REQUEST_TIMEOUT)),
-            };
+            let answer = queued::within(REQUEST_TIMEOUT, answer).await;
             let _ = reply.send(answer);
             if let Some(path) = held {
                 let _ = me.cast(ServerMsg::Release { path });
@@ -383,10 +380,7 @@ impl Connection {
         self.busy.pulling(true);
         let me = myself.clone();
         tokio::spawn(async move {
-            let answer = match tokio::time::timeout(limit, answer).await {
-                Ok(answer) => answer,
-                Err(_) => Err(RequestError::timeout(limit)),
-            };
+            let answer = queued::within(limit, answer).await;
             let _ = me.cast(ServerMsg::PullAnswered { pull, answer });
         });
     }

@@ -1,11 +1,18 @@
 //! Watching how a server ends: its connection's main loop and its process each report the
 //! reason to the server actor. The process's exit status and last stderr words are the better
 //! reason, so a connection that ends just before the process exits leaves the word to it.
+//!
+//! The task that runs the main loop holds a socket to it for as long as it runs: async-lsp
+//! 0.2.4's main loop panics ("Sender is alive") when every socket to it is dropped while it
+//! still runs, which happens when the server actor stops (and drops its socket) while the
+//! server still talks. It stays: the loop needs a sender that lives as long as it does, and
+//! async-lsp offers no loop that ends quietly instead.
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use async_lsp::ServerSocket;
 use ractor::ActorRef;
 use tokio::process::Child;
 use tokio::sync::watch;
@@ -20,15 +27,17 @@ const EXIT_GRACE: Duration = Duration::from_millis(500);
 /// How long the stderr reader gets to catch the last words before an exit is described.
 const LAST_WORDS: Duration = Duration::from_millis(200);
 
-/// Runs the connection's main loop; when it ends (and the process did not exit right after),
-/// tells the actor why.
+/// Runs the connection's main loop, holding `socket` to it meanwhile (see the module docs);
+/// when it ends (and the process did not exit right after), tells the actor why.
 pub fn watch_connection(
     connection: impl Future<Output = async_lsp::Result<()>> + Send + 'static,
+    socket: ServerSocket,
     exited: watch::Receiver<bool>,
     me: ActorRef<ServerMsg>,
 ) {
     tokio::spawn(async move {
         let ended = connection.await;
+        drop(socket);
         if exits_soon(exited).await {
             return; // The process exit, reported with its status, is the better reason.
         }

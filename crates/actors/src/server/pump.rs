@@ -1,4 +1,16 @@
 //! The tolerant front of a server's stdout: only clean frames reach async-lsp.
+//!
+//! async-lsp 0.2.4's main loop reads frames itself (`MainLoop::run`, with a reader of its own):
+//! a header line it cannot parse, a frame without `Content-Length`, or a body that is not a
+//! JSON-RPC message ends the loop with an error, and the connection with it, at the first line
+//! a server prints to stdout that is not LSP (a banner, a stray log line). The frame guard
+//! (`squiggle_protocol::FrameGuard`) re-frames the stream: it skips what is not a frame, or not
+//! a message a strict JSON-RPC decoder accepts, and passes the clean frames on.
+//!
+//! Why it stays: async-lsp 0.2.4 has no codec hook (its framing is fixed; `run` takes only a
+//! byte stream), so the only place to stand is in front of its input. The same pass is the
+//! diagnostics path's fast lane (`client::ClientContext::take_fast`): publishes, progress and
+//! pull answers are parsed once, here, in stream order (pull answers go to `pull_stash`).
 
 use squiggle_protocol::{encode_frame, FrameGuard};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, DuplexStream};

@@ -1,9 +1,14 @@
-//! A server's stdin that never makes async-lsp wait. async-lsp's main loop writes a message
-//! and reads the server's next one in turn: while a write waits for a full pipe, it reads
-//! nothing. A server that is itself blocked writing its answers to squiggle (ruff under a
-//! flood of checks) then never drains its stdin, and both sides wait forever. Here each
-//! message is handed to a task of its own that writes to the pipe, so reading goes on; the
-//! bytes waiting are counted, so that the server actor can refuse more work past a bound.
+//! A server's stdin that never makes async-lsp wait. async-lsp 0.2.4's main loop writes a
+//! message and reads the server's next one in turn: before it sends the next message it waits
+//! for the previous one to be written (`outgoing.feed(..).await` in `MainLoop::run`), and
+//! while it waits for a full pipe it reads nothing. A server that is itself blocked writing its
+//! answers to squiggle (ruff under a flood of checks) then never drains its stdin, and both
+//! sides wait forever. Here every message goes to one task that writes them to the pipe in
+//! order, so reading goes on; the bytes waiting are counted, so that the server actor can
+//! refuse more work past a bound.
+//!
+//! Why it stays: the writer `run` is given is async-lsp's only hook on its output, and this is
+//! that writer; the loop itself cannot be told to read while a write waits.
 
 use std::io;
 use std::pin::Pin;
