@@ -71,7 +71,7 @@ pub struct Tally {
     pub false_errors: usize,
     /// Reverts after which the block held an error the checker does not report.
     pub stale_after_revert: usize,
-    /// Other files with new errors per the checker, over all edits.
+    /// Other files with new errors per the checker, over the edits whose file was checked.
     pub broken_files: usize,
     /// Of those, the files the block named.
     pub named_files: usize,
@@ -255,7 +255,7 @@ fn judge_edit(
         .filter(|f| *f != file)
         .collect();
     let named = broken.iter().filter(|f| seen.names(f)).count();
-    if named < broken.len() {
+    if named < broken.len() && seen.not_checked.is_none() {
         miss(
             "other files not named",
             json!({"broken": broken, "named": seen.others.keys().collect::<Vec<_>>()}),
@@ -275,14 +275,16 @@ fn judge_edit(
             );
         }
     }
-    tally.broken_files += broken.len();
-    tally.named_files += named;
     tally.blamed_wrongly += wrong;
     if let Some(note) = &seen.not_checked {
+        // The edit's own file was not checked, and the block says so: what it broke elsewhere
+        // is as unknown as its own errors, and no file is claimed clean.
         tally.not_checked += 1;
         miss("not checked", json!(note));
         return;
     }
+    tally.broken_files += broken.len();
+    tally.named_files += named;
     let missing: Vec<_> = expected.difference(&seen.file).collect();
     let extra: Vec<_> = seen.file.difference(&expected).collect();
     if !expected.is_empty() && seen.file.is_empty() {
@@ -574,4 +576,77 @@ pub fn regression(workspace: &Path) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    fn places(list: &[(&str, u64, u64)]) -> BTreeSet<oracle::Place> {
+        (list.iter())
+            .map(|(file, line, column)| (file.to_string(), *line, *column))
+            .collect()
+    }
+
+    fn seen(file: &[(u64, u64)], others: &[(&str, u64, u64)]) -> block::Seen {
+        let mut seen = block::Seen {
+            file: file.iter().copied().collect(),
+            ..Default::default()
+        };
+        for (other, line, column) in others {
+            seen.others
+                .entry(other.to_string())
+                .or_default()
+                .insert((*line, *column));
+        }
+        seen
+    }
+
+    #[test]
+    fn each_answer_is_judged_against_the_checker() {
+        let before = places(&[("b.ts", 1, 1)]);
+        let after = places(&[("a.ts", 3, 5), ("b.ts", 1, 1), ("c.ts", 2, 2)]);
+        let judged = |seen: &block::Seen| {
+            let mut tally = Tally::default();
+            judge_edit(&mut tally, "a.ts", Kind::Unexport, &before, &after, seen);
+            tally
+        };
+        // Right about the file, and c.ts named: a hit, every broken file named.
+        let right = judged(&seen(&[(3, 5)], &[("c.ts", 2, 2)]));
+        assert_eq!(
+            (right.hits, right.broken_files, right.named_files),
+            (1, 1, 1)
+        );
+        assert!(right.failures().is_empty(), "{:?}", right.failures());
+        // Silent: a false clean, and c.ts not named.
+        let silent = judged(&seen(&[], &[]));
+        assert_eq!((silent.false_clean, silent.named_files), (1, 0));
+        assert_eq!(silent.failures().len(), 2);
+        // An error the checker does not have, and b.ts's old error blamed on the edit.
+        let wrong = judged(&seen(&[(3, 5), (9, 9)], &[("b.ts", 1, 1), ("c.ts", 2, 2)]));
+        assert_eq!(
+            (wrong.hits, wrong.false_errors, wrong.blamed_wrongly),
+            (1, 1, 1)
+        );
+        // Not checked, and said so: neither a false clean nor a broken file missed.
+        let mut unknown = seen(&[], &[]);
+        unknown.not_checked = Some("LSP did not check a.ts".into());
+        let unknown = judged(&unknown);
+        assert_eq!((unknown.not_checked, unknown.broken_files), (1, 0));
+        assert!(unknown.failures().is_empty());
+    }
+
+    #[test]
+    fn a_revert_is_stale_when_the_block_keeps_an_error_the_checker_dropped() {
+        let baseline = places(&[("a.ts", 1, 1)]);
+        let mut tally = Tally::default();
+        judge_revert(&mut tally, "a.ts", &baseline, &seen(&[(1, 1)], &[]));
+        assert_eq!(tally.stale_after_revert, 0);
+        judge_revert(&mut tally, "a.ts", &baseline, &seen(&[(1, 1), (4, 2)], &[]));
+        judge_revert(&mut tally, "a.ts", &baseline, &seen(&[], &[("b.ts", 1, 1)]));
+        assert_eq!(tally.stale_after_revert, 2);
+    }
 }
