@@ -1,19 +1,16 @@
 //! `squiggle check FILE...`: check files and print their diagnostics.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
-use clap::ValueEnum;
-use squiggle_actors::{CheckResult, Config, Feedback, Scope, Squiggle};
-use squiggle_protocol::render::{display_path, github, json, llm, one_line, sarif, text};
-use squiggle_protocol::{
-    merge, not_checked_section, paths, render_feedback_marked, Caps, Report, ServerReport,
-    ServerState, Severity,
-};
+use squiggle_actors::{Config, Squiggle};
+use squiggle_protocol::paths;
+use squiggle_protocol::render::display_path;
+use squiggle_protocol::Severity;
 
+use crate::check_request::{answer, CheckAnswer, CheckRequest, Format, ScopeArg};
 use crate::daemon::NO_DAEMON_ENV;
 use crate::folders::{self, MAX_FOLDER_FILES};
 use crate::progress::Progress;
@@ -52,74 +49,6 @@ pub struct CheckArgs {
     /// skipping hidden, build and dependency folders), at most 500.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
-}
-
-/// How `check` prints its result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Format {
-    Text,
-    Json,
-    Llm,
-    Delta,
-    Sarif,
-    Github,
-}
-
-/// Which tool's feedback `--scope` prints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ScopeArg {
-    Edit,
-    Write,
-}
-
-/// The exit codes, as `squiggle check --help` lists them.
-pub const EXIT_CODES: &str = "Exit codes:
-  0  every file was checked, and no diagnostics were found at the chosen severities
-  1  diagnostics were found
-  2  usage or configuration error
-  3  no diagnostics were found, but some file was not checked";
-
-/// Exit code: every named file was checked and nothing was found.
-const EXIT_CLEAN: u8 = 0;
-/// Exit code: diagnostics were found.
-pub const EXIT_FOUND: u8 = 1;
-/// Exit code: nothing was found, but some named file was not checked.
-const EXIT_NOT_CHECKED: u8 = 3;
-
-/// One check as asked for: the files (absolute, inside the root, without repeats) and how to
-/// answer. It is what a check needs beyond the workspace, so it can be answered in this process
-/// or by another that holds the same workspace warm.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct CheckRequest {
-    /// The files to check; with a scope, the first is the edited one. On the daemon's wire
-    /// as bytes when a name is not UTF-8.
-    #[serde(with = "crate::daemon::wire_paths")]
-    pub files: Vec<PathBuf>,
-    /// How the answer is printed.
-    pub format: Format,
-    /// Which tool's feedback to print, if any.
-    pub scope: Option<ScopeArg>,
-    /// The severities to report; `None` keeps the configuration's.
-    pub severity: Option<Vec<Severity>>,
-    /// Whether some named folder held more files than were checked.
-    pub left_out: bool,
-    /// With a scope, the edited file's text before the edit, when the host told it (a hook):
-    /// the baseline for the errors the edit caused in the files that import it.
-    #[serde(default)]
-    pub prior: Option<String>,
-}
-
-/// The answer to a [`CheckRequest`]: what goes to stdout and stderr, and the exit code.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct CheckAnswer {
-    /// The rendered result.
-    pub stdout: String,
-    /// Notes for the person at the terminal (summary, servers that did not answer).
-    pub stderr: String,
-    /// The exit code (see [`EXIT_CODES`]).
-    pub code: u8,
 }
 
 impl CheckArgs {
@@ -210,135 +139,6 @@ pub async fn perform(
     Ok(code)
 }
 
-/// Answers a check request with a running squiggle.
-pub async fn answer(squiggle: &Squiggle, request: &CheckRequest) -> anyhow::Result<CheckAnswer> {
-    let files = &request.files;
-    let severities =
-        (request.severity.clone()).unwrap_or_else(|| squiggle.config().include_severities.clone());
-    let max_per_file = squiggle.config().max_diagnostics_per_file;
-    let (first, rest) = files
-        .split_first()
-        .context("no files of a known type to check")?;
-    if request.scope.is_none() {
-        // A feedback does this itself; the named files are read from the disk anyway.
-        let named: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
-        squiggle.sync_disk(&named).await;
-    }
-    // Whether the edit caused errors in other files: then errors were found, whatever the
-    // edited file's own verdict.
-    let mut caused_elsewhere = false;
-    // Checked together: each check's deadline grows with the number of files (a folder).
-    let (mut output, results) = match request.scope {
-        // With a scope, the first file is the edited one, checked after the others are known.
-        Some(scope) => {
-            // Shown among the edit's other files: their baselines stay for the feedback to
-            // mark what is new in them.
-            let mut results = squiggle.check_files_for_feedback(rest).await;
-            let scope = match scope {
-                ScopeArg::Edit => Scope::Edit,
-                ScopeArg::Write => Scope::Write,
-            };
-            let feedback = (squiggle.feedback(first, None, scope, request.prior.clone())).await;
-            caused_elsewhere = feedback_found(&feedback, &severities);
-            let text = match &request.severity {
-                // Rendered again with the severities asked for, so one runtime (a daemon)
-                // answers any severities.
-                Some(severities) => feedback_text(&feedback, severities, squiggle.config()),
-                None => feedback.text,
-            };
-            results.insert(0, feedback.check);
-            (Some(text), results)
-        }
-        None => (None, squiggle.check_files(files).await),
-    };
-    let report = report_of(&results, &severities);
-    if request.format == Format::Delta {
-        // New errors, then a line for each file that was not checked (its errors are unknown).
-        let mut delta = squiggle.new_errors(files).await.text;
-        for path in report.paths() {
-            if let Some(reason) = report.not_checked(path) {
-                delta.push_str(&text::not_checked_line(path, reason));
-            }
-        }
-        output = Some(delta);
-    }
-    let mut stderr = String::new();
-    let stdout = match (output, request.format) {
-        (Some(text), _) => text,
-        (None, Format::Json) => format!(
-            "{}\n",
-            serde_json::to_string_pretty(&json::render_json(&report))?
-        ),
-        (None, Format::Llm) => llm::render_llm(&report, max_per_file),
-        (None, Format::Sarif) => {
-            let root = squiggle.workspace_root().display().to_string();
-            let root_uri = format!("{}/", paths::path_to_uri(&root).trim_end_matches('/'));
-            let log = sarif::render_sarif(&report, &root_uri, env!("CARGO_PKG_VERSION"));
-            format!("{}\n", serde_json::to_string_pretty(&log)?)
-        }
-        (None, Format::Github) => github::render_github(&report),
-        (None, _) => {
-            stderr.push_str(&format!("{}\n", text::summary(&report)));
-            text::render_text(&report)
-        }
-    };
-    stderr.push_str(&problems(&results, request.format));
-    Ok(CheckAnswer {
-        stdout,
-        stderr,
-        code: match caused_elsewhere {
-            true => EXIT_FOUND,
-            false => exit_code(&report, request.left_out),
-        },
-    })
-}
-
-/// Whether a feedback shows errors (at `severities`) that its edit caused in other files.
-fn feedback_found(feedback: &Feedback, severities: &[Severity]) -> bool {
-    (feedback.others.iter()).any(|(file, diagnostics)| {
-        let new = feedback.new.get(file);
-        (diagnostics.iter().enumerate()).any(|(i, diagnostic)| {
-            severities.contains(&diagnostic.severity)
-                && new.is_some_and(|flags| flags.get(i) == Some(&true))
-        })
-    })
-}
-
-/// The text of a tool's feedback, with the severities given in place of the configured ones.
-fn feedback_text(feedback: &Feedback, severities: &[Severity], config: &Config) -> String {
-    let check = &feedback.check;
-    let mut text = match check.outcome().reason() {
-        Some(reason) => not_checked_section(&check.file, reason),
-        None => String::new(),
-    };
-    if check.skipped.is_none() {
-        let caps = Caps {
-            include_severities: severities.to_vec(),
-            ..config.caps()
-        };
-        text.push_str(&render_feedback_marked(
-            &check.file,
-            &check.diagnostics,
-            &feedback.others,
-            &caps,
-            &feedback.new,
-        ));
-    }
-    text
-}
-
-/// 1 when diagnostics were found, else 3 when some file was not checked (or left out of a
-/// folder over the bound), else 0.
-fn exit_code(report: &Report, left_out: bool) -> u8 {
-    if report.diagnostic_count() > 0 {
-        EXIT_FOUND
-    } else if left_out || report.not_checked_count() > 0 {
-        EXIT_NOT_CHECKED
-    } else {
-        EXIT_CLEAN
-    }
-}
-
 /// Writes the answer to stdout and flushes it.
 fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
@@ -391,80 +191,6 @@ fn files_to_check(
         }
     }
     Ok((files, left_out))
-}
-
-/// The report of all checks: each file's outcome; the diagnostics (filtered) of every checked
-/// file and of any file with some; the servers involved; who timed out.
-fn report_of(results: &[CheckResult], severities: &[Severity]) -> Report {
-    let mut report = Report::default();
-    let mut servers: BTreeMap<(String, String), ServerReport> = BTreeMap::new();
-    for result in results {
-        let outcome = result.outcome();
-        let kept = merge::filter_severities(result.diagnostics.clone(), severities);
-        if outcome.is_checked() || !kept.is_empty() {
-            report
-                .files
-                .entry(result.file.clone())
-                .or_insert_with(Vec::new)
-                .extend(kept);
-        }
-        report.outcomes.insert(result.file.clone(), outcome);
-        for server in &result.servers {
-            let key = (server.id.clone(), server.root.clone());
-            // Over several files, a server's answers rest on the weakest basis among them.
-            let guessed = (servers.get(&key).and_then(|s| s.basis)).filter(|b| b.is_guess());
-            let mut server = server.clone();
-            if server.basis.is_some() && guessed.is_some() {
-                server.basis = guessed;
-            }
-            servers.insert(key, server);
-        }
-        report.timed_out.extend(result.timed_out.iter().cloned());
-    }
-    report.timed_out.sort();
-    report.timed_out.dedup();
-    report.servers = servers.into_values().collect();
-    report
-}
-
-/// What kept files or servers from being checked, for the person at the terminal (in text
-/// format, stdout already says which files were not checked), one line each.
-fn problems(results: &[CheckResult], format: Format) -> String {
-    let mut lines = String::new();
-    let mut noted = std::collections::BTreeSet::new();
-    for result in results {
-        if let Some(skip) = &result.skipped {
-            if format != Format::Text {
-                let reason = one_line(&skip.to_string());
-                lines.push_str(&format!(
-                    "squiggle: not checked {}: {reason}\n",
-                    display_path(&result.file)
-                ));
-            }
-        }
-        for server in &result.servers {
-            let Some(reason) = &server.reason else {
-                continue;
-            };
-            if matches!(server.status, ServerState::Active | ServerState::Starting)
-                && !result.timed_out.contains(&server.id)
-            {
-                continue;
-            }
-            if noted.insert((server.id.clone(), reason.clone())) {
-                let reason = one_line(reason);
-                if result.timed_out.contains(&server.id) {
-                    lines.push_str(&format!("squiggle: {} timed out: {reason}\n", server.id));
-                } else {
-                    lines.push_str(&format!(
-                        "squiggle: {} {}: {reason}\n",
-                        server.id, server.status
-                    ));
-                }
-            }
-        }
-    }
-    lines
 }
 
 #[cfg(test)]

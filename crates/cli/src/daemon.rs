@@ -15,7 +15,6 @@ mod roots;
 mod server;
 mod warm_file;
 mod wire;
-pub mod wire_paths;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -13,7 +13,8 @@ use squiggle_config::Availability;
 use squiggle_protocol::hook::{Finding, HookRequest, Host, Prior};
 use squiggle_protocol::{paths, Scope};
 
-use crate::check::{perform, CheckRequest, Format, ScopeArg, EXIT_FOUND};
+use crate::check::perform;
+use crate::check_request::{CheckRequest, Format, ScopeArg, EXIT_FOUND};
 
 /// Hook input larger than this is not read (a `Write` of a file at squiggle's 2 MiB size limit
 /// takes a few MiB of JSON).

@@ -3,6 +3,9 @@
 //! # Layout
 //!
 //! - `check`: `squiggle check FILE...`.
+//! - `check_request`: one check as asked for and its answer, the contract `check`, `hook` and the
+//!   daemon share, and its answering with a running squiggle (`check_request/wire_paths`: its
+//!   file names on the daemon's wire, bytes and all).
 //! - `folders`: the files under a folder given to `check`, as git sees them.
 //! - `progress`: what a check waits for, shown on a terminal.
 //! - `serve`: `squiggle serve`, JSON-RPC for agent hosts (`serve/message`: one frame read;
@@ -16,8 +19,8 @@
 //!   read and described from one declaration; `tools/error`: why a tool gave no answer).
 //! - `daemon`: the per-workspace background daemon `check` goes through (`daemon/key`: which
 //!   daemon serves a workspace; `daemon/paths`: its private runtime folder; `daemon/wire`: its
-//!   messages; `daemon/wire_paths`: file names on the wire, bytes and all; `daemon/server`: the daemon; `daemon/path_watch`: noticing, without polling,
-//!   that its socket or root was removed or replaced; `daemon/client`: asking it, or starting
+//!   messages; `daemon/server`: the daemon; `daemon/path_watch`: noticing, without polling, that
+//!   its socket or root was removed or replaced; `daemon/client`: asking it, or starting
 //!   it; `daemon/process`: finding and ending one that does not answer; `daemon/roots`: which
 //!   roots get one; `daemon/log`: its log, which never fails it and stays bounded;
 //!   `daemon/accept`: backing off when accepting fails).
@@ -29,6 +32,7 @@
 
 mod answers;
 mod check;
+mod check_request;
 mod daemon;
 mod folders;
 mod hook;
@@ -78,7 +82,7 @@ enum Command {
     /// its final answer; otherwise it is not checked, and the output says why: no server for
     /// the type, not installed (with the install command), broken, timed out, disabled, too
     /// large, binary or unreadable.
-    #[command(after_long_help = check::EXIT_CODES)]
+    #[command(after_long_help = check_request::EXIT_CODES)]
     Check(check::CheckArgs),
     /// Show the configured servers for a workspace, whether each is installed, and why not.
     Status(servers::StatusArgs),

@@ -17,7 +17,7 @@ use super::path_watch::Identity;
 use super::paths::{log_dir, open_private, runtime_dir};
 use super::process;
 use super::wire::{self, Reply, Request, MAX_REPLY};
-use crate::check::{CheckAnswer, CheckRequest};
+use crate::check_request::{CheckAnswer, CheckRequest};
 
 /// How long a daemon has to greet a connection. It greets from its accept loop at once,
 /// whatever its checks are doing, so only a hung daemon (stopped, deadlocked) or something

@@ -28,7 +28,7 @@ use super::process::record_pid;
 use super::warm_file::{self, now_ms, WarmState};
 use super::wire::{self, DaemonStatus, Reply, Request, MAX_REQUEST};
 use super::{evict, memory};
-use crate::check;
+use crate::check_request;
 
 /// How a held server of the daemon is restarted, said in its reason.
 const RESTART_HINT: &str = "run `squiggle restart {id}`";
@@ -317,7 +317,7 @@ impl Daemon {
     }
 
     /// Answers a check of files inside the workspace root.
-    async fn check(&self, request: &check::CheckRequest) -> Reply {
+    async fn check(&self, request: &check_request::CheckRequest) -> Reply {
         if let Some(outside) = (request.files.iter()).find(|f| !paths::is_within(&self.root, f)) {
             return Reply::Failed {
                 error: format!(
@@ -329,7 +329,7 @@ impl Daemon {
         }
         self.checks.fetch_add(1, Ordering::SeqCst);
         let _checking = Checking::begin(self);
-        match check::answer(&self.squiggle, request).await {
+        match check_request::answer(&self.squiggle, request).await {
             Ok(answer) => Reply::Checked { answer },
             Err(err) => Reply::Failed {
                 error: format!("{err:#}"),

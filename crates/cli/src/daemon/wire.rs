@@ -13,7 +13,7 @@ use squiggle_protocol::ServerStatus;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::path_watch::Identity;
-use crate::check::{CheckAnswer, CheckRequest};
+use crate::check_request::{CheckAnswer, CheckRequest};
 
 /// The largest request a daemon reads, in bytes.
 pub const MAX_REQUEST: u64 = 1 << 20;
@@ -150,7 +150,7 @@ pub async fn write_message<T: Serialize>(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::check::Format;
+    use crate::check_request::Format;
 
     fn check_request() -> Request {
         Request::Check {
