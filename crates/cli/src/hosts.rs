@@ -1,17 +1,29 @@
-//! Agent hosts' edit hooks (Claude Code's PostToolUse, Gemini CLI's AfterTool): what a hook's
-//! input on stdin asks squiggle to check, and the answer the host reads on stdout.
+//! The agent hosts squiggle works with, Claude Code and Gemini CLI: everything that knows their
+//! formats, in one place. This module holds what both hosts' edit hooks (Claude Code's
+//! PostToolUse, Gemini CLI's AfterTool) share: what a hook's input on stdin asks squiggle to
+//! check, and the answer the host reads on stdout.
 //!
 //! A hook never breaks its host: input that does not name a file an edit tool changed is
 //! nothing to check, and a clean check answers nothing at all.
+//!
+//! - `claude_code`, `gemini_cli`: each host's hook input and answer.
+//! - `hook`: `squiggle hook claude-code|gemini-cli`, run by the hosts after each edit.
+//! - `init`: `squiggle init claude-code|gemini-cli`, which writes the hook and the MCP server into
+//!   the host's settings.
+//! - `settings`: what `init` merges into a host's settings files.
+//! - `ordered_json`: JSON that keeps its keys' order, for editing files the hosts own.
 
 pub mod claude_code;
 pub mod gemini_cli;
+pub mod hook;
+pub mod init;
+mod ordered_json;
+mod settings;
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-
-use crate::feedback::Scope;
+use squiggle_protocol::Scope;
 
 /// An agent host whose edit hooks squiggle answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

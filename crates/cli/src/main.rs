@@ -24,8 +24,10 @@
 //!   it; `daemon/process`: finding and ending one that does not answer; `daemon/roots`: which
 //!   roots get one; `daemon/log`: its log, which never fails it and stays bounded;
 //!   `daemon/accept`: backing off when accepting fails).
-//! - `hook`: `squiggle hook claude-code|gemini-cli`, run by agent hosts after each edit.
-//! - `init`: `squiggle init claude-code|gemini-cli`, which writes the hook into their settings.
+//! - `hosts`: the agent hosts, Claude Code and Gemini CLI: their hook formats and settings
+//!   files, `squiggle hook claude-code|gemini-cli` (`hosts/hook`), run by the hosts after each
+//!   edit, and `squiggle init claude-code|gemini-cli` (`hosts/init`), which writes the hook and
+//!   the MCP server into their settings (`hosts/settings`, `hosts/ordered_json`).
 //! - `install`: `squiggle install`, language servers from the package registries.
 //! - `servers`: `squiggle status` and `squiggle servers`.
 //! - `workspace`: the workspace a command works in: its root and its configuration.
@@ -35,8 +37,7 @@ mod check;
 mod check_request;
 mod daemon;
 mod folders;
-mod hook;
-mod init;
+mod hosts;
 mod install;
 mod mcp;
 mod mcp_stdio;
@@ -123,10 +124,10 @@ enum Command {
     /// Always exits 0: malformed input, another tool, a file outside the workspace or any
     /// failure end without a block (with one line on stderr at most). `squiggle init HOST`
     /// sets it up.
-    Hook(hook::HookArgs),
+    Hook(hosts::hook::HookArgs),
     /// Set squiggle up for an agent host in this project: its edit hook and the `squiggle mcp`
     /// server, merged into the host's project settings files.
-    Init(init::InitArgs),
+    Init(hosts::init::InitArgs),
     /// See or stop the per-workspace background daemons that keep servers warm for `check`.
     ///
     /// `squiggle check` starts one per workspace root and configuration when none runs, and
@@ -170,8 +171,8 @@ fn main() -> ExitCode {
         Command::Check(args) => runtime.block_on(check::run(args)),
         Command::Serve(args) => runtime.block_on(serve::run(args)),
         Command::Mcp(args) => runtime.block_on(mcp::run(args)),
-        Command::Hook(args) => runtime.block_on(hook::run(args)),
-        Command::Init(args) => init::run(args),
+        Command::Hook(args) => runtime.block_on(hosts::hook::run(args)),
+        Command::Init(args) => hosts::init::run(args),
         Command::Daemon(args) => runtime.block_on(daemon::run(args)),
         Command::Restart(args) => runtime.block_on(daemon::restart(args)),
         Command::Status(args) => servers::status(args),

@@ -25,8 +25,6 @@
 //! - `regular_file`: reading a named file: regular only, within a size limit.
 //! - `atomic_write`: writing a named file: a temporary file made exclusively, renamed over it.
 //! - `install`: the built-in servers' pinned packages, and the data folder they go into.
-//! - `host_settings`: what `squiggle init` merges into an agent host's settings files.
-//! - `ordered_json`: JSON that keeps its keys' order, for editing files other tools own.
 
 #![warn(missing_docs)]
 #![deny(clippy::print_stdout)]
@@ -38,13 +36,11 @@ pub mod atomic_write;
 pub mod availability;
 pub mod builtin;
 pub mod error;
-pub mod host_settings;
 pub mod install;
 pub mod language_id;
 pub mod load;
 pub mod locate;
 pub mod model;
-pub mod ordered_json;
 pub mod package;
 pub mod probe;
 pub mod regular_file;

@@ -24,7 +24,6 @@
 //! - `paths`: paths and `file://` URIs, the same on every OS.
 //! - `strict`: finding a `null` a strict server would refuse.
 //! - `folder_report`: the diagnostics of many files under a folder, grouped and capped.
-//! - `hook`: agent hosts' edit hooks (Claude Code, Gemini CLI): their input and the answer.
 
 #![warn(missing_docs)]
 #![deny(clippy::print_stdout)]
@@ -37,7 +36,6 @@ pub mod encoding;
 pub mod feedback;
 pub mod folder_report;
 pub mod frame_guard;
-pub mod hook;
 pub mod line_limit;
 pub mod merge;
 pub mod navigation;

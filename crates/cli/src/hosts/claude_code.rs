@@ -11,7 +11,7 @@
 //! stdout is a plain success.
 
 use super::{context_line, edit_event, json_line, Finding, HookRequest, MalformedInput};
-use crate::feedback::Scope;
+use squiggle_protocol::Scope;
 
 /// The event squiggle answers.
 pub const EVENT: &str = "PostToolUse";
@@ -56,7 +56,7 @@ struct Block<'a> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::hook::Prior;
+    use crate::hosts::Prior;
     use std::path::PathBuf;
 
     fn input(tool: &str, tool_input: serde_json::Value) -> Vec<u8> {

@@ -12,7 +12,7 @@
 //! writes nothing to either.
 
 use super::{context_line, edit_event, Finding, HookRequest, MalformedInput};
-use crate::feedback::Scope;
+use squiggle_protocol::Scope;
 
 /// The event squiggle answers.
 pub const EVENT: &str = "AfterTool";
@@ -47,7 +47,7 @@ pub fn render(finding: &Finding) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hook::Prior;
+    use crate::hosts::Prior;
     use std::path::PathBuf;
 
     fn input(tool: &str, tool_input: serde_json::Value, error: serde_json::Value) -> Vec<u8> {

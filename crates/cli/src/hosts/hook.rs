@@ -6,11 +6,11 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use super::{Finding, HookRequest, Host, Prior};
 use anyhow::Context;
 use clap::ValueEnum;
 use squiggle_actors::Config;
 use squiggle_config::Availability;
-use squiggle_protocol::hook::{Finding, HookRequest, Host, Prior};
 use squiggle_protocol::{paths, Scope};
 
 use crate::check::perform;

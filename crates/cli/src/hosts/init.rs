@@ -4,11 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
+use super::settings::{merge, settings_files, Merged};
 use anyhow::Context;
-use squiggle_config::host_settings::{merge, settings_files, Merged};
 use squiggle_protocol::paths;
 
-use crate::hook::HostArg;
+use super::hook::HostArg;
 
 /// Arguments of `squiggle init`.
 #[derive(Debug, clap::Args)]

@@ -10,9 +10,9 @@
 //! `.gemini/settings.json`, hooks under `hooks.AfterTool` in the same shape (plus a `name`),
 //! MCP servers under `mcpServers.<name>`.
 
-use squiggle_protocol::hook::{claude_code, gemini_cli, Host};
+use super::{claude_code, gemini_cli, Host};
 
-use crate::ordered_json::{JsonObject, JsonValue};
+use super::ordered_json::{JsonObject, JsonValue};
 
 /// The name of squiggle's MCP server entry.
 pub const MCP_SERVER_NAME: &str = "squiggle";
