@@ -52,7 +52,7 @@ macro_rules! keyed {
         }
     ) => {
         $(#[doc = $doc])*
-        #[derive(Debug, Clone, PartialEq)]
+        #[derive(Debug, Clone, PartialEq, serde::Serialize)]
         pub struct $name {
             $( $(#[doc = $key_doc])* pub $key: $key_ty, )*
             $( $(#[doc = $fixed_doc])* pub $fixed: $fixed_ty, )*

@@ -98,7 +98,7 @@ keyed! {
 
 /// How a server's publishes for one document version come (built-in knowledge of each
 /// server; a server that publishes without versions is always settled by a quiet time).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub enum Stages {
     /// Once per version: a versioned publish while the server is idle is final.
     #[default]

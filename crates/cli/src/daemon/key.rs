@@ -40,7 +40,7 @@ impl DaemonKey {
     /// The key for this process's build, `PATH` (where server commands are found) and this
     /// configuration.
     pub fn of(root: &Path, config: &Config) -> Self {
-        let config = format!("{config:?}");
+        let config = config_bytes(config);
         let path = std::env::var_os("PATH").unwrap_or_default();
         Self::new(
             root,
@@ -48,7 +48,7 @@ impl DaemonKey {
             &[
                 env!("CARGO_PKG_VERSION").as_bytes(),
                 build_identity().as_bytes(),
-                config.as_bytes(),
+                &config,
             ],
         )
     }
@@ -85,6 +85,15 @@ impl DaemonKey {
     }
 }
 
+/// The configuration as a key holds it: its JSON with every object's keys sorted, so that the
+/// key follows what the configuration says, not the order a file gave its keys in, nor a
+/// `Debug` format that may change.
+fn config_bytes(config: &Config) -> Vec<u8> {
+    let mut value = serde_json::to_value(config).unwrap_or_default();
+    value.sort_all_objects();
+    serde_json::to_vec(&value).unwrap_or_default()
+}
+
 /// Which binary this is (its path, size and time of last change), so that a rebuilt or
 /// upgraded squiggle starts its own daemon.
 fn build_identity() -> String {
@@ -114,6 +123,7 @@ fn fnv1a(parts: &[&[u8]]) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]
@@ -173,6 +183,34 @@ mod tests {
         let a = DaemonKey::new(Path::new("/ws"), b"", &[b"ab", b"c"]);
         let b = DaemonKey::new(Path::new("/ws"), b"", &[b"a", b"bc"]);
         assert_ne!(a.setup, b.setup);
+    }
+
+    #[test]
+    fn the_configuration_part_follows_what_it_says_not_the_order_of_its_keys() {
+        let with_options = |options: &str| {
+            let mut config = Config::default();
+            let spec = config.servers.get_mut("pyright").expect("built-in server");
+            spec.initialization_options = Some(serde_json::from_str(options).unwrap());
+            spec.env.insert("B".into(), "2".into());
+            spec.env.insert("A".into(), "1".into());
+            config
+        };
+        let a = with_options(r#"{"python": {"venv": ".venv", "strict": true}, "b": [1, 2]}"#);
+        let b = with_options(r#"{"b": [1, 2], "python": {"strict": true, "venv": ".venv"}}"#);
+        let c = with_options(r#"{"b": [2, 1], "python": {"strict": true, "venv": ".venv"}}"#);
+        assert_eq!(config_bytes(&a), config_bytes(&b));
+        assert_ne!(config_bytes(&a), config_bytes(&c));
+        let root = Path::new("/ws");
+        assert_eq!(DaemonKey::of(root, &a), DaemonKey::of(root, &b));
+        assert_ne!(DaemonKey::of(root, &a).setup, DaemonKey::of(root, &c).setup);
+        // Every key is in it, objects' keys in order (so the bytes are the same in any run).
+        let text = String::from_utf8(config_bytes(&a)).unwrap();
+        assert!(text.contains(r#""daemon_idle_seconds":900"#), "{text}");
+        assert!(
+            text.contains(r#""python":{"strict":true,"venv":".venv"}"#),
+            "{text}"
+        );
+        assert!(text.contains(r#""env":{"A":"1","B":"2"}"#), "{text}");
     }
 
     #[test]
