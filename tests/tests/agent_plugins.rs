@@ -27,7 +27,8 @@ const HOST_LIMIT: Duration = Duration::from_secs(120);
 const HOOK_LIMIT: Duration = Duration::from_secs(30);
 
 /// The block the fake server's diagnostics for `x\nERROR broken <thing>\n` give an edit hook.
-const ERRORS: &str = "LSP errors detected in this file, please fix:\n<diagnostics file=\"a.fake\">\nERROR [2:1] found ERROR: broken &lt;thing&gt; (E1)\n</diagnostics>";
+const ERRORS: &str =
+    "LSP errors detected in this file, please fix:\na.fake:\n2:1 found ERROR: broken <thing> (E1)";
 
 /// One install at a time: two tests installing into one folder would race.
 static INSTALLING: Mutex<()> = Mutex::new(());

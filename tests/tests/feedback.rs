@@ -25,7 +25,7 @@ async fn edit_scope_reports_only_the_edited_file() {
 
     assert_eq!(
         feedback.text,
-        "\nLSP errors detected in this file, please fix:\n<diagnostics file=\"src/a.fake\">\nERROR [1:1] found ERROR: here (E1)\n</diagnostics>"
+        "\nLSP errors detected in this file, please fix:\nsrc/a.fake:\n1:1 found ERROR: here (E1)"
     );
     assert!(feedback.others.is_empty());
     squiggle.shutdown().await;
@@ -41,9 +41,9 @@ async fn write_scope_adds_other_files_sorted_after_the_written_one() {
 
     assert_eq!(
         feedback.text,
-        "\nLSP errors detected in this file, please fix:\n<diagnostics file=\"src/a.fake\">\nERROR [1:1] found ERROR: here (E1)\n</diagnostics>\n\
-         \nLSP errors detected in other files:\n<diagnostics file=\"src/b.fake\">\nERROR [2:1] found ERROR: in b &lt;T&gt; (E1)\n</diagnostics>\n\
-         <diagnostics file=\"src/z.fake\">\nERROR [1:1] found ERROR: in z (E1)\n</diagnostics>"
+        "\nLSP errors detected in this file, please fix:\nsrc/a.fake:\n1:1 found ERROR: here (E1)\n\
+         \nLSP errors detected in other files:\nsrc/b.fake:\n2:1 found ERROR: in b <T> (E1)\n\
+         src/z.fake:\n1:1 found ERROR: in z (E1)"
     );
     assert_eq!(
         feedback.others.keys().collect::<Vec<_>>(),
@@ -64,7 +64,7 @@ async fn write_scope_caps_the_other_files() {
 
     assert_eq!(
         feedback.text,
-        "\nLSP errors detected in other files:\n<diagnostics file=\"src/b.fake\">\nERROR [2:1] found ERROR: in b &lt;T&gt; (E1)\n</diagnostics>"
+        "\nLSP errors detected in other files:\nsrc/b.fake:\n2:1 found ERROR: in b <T> (E1)"
     );
     squiggle.shutdown().await;
 }
@@ -200,7 +200,7 @@ async fn a_file_one_server_checked_stands_and_names_the_server_that_did_not() {
     );
     assert_eq!(
         feedback.text,
-        "\nLSP errors detected in this file, please fix:\n<diagnostics file=\"a.fake\">\nERROR [1:1] found ERROR: here (E1)\n</diagnostics>",
+        "\nLSP errors detected in this file, please fix:\na.fake:\n1:1 found ERROR: here (E1)",
         "a checked file keeps its format"
     );
     squiggle.shutdown().await;
@@ -278,11 +278,12 @@ fn cli_scope_prints_exactly_what_a_tool_appends() {
         &["check", "--format", "llm", "--scope", "write", "a.fake"],
     );
 
-    let this_file = "\nLSP errors detected in this file, please fix:\n<diagnostics file=\"a.fake\">\nERROR [1:1] found ERROR: mine (E1)\n</diagnostics>";
+    let this_file =
+        "\nLSP errors detected in this file, please fix:\na.fake:\n1:1 found ERROR: mine (E1)";
     assert_eq!(edit.stdout, this_file);
     assert_eq!(
         write.stdout,
-        format!("{this_file}\n\nLSP errors detected in other files:\n<diagnostics file=\"b.fake\">\nERROR [1:1] found ERROR: in b (E1)\n</diagnostics>")
+        format!("{this_file}\n\nLSP errors detected in other files:\nb.fake:\n1:1 found ERROR: in b (E1)")
     );
     assert_eq!(
         squiggle(&ws.root, &["check", "--scope", "edit", "a.fake"]).stdout,

@@ -17,7 +17,8 @@ use squiggle_tests::{
 const LIMIT: Duration = Duration::from_secs(30);
 
 /// The block the fake server's diagnostics for `x\nERROR broken <thing>\n` give an edit tool.
-const ERRORS: &str = "LSP errors detected in this file, please fix:\n<diagnostics file=\"a.fake\">\nERROR [2:1] found ERROR: broken &lt;thing&gt; (E1)\n</diagnostics>";
+const ERRORS: &str =
+    "LSP errors detected in this file, please fix:\na.fake:\n2:1 found ERROR: broken <thing> (E1)";
 
 /// Why a `.nope` file is not checked in [`workspace`].
 const NOT_CHECKED: &str = "LSP did not check b.nope, so its errors are unknown: missing: `squiggle-no-such-server` is not installed (install: pip install nope)";
@@ -141,7 +142,7 @@ fn claude_code_errors_block_with_the_edit_feedback_as_reason() {
     );
     assert_eq!(
         run.stdout,
-        "{\"decision\":\"block\",\"reason\":\"LSP errors detected in this file, please fix:\\n<diagnostics file=\\\"a.fake\\\">\\nERROR [2:1] found ERROR: broken &lt;thing&gt; (E1)\\n</diagnostics>\"}\n"
+        "{\"decision\":\"block\",\"reason\":\"LSP errors detected in this file, please fix:\\na.fake:\\n2:1 found ERROR: broken <thing> (E1)\"}\n"
     );
     assert_eq!(run.stderr, "");
 }
@@ -236,7 +237,7 @@ fn claude_code_relative_path_is_taken_against_the_hook_cwd() {
     let answer: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(
         answer["reason"],
-        ERRORS.replace("file=\"a.fake\"", "file=\"src/a.fake\"")
+        ERRORS.replace("\na.fake:\n", "\nsrc/a.fake:\n")
     );
 }
 
@@ -277,7 +278,7 @@ fn gemini_cli_errors_are_additional_context_for_the_tool_result() {
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert_eq!(
         run.stdout,
-        "{\"hookSpecificOutput\":{\"hookEventName\":\"AfterTool\",\"additionalContext\":\"LSP errors detected in this file, please fix:\\n<diagnostics file=\\\"a.fake\\\">\\nERROR [2:1] found ERROR: broken &lt;thing&gt; (E1)\\n</diagnostics>\"}}\n"
+        "{\"hookSpecificOutput\":{\"hookEventName\":\"AfterTool\",\"additionalContext\":\"LSP errors detected in this file, please fix:\\na.fake:\\n2:1 found ERROR: broken <thing> (E1)\"}}\n"
     );
     assert_eq!(run.stderr, "");
 }

@@ -129,8 +129,8 @@ async fn writing_a_typescript_interface_shows_the_break_in_an_already_checked_fi
     // user.ts was checked clean before the write: the error is one the write made.
     assert_eq!(
         feedback.text,
-        "\nLSP errors detected in other files:\n<diagnostics file=\"src/user.ts\">\n\
-         NEW ERROR [4:34] Property 'age' does not exist on type 'User'. (2339)\n</diagnostics>"
+        "\nLSP errors detected in other files:\nsrc/user.ts:\n\
+         NEW 4:34 Property 'age' does not exist on type 'User'. (2339)"
     );
     assert_no_process_in(&project);
 }

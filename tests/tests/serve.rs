@@ -831,7 +831,7 @@ fn feedback_returns_the_text_a_tool_appends() {
     let result = serve.answer(1, LIMIT)["result"].clone();
     assert_eq!(
         result["text"],
-        "\nLSP errors detected in this file, please fix:\n<diagnostics file=\"a.fake\">\nERROR [1:1] found ERROR: y (E1)\n</diagnostics>"
+        "\nLSP errors detected in this file, please fix:\na.fake:\n1:1 found ERROR: y (E1)"
     );
     assert_eq!(result["diagnostics"][0]["message"], "found ERROR: y");
     serve.request(2, "lsp/shutdown", json!({}));

@@ -22,8 +22,8 @@ pub struct CheckArgs {
     #[command(flatten)]
     workspace: WorkspaceArgs,
     /// Output format: `text` (path:line:col: severity[code]: message, and `path: not checked:
-    /// reason`), `json` (stable schema, with each file's outcome), `llm` (the <diagnostics>
-    /// blocks an agent's edit tool appends, and a line for each file not checked), or `delta`
+    /// reason`), `json` (stable schema, with each file's outcome), `llm` (the blocks an
+    /// agent's edit tool appends, and a line for each file not checked), or `delta`
     /// (the errors an edit introduced, as `path:line:col: severity: message` under a one-line
     /// note, and `path: not checked: reason` lines), `sarif` (SARIF 2.1.0 for code scanning:
     /// a result per diagnostic, files not checked as tool notifications) or `github` (GitHub

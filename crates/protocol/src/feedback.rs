@@ -193,11 +193,9 @@ mod tests {
             .collect()
     }
 
-    /// The lines `ERROR [i:1] ei\n` for i in `lines`.
+    /// The lines `i:1 ei\n` for i in `lines`.
     fn error_lines(lines: std::ops::RangeInclusive<u32>) -> String {
-        lines
-            .map(|line| format!("ERROR [{line}:1] e{line}\n"))
-            .collect()
+        lines.map(|line| format!("{line}:1 e{line}\n")).collect()
     }
 
     fn others(entries: &[(&str, Vec<Diagnostic>)]) -> BTreeMap<String, Vec<Diagnostic>> {
@@ -213,9 +211,8 @@ mod tests {
         assert_eq!(
             render_feedback("a.ts", &diags, &BTreeMap::new(), &Caps::default()),
             "\nLSP errors detected in this file, please fix:\n\
-             <diagnostics file=\"a.ts\">\n\
-             ERROR [1:1] msg (code)\n\
-             </diagnostics>"
+             a.ts:\n\
+             1:1 msg (code)"
         );
     }
 
@@ -283,21 +280,19 @@ mod tests {
         assert_eq!(
             render_feedback("a.ts", &diags, &BTreeMap::new(), &caps),
             "\nLSP errors detected in this file, please fix:\n\
-             <diagnostics file=\"a.ts\">\n\
-             WARNING [2:1] unused\n\
-             </diagnostics>"
+             a.ts:\n\
+             2:1 warning: unused"
         );
     }
 
     #[test]
-    fn message_code_and_path_are_escaped() {
+    fn message_code_and_path_are_shown_as_they_are() {
         let diags = [diag(3, Severity::Error, "a < b && c > d", Some("<E&>"))];
         assert_eq!(
             render_feedback("<a>&.ts", &diags, &BTreeMap::new(), &Caps::default()),
             "\nLSP errors detected in this file, please fix:\n\
-             <diagnostics file=\"&lt;a&gt;&amp;.ts\">\n\
-             ERROR [3:1] a &lt; b &amp;&amp; c &gt; d (&lt;E&amp;&gt;)\n\
-             </diagnostics>"
+             <a>&.ts:\n\
+             3:1 a < b && c > d (<E&>)"
         );
     }
 
@@ -307,7 +302,7 @@ mod tests {
             render_feedback("a.ts", &errors(25), &BTreeMap::new(), &Caps::default()),
             format!(
                 "\nLSP errors detected in this file, please fix:\n\
-                 <diagnostics file=\"a.ts\">\n{}... and 5 more\n</diagnostics>",
+                 a.ts:\n{}... and 5 more",
                 error_lines(1..=20)
             )
         );
@@ -323,17 +318,14 @@ mod tests {
         assert_eq!(
             render_feedback("src/a.ts", &diags, &others, &Caps::default()),
             "\nLSP errors detected in this file, please fix:\n\
-             <diagnostics file=\"src/a.ts\">\n\
-             ERROR [1:1] a (TS2322)\n\
-             </diagnostics>\n\
+             src/a.ts:\n\
+             1:1 a (TS2322)\n\
              \n\
              LSP errors detected in other files:\n\
-             <diagnostics file=\"src/b.ts\">\n\
-             ERROR [7:1] b\n\
-             </diagnostics>\n\
-             <diagnostics file=\"src/z.ts\">\n\
-             ERROR [4:1] z (Z1)\n\
-             </diagnostics>"
+             src/b.ts:\n\
+             7:1 b\n\
+             src/z.ts:\n\
+             4:1 z (Z1)"
         );
     }
 
@@ -343,16 +335,15 @@ mod tests {
         assert_eq!(
             render_feedback("a.ts", &[], &others, &Caps::default()),
             "\nLSP errors detected in other files:\n\
-             <diagnostics file=\"b.ts\">\n\
-             ERROR [1:1] e1\n\
-             </diagnostics>"
+             b.ts:\n\
+             1:1 e1"
         );
     }
 
     /// The other-files text for `paths`, each with the one error `errors(1)` makes.
     fn one_error_each(paths: &[&str]) -> String {
         let blocks: Vec<String> = (paths.iter())
-            .map(|path| format!("<diagnostics file=\"{path}\">\nERROR [1:1] e1\n</diagnostics>"))
+            .map(|path| format!("{path}:\n1:1 e1"))
             .collect();
         format!(
             "\nLSP errors detected in other files:\n{}",
@@ -384,11 +375,11 @@ mod tests {
             render_feedback("a.ts", &errors(50), &others, &Caps::default()),
             format!(
                 "\nLSP errors detected in this file, please fix:\n\
-                 <diagnostics file=\"a.ts\">\n{}... and 30 more\n</diagnostics>\n\
+                 a.ts:\n{}... and 30 more\n\
                  \n\
                  LSP errors detected in other files:\n\
-                 <diagnostics file=\"b.ts\">\n{}... and 5 more\n</diagnostics>\n\
-                 <diagnostics file=\"c.ts\">\n{}... and 5 more\n</diagnostics>",
+                 b.ts:\n{}... and 5 more\n\
+                 c.ts:\n{}... and 5 more",
                 error_lines(1..=20),
                 error_lines(1..=20),
                 error_lines(1..=10),
@@ -407,8 +398,8 @@ mod tests {
             render_feedback("a.ts", &errors(50), &others, &caps),
             format!(
                 "\nLSP errors detected in this file, please fix:\n\
-                 <diagnostics file=\"a.ts\">\n{}</diagnostics>",
-                error_lines(1..=50)
+                 a.ts:\n{}",
+                error_lines(1..=50).trim_end()
             )
         );
     }
@@ -423,7 +414,7 @@ mod tests {
             render_feedback("a.ts", &errors(55), &BTreeMap::new(), &caps),
             format!(
                 "\nLSP errors detected in this file, please fix:\n\
-                 <diagnostics file=\"a.ts\">\n{}... and 5 more\n</diagnostics>",
+                 a.ts:\n{}... and 5 more",
                 error_lines(1..=50)
             )
         );
@@ -444,13 +435,13 @@ mod tests {
             render_feedback("a.ts", &errors(2), &others, &caps),
             format!(
                 "\nLSP errors detected in this file, please fix:\n\
-                 <diagnostics file=\"a.ts\">\n{}</diagnostics>\n\
+                 a.ts:\n{}\n\
                  \n\
                  LSP errors detected in other files:\n\
-                 <diagnostics file=\"b.ts\">\n{}</diagnostics>\n\
-                 <diagnostics file=\"c.ts\">\n{}... and 5 more\n</diagnostics>",
-                error_lines(1..=2),
-                error_lines(1..=3),
+                 b.ts:\n{}\n\
+                 c.ts:\n{}... and 5 more",
+                error_lines(1..=2).trim_end(),
+                error_lines(1..=3).trim_end(),
                 error_lines(1..=1),
             )
         );
@@ -462,14 +453,12 @@ mod tests {
         assert_eq!(
             render_feedback("a.ts", &errors(1), &others, &Caps::default()),
             "\nLSP errors detected in this file, please fix:\n\
-             <diagnostics file=\"a.ts\">\n\
-             ERROR [1:1] e1\n\
-             </diagnostics>\n\
+             a.ts:\n\
+             1:1 e1\n\
              \n\
              LSP errors detected in other files:\n\
-             <diagnostics file=\"b.ts\">\n\
-             ERROR [1:1] e1\n\
-             </diagnostics>"
+             b.ts:\n\
+             1:1 e1"
         );
     }
 
@@ -512,7 +501,7 @@ mod tests {
         assert_eq!(
             section + &rest,
             "\nLSP did not check a.go, so its errors are unknown: gopls: `gopls` is not installed (install: go install gopls)\n\
-             LSP errors detected in other files:\n<diagnostics file=\"b.ts\">\nERROR [1:1] e1\n</diagnostics>"
+             LSP errors detected in other files:\nb.ts:\n1:1 e1"
         );
     }
 
@@ -525,10 +514,10 @@ mod tests {
         (diags, flags)
     }
 
-    /// The lines `NEW ERROR [i:1] ei\n` for i in `lines`.
+    /// The lines `NEW i:1 ei\n` for i in `lines`.
     fn new_lines(lines: std::ops::RangeInclusive<u32>) -> String {
         lines
-            .map(|line| format!("NEW ERROR [{line}:1] e{line}\n"))
+            .map(|line| format!("NEW {line}:1 e{line}\n"))
             .collect()
     }
 
@@ -541,7 +530,7 @@ mod tests {
             text,
             format!(
                 "\nLSP errors detected in this file, please fix:\n\
-                 <diagnostics file=\"a.ts\">\n{}{}... and 2 more\n</diagnostics>",
+                 a.ts:\n{}{}... and 2 more",
                 new_lines(10..=22),
                 error_lines(1..=7),
             )
@@ -568,9 +557,7 @@ mod tests {
             caps: Caps,
             expected: String,
         }
-        let block = |path: &str, body: String| {
-            format!("<diagnostics file=\"{path}\">\n{body}</diagnostics>")
-        };
+        let block = |path: &str, body: String| format!("{path}:\n{}", body.trim_end());
         let cases = [
             Case {
                 name: "a warning never counts as a new error's slot",

@@ -38,7 +38,7 @@ impl FolderReport {
 }
 
 /// The report as text: a first line `N files checked: M with diagnostics` (`, K not checked`),
-/// then each file's `<diagnostics>` block in path order within the caps (per file, and
+/// then each file's block (see [`crate::render::render_file_block`]) in path order within the caps (per file, and
 /// `max_total_lines` in all; at most `max_other_files` files once more than that have some,
 /// doubled since every file here is asked about), `... and N more files with diagnostics` when
 /// cut, then one line per file that was not checked (at most ten, then a count).
@@ -128,8 +128,8 @@ mod tests {
         assert_eq!(
             text,
             "4 of 4 files checked: 2 with diagnostics\n\
-             <diagnostics file=\"a.py\">\nERROR [1:1] bad\nERROR [2:1] bad\n</diagnostics>\n\
-             <diagnostics file=\"b.py\">\nERROR [1:1] bad\n</diagnostics>\n"
+             a.py:\n1:1 bad\n2:1 bad\n\
+             b.py:\n1:1 bad\n"
         );
     }
 
@@ -149,15 +149,10 @@ mod tests {
             &caps,
         );
         assert!(
-            text.contains(
-                "<diagnostics file=\"a.py\">\nERROR [1:1] bad\nERROR [2:1] bad\n... and 3 more\n"
-            ),
+            text.contains("a.py:\n1:1 bad\n2:1 bad\n... and 3 more\n"),
             "{text}"
         );
-        assert!(
-            text.contains("<diagnostics file=\"b.py\">\nERROR [1:1] bad\n... and 4 more\n"),
-            "{text}"
-        );
+        assert!(text.contains("b.py:\n1:1 bad\n... and 4 more\n"), "{text}");
         assert!(
             text.ends_with("... and 1 more files with diagnostics\n"),
             "{text}"

@@ -163,10 +163,10 @@ mod tests {
 
     #[test]
     fn errors_block_with_the_feedback_as_reason() {
-        let text = "LSP errors detected in this file, please fix:\n<diagnostics file=\"a.py\">\nERROR [1:5] \"x\" is not defined\n</diagnostics>";
+        let text = "LSP errors detected in this file, please fix:\na.py:\n1:5 \"x\" is not defined";
         assert_eq!(
             render(&Finding::Errors(text.into())),
-            "{\"decision\":\"block\",\"reason\":\"LSP errors detected in this file, please fix:\\n<diagnostics file=\\\"a.py\\\">\\nERROR [1:5] \\\"x\\\" is not defined\\n</diagnostics>\"}\n"
+            "{\"decision\":\"block\",\"reason\":\"LSP errors detected in this file, please fix:\\na.py:\\n1:5 \\\"x\\\" is not defined\"}\n"
         );
     }
 

@@ -1,7 +1,9 @@
-//! The compact XML-ish rendering meant for language models.
+//! The compact rendering meant for language models: a file's path, then a short line per
+//! diagnostic, with nothing a model does not need (no tags, no escapes, no severity word for an
+//! error).
 
-use super::plain::{display_path, escape_controls, one_line};
-use crate::diagnostic::Diagnostic;
+use super::plain::{display_path, one_line};
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::report::Report;
 
 /// Escapes `&`, `<`, `>` as `&amp;`, `&lt;`, `&gt;`.
@@ -31,12 +33,16 @@ pub fn escape_owned(text: String) -> String {
 /// where a baseline tells new errors from old ones).
 pub const NEW_MARK: &str = "NEW ";
 
-/// One file's block: `<diagnostics file="<path>">\n` then `ERROR [line:col] message (code)\n` per diagnostic, at most `max_per_file` lines then `... and N more\n`, then `</diagnostics>`.
+/// One file's block: the file's path and a colon on a line of its own, then
+/// `line:col message (code)` per diagnostic, at most `max_per_file` lines, then
+/// `... and N more`; lines joined by "\n", no newline after the last.
 ///
-/// Severity is in capitals (ERROR, WARNING, INFO, HINT); ` (code)` only when there is a code,
-/// ` (code1, code2)` for one that several servers reported;
-/// ordered by line then column. Message newlines collapse to a space; message and code are
-/// escaped, and the file attribute too (also `"` -> `&quot;`, control characters as `\n`).
+/// Every token counts against the model's context, so a line says only what it needs: an
+/// error has no severity word (errors are what a model is asked to fix), other severities say
+/// theirs (`warning: `, `info: `, `hint: `); ` (code)` only when there is a code,
+/// ` (code1, code2)` for one that several servers reported. Ordered by line then column.
+/// Message newlines collapse to a space and control characters are escaped, so each diagnostic
+/// stays on its line; a path with a line break is quoted, as [`display_path`] does.
 pub fn render_file_block(file: &str, diags: &[Diagnostic], max_per_file: usize) -> String {
     let entries: Vec<(&Diagnostic, bool)> = diags.iter().map(|diag| (diag, false)).collect();
     render_marked_block(file, &entries, max_per_file)
@@ -51,33 +57,30 @@ pub fn render_marked_block(
 ) -> String {
     let mut ordered: Vec<&(&Diagnostic, bool)> = entries.iter().collect();
     ordered.sort_by_key(|(diag, new)| (!new, diag.line, diag.column));
-    let mut out = format!(
-        "<diagnostics file=\"{}\">\n",
-        escape(&escape_controls(file)).replace('"', "&quot;")
-    );
+    let mut lines = vec![format!("{}:", display_path(file))];
     for (diag, new) in ordered.iter().take(max_per_file) {
-        let codes: Vec<String> = (diag.codes().iter())
-            .map(|code| escape(&one_line(code)))
-            .collect();
+        let codes: Vec<String> = diag.codes().iter().map(|code| one_line(code)).collect();
         let code = if codes.is_empty() {
             String::new()
         } else {
             format!(" ({})", codes.join(", "))
         };
-        out.push_str(&format!(
-            "{}{} [{}:{}] {}{code}\n",
+        let severity = match diag.severity {
+            Severity::Error => String::new(),
+            other => format!("{}: ", other.as_str()),
+        };
+        lines.push(format!(
+            "{}{}:{} {severity}{}{code}",
             if *new { NEW_MARK } else { "" },
-            diag.severity.as_str().to_ascii_uppercase(),
             diag.line,
             diag.column,
-            escape(&one_line(&diag.message)),
+            one_line(&diag.message),
         ));
     }
     if ordered.len() > max_per_file {
-        out.push_str(&format!("... and {} more\n", ordered.len() - max_per_file));
+        lines.push(format!("... and {} more", ordered.len() - max_per_file));
     }
-    out.push_str("</diagnostics>");
-    out
+    lines.join("\n")
 }
 
 /// The line a model reads for a file that was not checked:
@@ -145,17 +148,16 @@ mod tests {
         ];
         assert_eq!(
             render_file_block("src/a.rs", &diags, 10),
-            "<diagnostics file=\"src/a.rs\">\n\
-             INFO [2:3] first\n\
-             ERROR [2:9] second (E1)\n\
-             WARNING [10:1] later\n\
-             HINT [11:1] last (H)\n\
-             </diagnostics>"
+            "src/a.rs:\n\
+             2:3 info: first\n\
+             2:9 second (E1)\n\
+             10:1 warning: later\n\
+             11:1 hint: last (H)"
         );
     }
 
     #[test]
-    fn block_escapes_message_code_and_file() {
+    fn block_keeps_message_code_and_file_as_they_are_on_one_line() {
         let diags = [diag(
             1,
             2,
@@ -165,9 +167,8 @@ mod tests {
         )];
         assert_eq!(
             render_file_block("a \"<b>\" & c.rs", &diags, 5),
-            "<diagnostics file=\"a &quot;&lt;b&gt;&quot; &amp; c.rs\">\n\
-             ERROR [1:2] expected `Vec&lt;T&gt;`, found `&amp;str` (&lt;E&amp;&gt;)\n\
-             </diagnostics>"
+            "a \"<b>\" & c.rs:\n\
+             1:2 expected `Vec<T>`, found `&str` (<E&>)"
         );
     }
 
@@ -189,10 +190,9 @@ mod tests {
         ];
         assert_eq!(
             render_file_block("a.py", &diags, 5),
-            "<diagnostics file=\"a.py\">\n\
-             ERROR [9:27] \"x\" is not defined (reportUndefinedVariable, F821)\n\
-             ERROR [10:1] y (&lt;B&amp;&gt;)\n\
-             </diagnostics>"
+            "a.py:\n\
+             9:27 \"x\" is not defined (reportUndefinedVariable, F821)\n\
+             10:1 y (<B&>)"
         );
     }
 
@@ -204,11 +204,10 @@ mod tests {
             .collect();
         assert_eq!(
             render_file_block("a.py", &diags, 2),
-            "<diagnostics file=\"a.py\">\n\
-             ERROR [1:1] x\n\
-             ERROR [2:1] x\n\
-             ... and 3 more\n\
-             </diagnostics>"
+            "a.py:\n\
+             1:1 x\n\
+             2:1 x\n\
+             ... and 3 more"
         );
     }
 
@@ -218,10 +217,7 @@ mod tests {
             diag(1, 1, Severity::Error, "x", None),
             diag(2, 1, Severity::Error, "y", None),
         ];
-        assert_eq!(
-            render_file_block("a.py", &diags, 2),
-            "<diagnostics file=\"a.py\">\nERROR [1:1] x\nERROR [2:1] y\n</diagnostics>"
-        );
+        assert_eq!(render_file_block("a.py", &diags, 2), "a.py:\n1:1 x\n2:1 y");
     }
 
     #[test]
@@ -229,16 +225,13 @@ mod tests {
         let diags = [diag(1, 1, Severity::Error, "x", None)];
         assert_eq!(
             render_file_block("a.py", &diags, 0),
-            "<diagnostics file=\"a.py\">\n... and 1 more\n</diagnostics>"
+            "a.py:\n... and 1 more"
         );
     }
 
     #[test]
-    fn block_without_diagnostics_is_empty_element() {
-        assert_eq!(
-            render_file_block("a.py", &[], 3),
-            "<diagnostics file=\"a.py\">\n</diagnostics>"
-        );
+    fn block_without_diagnostics_is_the_path_alone() {
+        assert_eq!(render_file_block("a.py", &[], 3), "a.py:");
     }
 
     #[test]
@@ -255,8 +248,7 @@ mod tests {
         );
         assert_eq!(
             render_llm(&report, 10),
-            "<diagnostics file=\"a.py\">\nERROR [3:4] e (X1)\n</diagnostics>\n\
-             <diagnostics file=\"b.py\">\nWARNING [1:1] w\n</diagnostics>"
+            "a.py:\n3:4 e (X1)\nb.py:\n1:1 warning: w"
         );
     }
 
@@ -277,7 +269,7 @@ mod tests {
             render_llm(&report, 10),
             "LSP did not check a.py, so its errors are unknown: pyright: `pyright-langserver` \
              is not installed (install: npm install -g pyright)\n\
-             <diagnostics file=\"b.py\">\nERROR [1:1] e\n</diagnostics>"
+             b.py:\n1:1 e"
         );
     }
 
@@ -294,12 +286,9 @@ mod tests {
     }
 
     #[test]
-    fn a_file_attribute_with_a_newline_stays_on_the_tag_line() {
-        let block = render_file_block("a\nERROR [9:9] forged.py", &[], 3);
-        assert_eq!(
-            block,
-            "<diagnostics file=\"a\\nERROR [9:9] forged.py\">\n</diagnostics>"
-        );
+    fn a_path_with_a_newline_stays_on_its_line() {
+        let block = render_file_block("a\n9:9 forged.py", &[], 3);
+        assert_eq!(block, "\"a\\n9:9 forged.py\":");
     }
 
     #[test]
