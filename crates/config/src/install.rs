@@ -157,16 +157,15 @@ pub struct Step {
 }
 
 impl fmt::Display for Step {
+    /// The command as a POSIX shell reads it: each word quoted where the shell would split or
+    /// expand it (a word with a NUL byte, which no shell can pass, is shown as it is).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.program.display())?;
-        for arg in &self.args {
-            if arg.contains([' ', '[', ']', '"', '\'']) {
-                write!(f, " '{arg}'")?;
-            } else {
-                write!(f, " {arg}")?;
-            }
-        }
-        Ok(())
+        let program = self.program.to_string_lossy();
+        let words = std::iter::once(program.as_ref()).chain(self.args.iter().map(String::as_str));
+        let quoted: Vec<std::borrow::Cow<'_, str>> = words
+            .map(|word| shlex::try_quote(word).unwrap_or(word.into()))
+            .collect();
+        write!(f, "{}", quoted.join(" "))
     }
 }
 
@@ -302,12 +301,30 @@ mod tests {
         assert_eq!(
             steps,
             [
-                "npm install --prefix /d/npm --no-audit --no-fund --save-exact --loglevel=error yaml-language-server@1.18.0",
+                "npm install --prefix /d/npm --no-audit --no-fund --save-exact '--loglevel=error' yaml-language-server@1.18.0",
                 "python3 -m venv /d/venv",
                 "/d/venv/bin/python -m pip install --quiet --disable-pip-version-check 'python-lsp-server[pyflakes]==1.15.0'",
             ]
         );
         assert!(Plan::default().steps(Path::new("/d")).is_empty());
+    }
+
+    #[test]
+    fn a_step_is_shown_as_a_shell_reads_it() {
+        let step = Step {
+            program: PathBuf::from("/home/me/my data/venv/bin/python"),
+            args: ["-m", "pip", "it's", "$HOME", "a;b", "x==1"]
+                .map(String::from)
+                .to_vec(),
+        };
+        let shown = step.to_string();
+        assert_eq!(
+            shown,
+            "'/home/me/my data/venv/bin/python' -m pip \"it's\" '$HOME' 'a;b' 'x==1'"
+        );
+        let mut words = vec![step.program.display().to_string()];
+        words.extend(step.args);
+        assert_eq!(shlex::split(&shown), Some(words));
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use rustix::process::{kill_process_group, Pid, Signal};
 use tokio::process::{Child, Command};
 
 use crate::watchdog::Watchdog;
@@ -39,9 +40,9 @@ impl ProcessGroup {
     /// Sends SIGKILL to every process in the group (harmless if they are all gone).
     pub fn kill(&self) {
         if self.pgid > 0 && !self.retired.load(Ordering::SeqCst) {
-            // SAFETY: killpg has no memory-safety preconditions; a stale group id yields ESRCH.
-            unsafe {
-                libc::killpg(self.pgid, libc::SIGKILL);
+            // A stale group id yields ESRCH, which is no concern here.
+            if let Some(pgid) = Pid::from_raw(self.pgid) {
+                let _ = kill_process_group(pgid, Signal::KILL);
             }
         }
     }
@@ -114,18 +115,17 @@ impl ProcessGroup {
 
 #[cfg(target_os = "linux")]
 fn set_parent_death_signal(cmd: &mut Command) {
-    // SAFETY: getpid is async-signal-safe and has no preconditions.
-    let parent = unsafe { libc::getpid() };
-    // SAFETY: the closure runs between fork and exec and only calls async-signal-safe functions
-    // (prctl, getppid, _exit).
+    use rustix::process::{getpid, getppid, set_parent_process_death_signal};
+    let parent = getpid();
+    // SAFETY: the closure runs between fork and exec and only makes system calls (prctl,
+    // getppid), which allocate nothing and take no lock.
     unsafe {
         cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            // The parent may have died before prctl took effect.
-            if libc::getppid() != parent {
-                libc::_exit(1);
+            set_parent_process_death_signal(Some(Signal::KILL))?;
+            // The parent may have died before prctl took effect: then the child does not run
+            // (an error here makes it exit at once).
+            if getppid() != Some(parent) {
+                return Err(rustix::io::Errno::SRCH.into());
             }
             Ok(())
         });

@@ -266,10 +266,11 @@ fn start(root: &Path, key: &DaemonKey) -> anyhow::Result<Child> {
     if let Some(file) = crate::workspace::extra_config_file() {
         command.arg("--config").arg(file);
     }
-    // SAFETY: setsid is async-signal-safe and touches no memory of this process.
+    // SAFETY: the closure runs between fork and exec and only makes a system call (setsid),
+    // which allocates nothing and takes no lock.
     unsafe {
         command.pre_exec(|| {
-            libc::setsid();
+            let _ = rustix::process::setsid();
             Ok(())
         });
     }

@@ -32,8 +32,7 @@ pub fn log_dir_from(state: Option<&OsStr>, home: Option<&OsStr>) -> Option<PathB
 
 /// This user's id.
 pub fn uid() -> u32 {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    unsafe { libc::getuid() }
+    rustix::process::getuid().as_raw()
 }
 
 /// The runtime folder, made (0700) if missing; refused unless it belongs to this user and no

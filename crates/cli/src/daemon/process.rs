@@ -3,9 +3,11 @@
 //! `squiggle daemon run --key <that key>`, and the lock is held; and ending it.
 
 use std::io::Write;
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+use rustix::fs::{flock, FlockOperation};
+use rustix::process::{kill_process, Pid, Signal};
 
 use super::key::DaemonKey;
 use super::paths::uid;
@@ -49,11 +51,9 @@ pub fn of_key(dir: &Path, key: &DaemonKey) -> Option<DaemonProcess> {
 
 /// Whether someone holds the lock on the file (this process takes and drops it otherwise).
 fn is_held(lock: &std::fs::File) -> bool {
-    // SAFETY: flock on a descriptor owned by `lock`; no memory is involved.
-    let taken = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0;
+    let taken = flock(lock, FlockOperation::NonBlockingLockShared).is_ok();
     if taken {
-        // SAFETY: as above.
-        unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_UN) };
+        let _ = flock(lock, FlockOperation::Unlock);
     }
     !taken
 }
@@ -92,8 +92,8 @@ fn root_in_command(cmdline: &[u8], key: &str) -> Option<PathBuf> {
 /// when it has not exited within [`TERM_GRACE`]; returns whether it is gone. Its servers die
 /// with it (their parent-death signal).
 pub async fn end(pid: u32) -> bool {
-    signal(pid, libc::SIGTERM);
-    signal(pid, libc::SIGCONT);
+    signal(pid, Signal::TERM);
+    signal(pid, Signal::CONT);
     if exited_within(pid, TERM_GRACE).await {
         return true;
     }
@@ -102,18 +102,17 @@ pub async fn end(pid: u32) -> bool {
 
 /// SIGKILLs a daemon and waits briefly for it to be gone; returns whether it is.
 pub async fn kill(pid: u32) -> bool {
-    signal(pid, libc::SIGKILL);
+    signal(pid, Signal::KILL);
     exited_within(pid, KILL_LIMIT).await
 }
 
 /// Sends a signal to a process.
-fn signal(pid: u32, signal: libc::c_int) {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
+/// The pid was checked to be one of this user's squiggle daemons just before.
+fn signal(pid: u32, signal: Signal) {
+    let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
         return;
     };
-    // SAFETY: kill has no memory effects; the pid was checked to be one of this user's
-    // squiggle daemons just before.
-    unsafe { libc::kill(pid, signal) };
+    let _ = kill_process(pid, signal);
 }
 
 /// Waits until a process is gone, for at most `limit`; returns whether it is.

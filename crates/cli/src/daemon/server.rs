@@ -5,7 +5,6 @@
 //! its servers die with it (and with a SIGKILL, through their parent-death signal and the
 //! watchdog).
 
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -499,8 +498,8 @@ async fn take_lock(path: &Path, socket: &Path) -> anyhow::Result<Option<std::fs:
     loop {
         let file = open_private(path, &mut options)
             .with_context(|| format!("cannot open {}", path.display()))?;
-        // SAFETY: flock on a descriptor this function owns; no memory is involved.
-        let taken = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+        let taken =
+            rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok();
         // The lock holds only if the name still stands for the file locked: a daemon that
         // exits removes its lock file before it lets go of it.
         if taken && still_named(&file, path) {
