@@ -1,10 +1,15 @@
 //! A compact unified diff of an [`EditPlan`]: changed lines only (no context), per file, capped
 //! with counts of what was left out.
 
+use std::time::{Duration, Instant};
+
+use similar::{Algorithm, DiffTag};
+
 use super::workspace_edit::{EditPlan, FileChange};
 
-/// Past this many differences between two texts the diff shows them as replaced whole.
-const MAX_DIFFERENCES: usize = 1_000;
+/// How long one line diff may take: past it, the diff still turns the old text into the new
+/// one but may not be the shortest (a huge file rewritten whole costs no more than this).
+const DIFF_TIME: Duration = Duration::from_millis(200);
 
 /// One step of a line diff.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,95 +31,24 @@ fn lines(text: &str) -> Vec<&str> {
     lines
 }
 
-/// A shortest line diff of `a` and `b` (Myers), the common ends taken off first; past
-/// [`MAX_DIFFERENCES`] the middle is shown as removed then added.
+/// A shortest line diff of `a` and `b` (Myers', in linear space, by `similar`), as steps over
+/// both texts in order; past [`DIFF_TIME`], a correct one that may be longer.
 fn diff(a: &[&str], b: &[&str]) -> Vec<Step> {
-    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    let suffix = a[prefix..]
-        .iter()
-        .rev()
-        .zip(b[prefix..].iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
-    let (mid_a, mid_b) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
-    let mut steps: Vec<Step> = (0..prefix).map(|i| Step::Same(i, i)).collect();
-    let middle = myers(mid_a, mid_b).unwrap_or_else(|| {
-        (0..mid_a.len())
-            .map(Step::Removed)
-            .chain((0..mid_b.len()).map(Step::Added))
-            .collect()
-    });
-    steps.extend(middle.into_iter().map(|step| match step {
-        Step::Same(x, y) => Step::Same(x + prefix, y + prefix),
-        Step::Removed(x) => Step::Removed(x + prefix),
-        Step::Added(y) => Step::Added(y + prefix),
-    }));
-    let (old_end, new_end) = (a.len() - suffix, b.len() - suffix);
-    steps.extend((0..suffix).map(|i| Step::Same(old_end + i, new_end + i)));
-    steps
-}
-
-/// Myers' shortest edit script, or None past [`MAX_DIFFERENCES`].
-fn myers(a: &[&str], b: &[&str]) -> Option<Vec<Step>> {
-    let (n, m) = (a.len() as isize, b.len() as isize);
-    let max = (n + m) as usize;
-    let offset = max as isize + 1;
-    let mut v = vec![0isize; 2 * max + 3];
-    let mut trace: Vec<Vec<isize>> = Vec::new();
-    let at = |k: isize| (k + offset) as usize;
-    for d in 0..=max.min(MAX_DIFFERENCES) as isize {
-        trace.push(v.clone());
-        for k in (-d..=d).step_by(2) {
-            let mut x = if k == -d || (k != d && v[at(k - 1)] < v[at(k + 1)]) {
-                v[at(k + 1)]
-            } else {
-                v[at(k - 1)] + 1
-            };
-            let mut y = x - k;
-            while x < n && y < m && a[x as usize] == b[y as usize] {
-                x += 1;
-                y += 1;
-            }
-            v[at(k)] = x;
-            if x >= n && y >= m {
-                return Some(backtrack(&trace, n, m, d, offset));
-            }
-        }
-    }
-    None
-}
-
-/// The steps of the path Myers found, from the saved frontiers.
-fn backtrack(trace: &[Vec<isize>], n: isize, m: isize, end: isize, offset: isize) -> Vec<Step> {
-    let at = |k: isize| (k + offset) as usize;
+    let deadline = Instant::now() + DIFF_TIME;
+    let ops = similar::capture_diff_slices_deadline(Algorithm::Myers, a, b, Some(deadline));
     let mut steps = Vec::new();
-    let (mut x, mut y) = (n, m);
-    for d in (0..=end).rev() {
-        let v = &trace[d as usize];
-        let k = x - y;
-        let prev_k = if k == -d || (k != d && v[at(k - 1)] < v[at(k + 1)]) {
-            k + 1
-        } else {
-            k - 1
-        };
-        let prev_x = v[at(prev_k)];
-        let prev_y = prev_x - prev_k;
-        while x > prev_x && y > prev_y {
-            steps.push(Step::Same((x - 1) as usize, (y - 1) as usize));
-            x -= 1;
-            y -= 1;
-        }
-        if d > 0 {
-            if x == prev_x {
-                steps.push(Step::Added((y - 1) as usize));
-            } else {
-                steps.push(Step::Removed((x - 1) as usize));
+    for op in ops {
+        let (tag, old, new) = op.as_tag_tuple();
+        match tag {
+            DiffTag::Equal => steps.extend(old.zip(new).map(|(x, y)| Step::Same(x, y))),
+            DiffTag::Delete => steps.extend(old.map(Step::Removed)),
+            DiffTag::Insert => steps.extend(new.map(Step::Added)),
+            DiffTag::Replace => {
+                steps.extend(old.map(Step::Removed));
+                steps.extend(new.map(Step::Added));
             }
         }
-        x = prev_x;
-        y = prev_y;
     }
-    steps.reverse();
     steps
 }
 
@@ -325,7 +259,7 @@ mod tests {
     }
 
     #[test]
-    fn myers_agrees_with_the_texts() {
+    fn every_diff_turns_the_old_text_into_the_new() {
         // Every diff, replayed, turns the old text into the new one.
         let pairs = [
             ("a\nb\nc\nd\ne\n", "a\nx\nc\ny\ne\nf\n"),
@@ -344,6 +278,25 @@ mod tests {
                 .collect();
             assert_eq!(rebuilt, b, "{before:?} -> {after:?}");
         }
+    }
+
+    #[test]
+    fn a_huge_rewrite_is_diffed_within_its_time_and_still_right() {
+        let before: String = (0..40_000).map(|i| format!("old {i}\n")).collect();
+        let after: String = (0..40_000).map(|i| format!("new {i}\n")).collect();
+        let started = Instant::now();
+        let (hunks, added, removed) = hunks(&before, &after);
+        assert!(
+            started.elapsed() < DIFF_TIME * 10,
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!((added, removed), (40_000, 40_000));
+        assert_eq!(
+            hunks.len(),
+            80_001,
+            "one hunk: its heading, every old line, every new one"
+        );
     }
 
     #[test]
