@@ -80,7 +80,7 @@ async fn a_changed_signature_names_the_importers_it_broke_and_nothing_that_was_b
     assert!(
         feedback
             .text
-            .contains("LSP errors detected in other files:\n<diagnostics file=\"report.py\">\nNEW ERROR [7:15]"),
+            .contains("LSP errors detected in other files:\nreport.py:\nNEW 7:15 "),
         "{}",
         feedback.text
     );
@@ -132,7 +132,7 @@ fn a_hook_with_the_hosts_original_names_the_importer_an_edit_broke_on_a_cold_run
     assert_eq!(answer["decision"], "block", "{answer}");
     let reason = answer["reason"].as_str().unwrap();
     assert!(
-        reason.contains("LSP errors detected in other files:\n<diagnostics file=\"src/user.ts\">\nNEW ERROR [4:34] Property 'age' does not exist on type 'User'."),
+        reason.contains("LSP errors detected in other files:\nsrc/user.ts:\nNEW 4:34 Property 'age' does not exist on type 'User'."),
         "{reason}"
     );
     squiggle_tests::assert_no_process_in(&project);

@@ -85,7 +85,7 @@ pub fn render_marked_block(
 
 /// The line a model reads for a file that was not checked:
 /// `LSP did not check <file>, so its errors are unknown: <reason>` (no newline; plain text,
-/// outside any `<diagnostics>` block, so nothing is escaped but control characters).
+/// on a line of its own, so nothing is escaped but control characters).
 pub fn not_checked_note(file: &str, reason: &str) -> String {
     format!(
         "LSP did not check {}, so its errors are unknown: {}",
