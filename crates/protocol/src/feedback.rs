@@ -238,7 +238,7 @@ mod tests {
         let text = render_feedback_marked("a.ts", &[], &others, &Caps::default(), &new);
         assert!(
             text.ends_with(
-                "<diagnostics file=\"f05.ts\">\nNEW ERROR [1:1] e1\n</diagnostics>\n\
+                "f05.ts:\nNEW 1:1 e1\n\
                             ... and 8 more files with new errors: f06.ts, f07.ts, f08.ts, f09.ts, \
                             f10.ts, f11.ts, f12.ts, f13.ts"
             ),

@@ -56,12 +56,15 @@ fn read_text(text: &str, file: &str) -> Seen {
             }
             continue;
         }
-        if let Some(rest) = line.strip_prefix("<diagnostics file=\"") {
-            current = rest.split('"').next().map(str::to_owned);
+        if line.starts_with("LSP ") || line.is_empty() {
+            current = None;
             continue;
         }
-        if line.starts_with("</diagnostics>") {
-            current = None;
+        // A file's block starts with its path and a colon on a line of its own.
+        if place_of(line).is_none() && !line.starts_with("... and ") {
+            current = line
+                .strip_suffix(':')
+                .map(|path| path.trim_matches('"').to_owned());
             continue;
         }
         let Some(name) = &current else { continue };
@@ -83,11 +86,11 @@ fn read_text(text: &str, file: &str) -> Seen {
     seen
 }
 
-/// The `[line:col]` of a diagnostic line.
+/// The `line:col` a diagnostic line starts with (after a `NEW ` mark).
 fn place_of(line: &str) -> Option<(u64, u64)> {
-    let open = line.find('[')?;
-    let close = open + line[open..].find(']')?;
-    let (l, c) = line[open + 1..close].split_once(':')?;
+    let line = line.strip_prefix("NEW ").unwrap_or(line);
+    let (place, _) = line.split_once(' ')?;
+    let (l, c) = place.split_once(':')?;
     Some((l.parse().ok()?, c.parse().ok()?))
 }
 
@@ -99,9 +102,9 @@ mod tests {
     #[test]
     fn a_block_gives_the_files_places_and_a_note_says_not_checked() {
         let text = "LSP did not check a.py, so its errors are unknown: x timed out\n\
-                    LSP errors detected in this file, please fix:\n<diagnostics file=\"a.py\">\n\
-                    NEW ERROR [3:5] bad [x] (E1)\nERROR [9:1] old (E2)\n... and 2 more\n</diagnostics>\n\n\
-                    LSP errors detected in other files:\n<diagnostics file=\"b.py\">\nNEW ERROR [1:2] m (E3)\n</diagnostics>\n\
+                    LSP errors detected in this file, please fix:\na.py:\n\
+                    NEW 3:5 bad [x] (E1)\n9:1 old 1:1 (E2)\n... and 2 more\n\n\
+                    LSP errors detected in other files:\nb.py:\nNEW 1:2 m (E3)\nc d.py:\n4:4 warning: w\n\
                     ... and 2 more files with new errors: c.py, d.py";
         let answer = serde_json::json!({"decision": "block", "reason": text}).to_string();
         let seen = read(&answer, "a.py").unwrap();
@@ -109,6 +112,7 @@ mod tests {
         assert_eq!(seen.file, BTreeSet::from([(3, 5), (9, 1)]));
         assert!(seen.capped);
         assert_eq!(seen.others["b.py"], BTreeSet::from([(1, 2)]));
+        assert_eq!(seen.others["c d.py"], BTreeSet::from([(4, 4)]));
         assert!(seen.names("b.py") && seen.names("c.py") && seen.names("d.py"));
         assert!(!seen.names("e.py"));
         assert_eq!(read("", "a.py").unwrap(), Seen::default());
