@@ -1,11 +1,12 @@
-//! The files that import a file: a reverse-import index of the workspace's TypeScript,
-//! JavaScript and Python files, kept between calls and brought up to date at each one by the
-//! files' size and modification time (a file is read again only when those changed). What
-//! each language's imports name is in `importers/scan`.
+//! The files that import a file, directly or through others: a reverse-import index of the
+//! workspace's TypeScript, JavaScript and Python files, kept between calls and brought up to
+//! date at each one by the files' size and modification time (a file is read again only when
+//! those changed, and who-imports-what is made again only then). What each language's imports
+//! name is in `importers/scan`.
 
 mod scan;
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -31,30 +32,48 @@ struct Indexed {
 #[derive(Debug, Default)]
 pub(crate) struct Importers {
     files: HashMap<PathBuf, Indexed>,
+    /// Who imports what, made again when a file changed.
+    reverse: Option<Reverse>,
+}
+
+/// The importers of each import target.
+#[derive(Debug, Default)]
+struct Reverse {
+    /// A script import's key (see `scan::script_key`) -> the files that import it.
+    scripts: HashMap<PathBuf, BTreeSet<PathBuf>>,
+    /// A Python module's dotted name -> the files that import it.
+    modules: HashMap<String, BTreeSet<PathBuf>>,
+    /// Each Python file's module name.
+    module_of: HashMap<PathBuf, String>,
 }
 
 impl Importers {
-    /// The workspace files under `root` that import `target`, at most `limit`: the direct
-    /// importers (in path order), then the importers of those among them that pass its names
-    /// on (a script's `export ... from`, a Python package's `__init__`). Blocking: it walks the
-    /// workspace.
+    /// The workspace files under `root` that import `target`, directly or through files that
+    /// do (types flow on: a broken interface breaks what extends it, and what uses that), the
+    /// nearest first (breadth first, each level in path order), at most `limit`. Blocking: it
+    /// walks the workspace.
     pub(crate) fn of(&mut self, root: &Path, target: &Path, limit: usize) -> Vec<PathBuf> {
         if limit == 0 || scan::lang_of(target).is_none() {
             return Vec::new();
         }
         self.refresh(root);
-        let direct = self.direct(target);
-        let mut found: Vec<PathBuf> = direct.iter().map(|(path, _)| path.clone()).collect();
-        let mut seen: HashSet<PathBuf> = found.iter().cloned().collect();
-        seen.insert(target.to_path_buf());
-        for (passer, _) in direct.iter().filter(|(_, passes_on)| *passes_on) {
-            for (path, _) in self.direct(passer) {
-                if seen.insert(path.clone()) {
-                    found.push(path);
+        let Some(reverse) = &self.reverse else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        let mut seen: HashSet<PathBuf> = HashSet::from([target.to_path_buf()]);
+        let mut queue = VecDeque::from([target.to_path_buf()]);
+        while let Some(next) = queue.pop_front() {
+            for importer in reverse.direct(&next) {
+                if seen.insert(importer.clone()) {
+                    found.push(importer.clone());
+                    if found.len() == limit {
+                        return found;
+                    }
+                    queue.push_back(importer);
                 }
             }
         }
-        found.truncate(limit);
         found
     }
 
@@ -63,7 +82,9 @@ impl Importers {
         let (paths, _) =
             squiggle_config::files_under(root, MAX_FILES, &|path| scan::lang_of(path).is_some());
         let present: HashSet<&PathBuf> = paths.iter().collect();
+        let known = self.files.len();
         self.files.retain(|path, _| present.contains(path));
+        let mut changed = self.files.len() != known;
         for path in &paths {
             let Ok(meta) = std::fs::metadata(path) else {
                 continue;
@@ -92,67 +113,76 @@ impl Importers {
                 imports,
             };
             self.files.insert(path.clone(), indexed);
+            changed = true;
+        }
+        if changed || self.reverse.is_none() {
+            self.reverse = Some(Reverse::of(&self.files));
         }
     }
+}
 
-    /// The files that import `target` directly, in path order, each with whether it passes
-    /// the imported names on.
-    fn direct(&self, target: &Path) -> Vec<(PathBuf, bool)> {
-        let Some(lang) = scan::lang_of(target) else {
-            return Vec::new();
+impl Reverse {
+    /// Who imports what, from every file's imports.
+    fn of(files: &HashMap<PathBuf, Indexed>) -> Self {
+        let is_package = |dir: &Path| {
+            files.contains_key(&dir.join("__init__.py"))
+                || files.contains_key(&dir.join("__init__.pyi"))
         };
-        let mut found = BTreeSet::new();
-        match lang {
-            Lang::Script => {
-                for (path, indexed) in &self.files {
-                    if indexed.lang != Lang::Script || path == target {
-                        continue;
-                    }
-                    let mut names = false;
-                    let mut passes_on = false;
+        let mut reverse = Reverse::default();
+        for (path, indexed) in files {
+            match indexed.lang {
+                Lang::Script => {
                     for import in &indexed.imports {
-                        if let Import::Relative { spec, reexport } = import {
-                            if scan::script_names(path, spec, target) {
-                                names = true;
-                                passes_on |= *reexport;
-                            }
+                        if let Import::Relative(spec) = import {
+                            let key = scan::script_key(path, spec);
+                            reverse.scripts.entry(key).or_default().insert(path.clone());
                         }
                     }
-                    if names {
-                        found.insert((path.clone(), passes_on));
-                    }
                 }
-            }
-            Lang::Python => {
-                let is_package = |dir: &Path| {
-                    self.files.contains_key(&dir.join("__init__.py"))
-                        || self.files.contains_key(&dir.join("__init__.pyi"))
-                };
-                let Some(wanted) = scan::module_name(target, &is_package) else {
-                    return Vec::new();
-                };
-                for (path, indexed) in &self.files {
-                    if indexed.lang != Lang::Python || path == target {
-                        continue;
-                    }
+                Lang::Python => {
                     let Some(module) = scan::module_name(path, &is_package) else {
                         continue;
                     };
                     let package = path.file_stem().is_some_and(|stem| stem == "__init__");
-                    let names = indexed.imports.iter().any(|import| match import {
-                        Import::Module { level, name, names } => {
-                            scan::python_targets((&module, package), *level, name, names)
-                                .contains(&wanted)
+                    for import in &indexed.imports {
+                        if let Import::Module { level, name, names } = import {
+                            for target in
+                                scan::python_targets((&module, package), *level, name, names)
+                            {
+                                reverse
+                                    .modules
+                                    .entry(target)
+                                    .or_default()
+                                    .insert(path.clone());
+                            }
                         }
-                        Import::Relative { .. } => false,
-                    });
-                    if names {
-                        found.insert((path.clone(), package));
                     }
+                    reverse.module_of.insert(path.clone(), module);
                 }
             }
         }
-        found.into_iter().collect()
+        reverse
+    }
+
+    /// The files that import `target` directly, in path order.
+    fn direct(&self, target: &Path) -> Vec<PathBuf> {
+        let found: BTreeSet<&PathBuf> = match scan::lang_of(target) {
+            Some(Lang::Script) => (scan::script_keys(target).iter())
+                .filter_map(|key| self.scripts.get(key))
+                .flatten()
+                .collect(),
+            Some(Lang::Python) => (self.module_of.get(target))
+                .and_then(|module| self.modules.get(module))
+                .into_iter()
+                .flatten()
+                .collect(),
+            None => BTreeSet::new(),
+        };
+        found
+            .into_iter()
+            .filter(|path| *path != target)
+            .cloned()
+            .collect()
     }
 }
 
@@ -174,7 +204,7 @@ mod tests {
     }
 
     #[test]
-    fn script_importers_come_first_then_those_of_a_file_that_re_exports() {
+    fn the_direct_importers_come_first_then_theirs() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         write(root, "src/util.ts", "export const x = 1;\n");

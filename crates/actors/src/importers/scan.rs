@@ -36,14 +36,8 @@ pub(crate) fn lang_of(path: &Path) -> Option<Lang> {
 /// One import read from a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Import {
-    /// A script specifier that starts with `./` or `../`, as written; `reexport` when the
-    /// statement is an `export ... from` (the importing file passes the names on).
-    Relative {
-        /// The specifier.
-        spec: String,
-        /// Whether the file re-exports what it imports.
-        reexport: bool,
-    },
+    /// A script specifier that starts with `./` or `../`, as written.
+    Relative(String),
     /// A Python module: `level` leading dots (0: absolute) and the dotted name after them
     /// (empty for `from . import x`), with the names imported from it (`from m import a, b`:
     /// each may be a submodule).
@@ -69,15 +63,10 @@ pub(crate) fn imports(lang: Lang, text: &str) -> Vec<Import> {
 fn script_imports(text: &str) -> Vec<Import> {
     let bytes = text.as_bytes();
     let mut found = Vec::new();
-    // The statement keyword seen last: `export` makes a following `from` a re-export.
-    let mut exporting = false;
     let mut i = 0;
     while i < bytes.len() {
         let word_start = i == 0 || !is_word(bytes[i - 1]);
         if !word_start || !bytes[i].is_ascii_alphabetic() {
-            if bytes[i] == b';' {
-                exporting = false;
-            }
             i += 1;
             continue;
         }
@@ -85,9 +74,6 @@ fn script_imports(text: &str) -> Vec<Import> {
             .find(|&j| !is_word(bytes[j]))
             .unwrap_or(bytes.len());
         let word = &text[i..end];
-        if word == "export" {
-            exporting = true;
-        }
         if matches!(word, "from" | "import" | "require") {
             let mut j = end;
             while j < bytes.len() && bytes[j].is_ascii_whitespace() {
@@ -101,16 +87,9 @@ fn script_imports(text: &str) -> Vec<Import> {
             }
             if let Some(spec) = quoted_at(text, j) {
                 if spec.starts_with("./") || spec.starts_with("../") {
-                    found.push(Import::Relative {
-                        spec: spec.to_owned(),
-                        reexport: word == "from" && exporting,
-                    });
+                    found.push(Import::Relative(spec.to_owned()));
                 }
-                exporting = false;
             }
-        }
-        if word == "import" {
-            exporting = false;
         }
         i = end;
     }
@@ -215,7 +194,7 @@ fn normalize(path: &Path) -> PathBuf {
 
 /// What a script specifier resolves to, without its extension: `./x.js`, `./x` and `./x.ts`
 /// from the same folder all name `<folder>/x`.
-fn script_key(importer: &Path, spec: &str) -> PathBuf {
+pub(crate) fn script_key(importer: &Path, spec: &str) -> PathBuf {
     let base = normalize(&importer.parent().unwrap_or(Path::new("")).join(spec));
     strip_script_extension(&base)
 }
@@ -234,13 +213,22 @@ fn strip_script_extension(path: &Path) -> PathBuf {
     }
 }
 
-/// Whether a script import of `importer` names `target`: the same path without extension, or
-/// the folder whose `index` file `target` is.
-pub(crate) fn script_names(importer: &Path, spec: &str, target: &Path) -> bool {
-    let key = script_key(importer, spec);
-    let target = strip_script_extension(target);
-    key == target
-        || (target.file_name().is_some_and(|name| name == "index") && target.parent() == Some(&key))
+/// The keys a script file is imported by (see [`script_key`]): its path without extension,
+/// and for an `index` file also its folder.
+pub(crate) fn script_keys(target: &Path) -> Vec<PathBuf> {
+    let key = strip_script_extension(target);
+    let mut keys = Vec::new();
+    if key.file_name().is_some_and(|name| name == "index") {
+        keys.extend(key.parent().map(Path::to_path_buf));
+    }
+    keys.push(key);
+    keys
+}
+
+/// Whether a script import of `importer` names `target`.
+#[cfg(test)]
+fn script_names(importer: &Path, spec: &str, target: &Path) -> bool {
+    script_keys(target).contains(&script_key(importer, spec))
 }
 
 /// A Python file's module name, from its package chain: the folders above it that hold an
@@ -308,11 +296,8 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    fn relative(spec: &str, reexport: bool) -> Import {
-        Import::Relative {
-            spec: spec.into(),
-            reexport,
-        }
+    fn relative(spec: &str) -> Import {
+        Import::Relative(spec.into())
     }
 
     #[test]
@@ -332,15 +317,15 @@ import type { T } from "./types"
         assert_eq!(
             script_imports(text),
             vec![
-                relative("./a", false),
-                relative("../lib/b.js", false),
-                relative("./side-effect", false),
-                relative("./c", true),
-                relative("./d", true),
-                relative("./f", false),
-                relative("./g", false),
-                relative("./h", false),
-                relative("./types", false),
+                relative("./a"),
+                relative("../lib/b.js"),
+                relative("./side-effect"),
+                relative("./c"),
+                relative("./d"),
+                relative("./f"),
+                relative("./g"),
+                relative("./h"),
+                relative("./types"),
             ]
         );
     }

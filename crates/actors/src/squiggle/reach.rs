@@ -1,7 +1,8 @@
 //! Where an edit reached beyond its file: the errors it caused in other files.
 //!
 //! Two sources, for two kinds of server:
-//! - **The files that import the edited one** (`importers`: TypeScript, JavaScript, Python).
+//! - **The files that import the edited one**, directly or through others (`importers`:
+//!   TypeScript, JavaScript, Python), the nearest first.
 //!   Their servers report on open files only, so these are checked twice: before the edit
 //!   reaches the servers (the servers still hold the file's text from before it: the text
 //!   synced last, or the host's copy of the original, synced first) and after. An error there
