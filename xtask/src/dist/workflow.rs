@@ -1,0 +1,39 @@
+//! The release workflow (`.github/workflows/release.yml`) checked with actionlint, pinned from
+//! PyPI into the packaging tools' venv: `cargo xtask test` runs it, so that a workflow that
+//! only runs on a tag is not first found broken on the tag.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{bail, Context};
+
+/// Runs actionlint on every workflow file; fails with its findings.
+pub fn check(workspace: &Path) -> anyhow::Result<()> {
+    let bin = super::tools(workspace)?;
+    let workflows = workspace.join(".github").join("workflows");
+    let mut files: Vec<_> = std::fs::read_dir(&workflows)
+        .with_context(|| format!("cannot read {}", workflows.display()))?
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| {
+            path.extension()
+                .is_some_and(|ext| ext == "yml" || ext == "yaml")
+        })
+        .collect();
+    files.sort();
+    eprintln!("xtask: actionlint on {} workflow file(s)", files.len());
+    let output = Command::new(bin.join("actionlint"))
+        .arg("-no-color")
+        .args(&files)
+        .current_dir(workspace)
+        .output()
+        .context("cannot run actionlint")?;
+    if !output.status.success() {
+        bail!(
+            "actionlint found problems in the workflows ({}):\n{}{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    Ok(())
+}
