@@ -7,9 +7,11 @@
 //! - `targets`: the platforms squiggle ships for and their npm package names.
 //! - `npm`: the launcher and platform packages, staged and packed with npm.
 //! - `check`: installs what was built into a fresh venv and a fresh npm prefix and runs it.
+//! - `crates`: the crates as `cargo package` makes them for crates.io.
 //! - `workflow`: actionlint on the release workflow.
 
 mod check;
+mod crates;
 mod npm;
 pub mod targets;
 pub mod workflow;
@@ -103,6 +105,8 @@ pub fn run(
     }
     if check {
         check::run(workspace, &built)?;
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+        crates::check(workspace, &cargo)?;
     }
     Ok(())
 }
@@ -112,11 +116,12 @@ fn report(file: &Path) -> anyhow::Result<()> {
     let size = std::fs::metadata(file)
         .with_context(|| format!("{} is missing", file.display()))?
         .len();
-    println!(
-        "{} ({:.1} MiB)",
-        file.display(),
-        size as f64 / (1024.0 * 1024.0)
-    );
+    let size = if size < 1024 * 1024 {
+        format!("{:.1} KiB", size as f64 / 1024.0)
+    } else {
+        format!("{:.1} MiB", size as f64 / (1024.0 * 1024.0))
+    };
+    println!("{} ({size})", file.display());
     Ok(())
 }
 

@@ -97,7 +97,8 @@ struct DistArgs {
     #[arg(long)]
     dev: bool,
     /// Then install the wheel into a fresh venv and the npm packages into a fresh prefix, from
-    /// the local files, and run `squiggle --version` and a check of examples/demo through each.
+    /// the local files, and run `squiggle --version` and a check of examples/demo through each;
+    /// and `cargo package` the crates (without compiling them).
     #[arg(long)]
     check: bool,
     /// Build nothing: pack the npm packages (the launcher, and a platform package for each

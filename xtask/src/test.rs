@@ -1,6 +1,7 @@
 //! `cargo xtask test`: install what the tests need (the matrix's servers too, the agent hosts,
 //! and a rust-analyzer built once), then run every test; then build, install and run the pip
-//! and npm packages (`dist --dev --check`), lint the release workflow, and type-check for macOS.
+//! and npm packages and package the crates (`dist --dev --check`), lint the release workflow,
+//! and type-check for macOS.
 
 use std::path::Path;
 use std::process::Command;
@@ -67,7 +68,8 @@ pub fn run(workspace: &Path, extra: &[String]) -> anyhow::Result<()> {
     // The agent loop's regression: 3 seeded edits per real project against its batch checker.
     crate::bench::agent_loop::regression(workspace)?;
     // The packages people install without a Rust toolchain, from the dev build just made (no
-    // second build), installed afresh and run; and the release workflow that builds them all.
+    // second build), installed afresh and run, and the crates packaged; and the release
+    // workflow that builds them all.
     dist::run(workspace, dist::Profile::Dev, true, &[])?;
     dist::workflow::check(workspace)?;
     check_macos(workspace, &cargo)

@@ -165,8 +165,8 @@ fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-/// Runs `command`, failing with its stderr unless it succeeds.
-fn command_ok(command: &mut Command) -> anyhow::Result<()> {
+/// Runs `command`, failing with its output unless it succeeds.
+pub(super) fn command_ok(command: &mut Command) -> anyhow::Result<()> {
     let output = command
         .output()
         .with_context(|| format!("cannot run {command:?}"))?;

@@ -99,7 +99,7 @@ pub fn pack(
         std::fs::write(
             folder.join("README.md"),
             format!(
-                "# {}\n\nThe squiggle binary for {}. Install [{LAUNCHER}](https://www.npmjs.com/package/{LAUNCHER}), which runs it.\n",
+                "# {}\n\nThe squiggle binary for {}. Install {LAUNCHER}, which runs it.\n",
                 target.package(),
                 target.title
             ),

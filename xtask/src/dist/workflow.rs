@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 
 /// Runs actionlint on every workflow file; fails with its findings.
 pub fn check(workspace: &Path) -> anyhow::Result<()> {
@@ -21,19 +21,11 @@ pub fn check(workspace: &Path) -> anyhow::Result<()> {
         .collect();
     files.sort();
     eprintln!("xtask: actionlint on {} workflow file(s)", files.len());
-    let output = Command::new(bin.join("actionlint"))
-        .arg("-no-color")
-        .args(&files)
-        .current_dir(workspace)
-        .output()
-        .context("cannot run actionlint")?;
-    if !output.status.success() {
-        bail!(
-            "actionlint found problems in the workflows ({}):\n{}{}",
-            output.status,
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    Ok(())
+    super::check::command_ok(
+        Command::new(bin.join("actionlint"))
+            .arg("-no-color")
+            .args(&files)
+            .current_dir(workspace),
+    )
+    .context("actionlint found problems in the workflows")
 }
