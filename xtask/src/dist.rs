@@ -93,7 +93,6 @@ pub fn run(
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         let out = out_dir(workspace).join("npm");
-        std::fs::create_dir_all(&out)?;
         for tarball in npm::pack(workspace, &out, VERSION, &binaries)? {
             report(&tarball)?;
         }
@@ -137,12 +136,7 @@ pub fn build(workspace: &Path, profile: Profile) -> anyhow::Result<Built> {
     let out = out_dir(workspace);
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     // Only this build's wheel stays, so that the one found below is it.
-    for entry in std::fs::read_dir(&out)? {
-        let path = entry?.path();
-        if path.extension().is_some_and(|ext| ext == "whl") {
-            std::fs::remove_file(&path)?;
-        }
-    }
+    remove_files(&out, "whl")?;
     let mut maturin = Command::new(bin.join("maturin"));
     maturin
         .args(["build", "--out"])
@@ -172,14 +166,18 @@ pub fn build(workspace: &Path, profile: Profile) -> anyhow::Result<Built> {
             Profile::Release => "release",
         })
         .join("squiggle");
-    let npm_out = out.join("npm");
-    std::fs::create_dir_all(&npm_out)?;
-    for entry in std::fs::read_dir(&npm_out)? {
+    let npm = npm::pack(workspace, &out.join("npm"), VERSION, &[(target, binary)])?;
+    Ok(Built { wheel, npm })
+}
+
+/// Removes the files in `dir` whose name ends in `.ext` (an earlier build's packages).
+fn remove_files(dir: &Path, ext: &str) -> anyhow::Result<()> {
+    for entry in std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))? {
         let path = entry?.path();
-        if path.extension().is_some_and(|ext| ext == "tgz") {
-            std::fs::remove_file(&path)?;
+        if path.extension().is_some_and(|found| found == ext) {
+            std::fs::remove_file(&path)
+                .with_context(|| format!("cannot remove {}", path.display()))?;
         }
     }
-    let npm = npm::pack(workspace, &npm_out, VERSION, &[(target, binary)])?;
-    Ok(Built { wheel, npm })
+    Ok(())
 }

@@ -67,14 +67,17 @@ pub fn platform_manifest(target: &Target, version: &str) -> Value {
     manifest
 }
 
-/// Stages and packs the launcher and one platform package per `(target, binary)` into `out`;
-/// returns the tarballs, the launcher's first.
+/// Stages and packs the launcher and one platform package per `(target, binary)` into `out`,
+/// in place of the tarballs there; returns them, the launcher's first.
 pub fn pack(
     workspace: &Path,
     out: &Path,
     version: &str,
     binaries: &[(&Target, PathBuf)],
 ) -> anyhow::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    // Only these tarballs stay beside the stage.
+    super::remove_files(out, "tgz")?;
     let stage = out.join("stage");
     if stage.exists() {
         std::fs::remove_dir_all(&stage)
