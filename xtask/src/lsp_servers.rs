@@ -156,7 +156,7 @@ pub fn install(workspace: &Path) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     install_npm(&dir, NPM_PACKAGES)?;
     install_npm(&typescript_7_dir(workspace), NPM_TYPESCRIPT_7)?;
-    install_pip(&dir)?;
+    install_pip(&dir, PIP_PACKAGES)?;
     Ok(bin_dirs(workspace))
 }
 
@@ -202,13 +202,16 @@ pub fn install_npm(dir: &Path, packages: &[&str]) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn install_pip(dir: &Path) -> anyhow::Result<()> {
+/// Installs the PyPI `packages` into a virtual environment at `dir/venv` (once: a stamp file
+/// records what is there).
+pub fn install_pip(dir: &Path, packages: &[&str]) -> anyhow::Result<()> {
     let stamp = dir.join(".pip-installed");
-    let wanted = PIP_PACKAGES.join(" ");
+    let wanted = packages.join(" ");
     if std::fs::read_to_string(&stamp).is_ok_and(|s| s == wanted) {
         return Ok(());
     }
     eprintln!("xtask: installing {wanted} (pip) into {}", dir.display());
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let venv = dir.join("venv");
     let python = venv.join("bin").join("python");
     if !python.exists() {
@@ -229,7 +232,7 @@ fn install_pip(dir: &Path) -> anyhow::Result<()> {
             "--quiet",
             "--disable-pip-version-check",
         ])
-        .args(PIP_PACKAGES)
+        .args(packages)
         .status()
         .context("cannot run pip in the virtual environment")?;
     if !status.success() {

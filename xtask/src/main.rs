@@ -9,6 +9,8 @@
 //! - `test [ARGS]...`: installs what the tests need and runs every test.
 //! - `loop-check`: the agent loop's regression (3 seeded edits per real project against its
 //!   batch checker), which `test` runs last.
+//! - `dist [--dev] [--check] [--binary TARGET=PATH]...`: the PyPI wheel and the npm packages
+//!   for this machine, into `target/dist/` (see docs/install.md).
 //! - `bench [--quick]`: end-to-end benchmarks against the floor, a minimal raw LSP client.
 //! - `bench-run [--quick] [--load-only] [--daemon-only] [--fleet] [--loop] [--server LABEL]`:
 //!   the measurements `bench` runs with release binaries.
@@ -19,12 +21,14 @@
 //! - `lsp_servers`: the real servers the tests use, installed from npm and PyPI.
 //! - `rust_analyzer`: rust-analyzer built once from crates.io into a cache folder.
 //! - `agent_hosts`: the pinned agent hosts (Claude Code, Gemini CLI) installed from npm.
-//! - `demo`, `test`, `bench`: the tasks of the same names.
+//! - `demo`, `test`, `bench`, `dist`: the tasks of the same names (`dist/` holds the package
+//!   targets, the npm packages, their install check and the release workflow's actionlint).
 //! - `layout`: the test that each crate's Layout names every module it declares.
 
 mod agent_hosts;
 mod bench;
 mod demo;
+mod dist;
 mod fake_server;
 #[cfg(test)]
 mod layout;
@@ -61,6 +65,9 @@ enum Task {
     /// The agent loop's regression alone (the last step of `test`): 3 seeded edits per real
     /// project through the debug build's hook, against each project's batch checker.
     LoopCheck,
+    /// Build the PyPI wheel (squiggle-lsp) and the npm packages (@squiggle-dev/squiggle and this
+    /// machine's platform package) into target/dist/: squiggle without a Rust toolchain.
+    Dist(DistArgs),
     /// Install the real language servers into target/lsp-servers/.
     InstallServers(InstallArgs),
     /// Install the pinned agent hosts (Claude Code, Gemini CLI) into target/agent-hosts/;
@@ -80,6 +87,24 @@ struct TestArgs {
         value_name = "CARGO_TEST_ARGS"
     )]
     cargo_test: Vec<String>,
+}
+
+/// Arguments of `dist`.
+#[derive(Debug, Args)]
+struct DistArgs {
+    /// Build with the dev profile (unoptimised, and no second build after `cargo build`: what
+    /// `cargo xtask test` packages) instead of release (optimised and stripped).
+    #[arg(long)]
+    dev: bool,
+    /// Then install the wheel into a fresh venv and the npm packages into a fresh prefix, from
+    /// the local files, and run `squiggle --version` and a check of examples/demo through each;
+    /// `cargo package` the crates (without compiling them); and lint the release workflow.
+    #[arg(long)]
+    check: bool,
+    /// Build nothing: pack the npm packages (the launcher, and a platform package for each
+    /// binary given) from binaries built elsewhere, as the release workflow does.
+    #[arg(long = "binary", value_name = "TARGET=PATH", conflicts_with_all = ["dev", "check"])]
+    binaries: Vec<String>,
 }
 
 /// Arguments of `bench`.
@@ -175,6 +200,16 @@ fn main() -> anyhow::Result<()> {
         }
         Task::Demo => demo::run(&workspace_root()?),
         Task::LoopCheck => bench::agent_loop::regression(&workspace_root()?),
+        Task::Dist(args) => dist::run(
+            &workspace_root()?,
+            if args.dev {
+                dist::Profile::Dev
+            } else {
+                dist::Profile::Release
+            },
+            args.check,
+            &args.binaries,
+        ),
         Task::Test(args) => test::run(&workspace_root()?, &args.cargo_test),
         Task::Bench(args) => bench::run(&workspace_root()?, args.quick),
         Task::BenchRun(args) => bench::measure(

@@ -1,12 +1,14 @@
 //! `cargo xtask test`: install what the tests need (the matrix's servers too, the agent hosts,
-//! and a rust-analyzer built once), then run every test.
+//! and a rust-analyzer built once), then run every test; then build, install and run the pip
+//! and npm packages, package the crates and lint the release workflow (`dist --dev --check`),
+//! and type-check for macOS.
 
 use std::path::Path;
 use std::process::Command;
 
 use anyhow::{bail, Context};
 
-use crate::{agent_hosts, lsp_servers, rust_analyzer};
+use crate::{agent_hosts, dist, lsp_servers, rust_analyzer};
 
 /// Installs the test language servers and runs `cargo test` for the whole workspace, with the
 /// servers on PATH and the fake server located for the tests; extra args go to `cargo test`.
@@ -65,6 +67,10 @@ pub fn run(workspace: &Path, extra: &[String]) -> anyhow::Result<()> {
     report_matrix_skips(workspace)?;
     // The agent loop's regression: 3 seeded edits per real project against its batch checker.
     crate::bench::agent_loop::regression(workspace)?;
+    // The packages people install without a Rust toolchain, from the dev build just made (no
+    // second build), installed afresh and run; the crates packaged; and the release workflow
+    // that builds them all, linted.
+    dist::run(workspace, dist::Profile::Dev, true, &[])?;
     check_macos(workspace, &cargo)
 }
 

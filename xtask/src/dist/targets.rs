@@ -1,0 +1,186 @@
+//! The platforms squiggle ships packages for: the Rust target each is built for and its npm
+//! platform package, with the `os`, `cpu` and `libc` values npm matches against the machine.
+//! `cargo xtask dist` builds the one it runs on; `.github/workflows/release.yml` builds them all.
+
+use std::process::Command;
+
+use anyhow::{bail, Context};
+
+/// The npm scope every package is published under.
+pub const SCOPE: &str = "@squiggle-dev";
+
+/// The npm package people install: the launcher (`packaging/npm/squiggle.js`).
+pub const LAUNCHER: &str = "@squiggle-dev/squiggle";
+
+/// The PyPI distribution (`pyproject.toml`; `squiggle` itself is taken on PyPI).
+pub const PYPI: &str = "squiggle-lsp";
+
+/// One platform squiggle ships a binary for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Target {
+    /// The Rust target triple it is built for.
+    pub rust: &'static str,
+    /// Node's `process.platform` there, npm's `os` field.
+    pub os: &'static str,
+    /// Node's `process.arch` there, npm's `cpu` field.
+    pub cpu: &'static str,
+    /// npm's `libc` field on Linux (`glibc` or `musl`).
+    pub libc: Option<&'static str>,
+    /// How the package describes it.
+    pub title: &'static str,
+}
+
+/// Every platform the release builds, in the order the launcher lists them.
+pub const TARGETS: &[Target] = &[
+    Target {
+        rust: "x86_64-unknown-linux-gnu",
+        os: "linux",
+        cpu: "x64",
+        libc: Some("glibc"),
+        title: "Linux x64 (glibc)",
+    },
+    Target {
+        rust: "x86_64-unknown-linux-musl",
+        os: "linux",
+        cpu: "x64",
+        libc: Some("musl"),
+        title: "Linux x64 (musl)",
+    },
+    Target {
+        rust: "aarch64-unknown-linux-gnu",
+        os: "linux",
+        cpu: "arm64",
+        libc: Some("glibc"),
+        title: "Linux arm64 (glibc)",
+    },
+    Target {
+        rust: "aarch64-unknown-linux-musl",
+        os: "linux",
+        cpu: "arm64",
+        libc: Some("musl"),
+        title: "Linux arm64 (musl)",
+    },
+    Target {
+        rust: "x86_64-apple-darwin",
+        os: "darwin",
+        cpu: "x64",
+        libc: None,
+        title: "macOS x64",
+    },
+    Target {
+        rust: "aarch64-apple-darwin",
+        os: "darwin",
+        cpu: "arm64",
+        libc: None,
+        title: "macOS arm64",
+    },
+];
+
+/// Platforms on paper only: no build and no npm package until squiggle runs there (Windows
+/// needs named pipes for the daemon's socket, job objects for process groups and the
+/// watchdog, and `.cmd` shims found on PATH; see docs/install.md).
+pub const PLANNED: &[(&str, &str)] = &[("x86_64-pc-windows-msvc", "@squiggle-dev/cli-win32-x64")];
+
+impl Target {
+    /// Its npm package, named the way the launcher derives it from `process.platform`,
+    /// `process.arch` and the C library: `@squiggle-dev/cli-linux-x64-musl`.
+    pub fn package(&self) -> String {
+        let musl = if self.libc == Some("musl") {
+            "-musl"
+        } else {
+            ""
+        };
+        format!("{SCOPE}/cli-{}-{}{musl}", self.os, self.cpu)
+    }
+}
+
+/// The target named `rust`, if squiggle ships for it.
+pub fn find(rust: &str) -> anyhow::Result<&'static Target> {
+    if let Some(target) = TARGETS.iter().find(|target| target.rust == rust) {
+        return Ok(target);
+    }
+    match PLANNED.iter().find(|(planned, _)| *planned == rust) {
+        Some((_, package)) => bail!(
+            "squiggle does not run on {rust} yet, so there is no {package} to build (see docs/install.md)"
+        ),
+        None => bail!(
+            "squiggle ships no package for {rust} (the targets are: {})",
+            TARGETS
+                .iter()
+                .map(|target| target.rust)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// The target of this machine's Rust toolchain (`rustc -vV`'s host).
+pub fn host() -> anyhow::Result<&'static Target> {
+    let out = Command::new("rustc")
+        .arg("-vV")
+        .output()
+        .context("cannot run rustc -vV")?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let host = text
+        .lines()
+        .find_map(|line| line.strip_prefix("host: "))
+        .context("rustc -vV names no host")?;
+    find(host.trim())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn package_names_follow_the_launchers_rule() {
+        let names: Vec<_> = TARGETS.iter().map(Target::package).collect();
+        assert_eq!(
+            names,
+            [
+                "@squiggle-dev/cli-linux-x64",
+                "@squiggle-dev/cli-linux-x64-musl",
+                "@squiggle-dev/cli-linux-arm64",
+                "@squiggle-dev/cli-linux-arm64-musl",
+                "@squiggle-dev/cli-darwin-x64",
+                "@squiggle-dev/cli-darwin-arm64",
+            ]
+        );
+        // The launcher builds the same name from Node's platform, arch and C library.
+        let launcher = include_str!("../../../packaging/npm/squiggle.js");
+        assert!(launcher.contains("`@squiggle-dev/cli-${process.platform}-${process.arch}${libc}`"));
+        assert!(launcher.contains("\"-musl\""));
+    }
+
+    #[test]
+    fn finds_a_target_and_refuses_an_unknown_one() {
+        assert_eq!(find("aarch64-apple-darwin").unwrap().title, "macOS arm64");
+        let err = find("x86_64-pc-windows-msvc").unwrap_err().to_string();
+        assert!(
+            err.contains("does not run on x86_64-pc-windows-msvc yet"),
+            "{err}"
+        );
+        let err = find("riscv64gc-unknown-linux-gnu").unwrap_err().to_string();
+        assert!(
+            err.contains("no package for riscv64gc-unknown-linux-gnu"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_release_workflow_builds_every_target() {
+        let workflow = include_str!("../../../.github/workflows/release.yml");
+        for target in TARGETS {
+            assert!(
+                workflow.contains(target.rust),
+                "release.yml does not build {}",
+                target.rust
+            );
+        }
+        for (rust, _) in PLANNED {
+            assert!(workflow.contains(rust), "release.yml does not list {rust}");
+        }
+    }
+}
