@@ -145,7 +145,7 @@ pub fn measure(
         return self::fleet_only(&plan, &squiggle, &xtask, &dir);
     }
     if loop_only {
-        return self::loop_only(&plan, workspace, &squiggle, &dir);
+        return self::loop_only(&plan, workspace, &squiggle, &dir, only_server);
     }
     if only_load {
         return load_only(&plan, &squiggle, &xtask, &dir, ruff);
@@ -354,12 +354,20 @@ fn real_servers_and_projects(
     Ok(())
 }
 
-/// `bench-run --loop`: the agent loop on each real project (20 edits, 5 with `--quick`), with
+/// `bench-run --loop [--server LABEL]`: the agent loop on each real project (those whose label
+/// starts with LABEL; 20 edits, 5 with `--quick`), with
 /// the other-files search and without it (the edited file alone, for comparison); the rows
 /// and the targets go to target/bench/loop-report.json.
-fn loop_only(plan: &Plan, workspace: &Path, squiggle: &Path, dir: &Path) -> anyhow::Result<()> {
+fn loop_only(
+    plan: &Plan,
+    workspace: &Path,
+    squiggle: &Path,
+    dir: &Path,
+    only: Option<&str>,
+) -> anyhow::Result<()> {
     let edits = if plan.quick { 5 } else { 20 };
-    let (projects, notes) = agent_loop::projects(workspace, dir);
+    let (mut projects, notes) = agent_loop::projects(workspace, dir);
+    projects.retain(|project| only.is_none_or(|only| project.label.starts_with(only)));
     let mut rows = Vec::new();
     let mut targets = Vec::new();
     for project in &projects {

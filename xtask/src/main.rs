@@ -137,7 +137,8 @@ struct BenchRunArgs {
     #[arg(long = "loop", conflicts_with_all = ["load_only", "daemon_only", "fleet"])]
     agent_loop: bool,
     /// Only the real server whose label starts with LABEL (`rust-analyzer`, `pyright`...):
-    /// its cold and warm rows against the floor and its project's false cleans.
+    /// its cold and warm rows against the floor and its project's false cleans; with
+    /// `--loop`, the projects whose label starts with LABEL (`isort`, `fp-ts`...).
     #[arg(long, value_name = "LABEL", conflicts_with_all = ["load_only", "daemon_only", "fleet"])]
     server: Option<String>,
 }

@@ -182,10 +182,10 @@ pub fn run(
         super::fixture::link_modules(&root, modules)?;
     }
     if !dependents {
-        let mut toml = std::fs::OpenOptions::new()
-            .append(true)
-            .open(root.join("squiggle.toml"))?;
-        writeln!(toml, "max_dependent_files = 0")?;
+        // A top-level key: before the copy's `[servers.*]` tables.
+        let toml = root.join("squiggle.toml");
+        let tables = std::fs::read_to_string(&toml)?;
+        std::fs::write(&toml, format!("max_dependent_files = 0\n{tables}"))?;
     }
     let hook = Hook::new(squiggle, &root, &copy)?;
     let result = edit_loop(project, &root, &hook, plan);
