@@ -485,13 +485,25 @@ fn malformed_input_says_why_on_one_stderr_line() {
 }
 
 #[test]
-fn an_invalid_configuration_does_not_break_the_host() {
+fn an_invalid_configuration_does_not_break_the_host_and_is_no_clean_edit() {
     let ws = workspace();
     ws.write("squiggle.toml", "settle_ms = \"soon\"\n");
 
     let run = hook(&ws.root, "claude-code", &claude_edit(&ws, "a.fake"));
 
-    assert_silent(&run, "invalid squiggle.toml");
+    // The edit goes through (exit 0, no block), and the model reads that it was not checked.
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let answer: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let note = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        note.starts_with("LSP did not check ")
+            && note.contains("a.fake, so its errors are unknown: ")
+            && note.contains("squiggle.toml:1:"),
+        "{note}"
+    );
+    assert_eq!(answer.get("decision"), None, "{answer}");
     assert!(
         run.stderr.starts_with("squiggle hook claude-code: ")
             && run.stderr.contains("squiggle.toml:1:"),

@@ -91,8 +91,19 @@ async fn answer(host: Host) -> anyhow::Result<String> {
     let Some(request) = host.parse(&input).context("ignored")? else {
         return Ok(String::new());
     };
-    let Some((root, config, file)) = workspace_of(&request)? else {
-        return Ok(String::new());
+    let (root, config, file) = match workspace_of(&request) {
+        Ok(Some(found)) => found,
+        Ok(None) => return Ok(String::new()),
+        // A configuration that does not load: the edit goes through, but the model is told
+        // its file was not checked (a broken squiggle.toml must not pass for a clean edit);
+        // the person reads it on stderr too.
+        Err(err) if err.downcast_ref::<squiggle_config::ConfigError>().is_some() => {
+            eprintln!("squiggle hook {}: {err:#}", host.name());
+            let file = request.file.display();
+            let note = format!("LSP did not check {file}, so its errors are unknown: {err:#}");
+            return Ok(host.render(&Finding::Note(note)));
+        }
+        Err(err) => return Err(err),
     };
     let prior = (request.prior.as_ref()).and_then(|prior| text_before(prior, &file));
     let check = CheckRequest {
