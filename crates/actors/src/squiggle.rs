@@ -563,6 +563,11 @@ impl Squiggle {
         (self.check_in_turn(ticket, path, None, Saved::IfOnDisk, Duration::ZERO)).await;
     }
 
+    /// [`Squiggle::close_file`] for each of `paths`, together.
+    async fn close_files(&self, paths: &[&Path]) {
+        futures::future::join_all(paths.iter().map(|path| self.close_file(path))).await;
+    }
+
     /// Sends `didClose` for a file to its running servers, which then forget its text.
     pub async fn close_file(&self, path: impl AsRef<Path>) {
         let (path, _) = self.locate(path.as_ref());
@@ -681,9 +686,20 @@ impl Squiggle {
         let mut except: Vec<&Path> = importers.iter().map(PathBuf::as_path).collect();
         except.push(path);
         self.sync_disk(&except).await;
+        // The importers this search opens are closed again while the edited file is checked,
+        // and after: a server re-analyses every open file a change reaches, and the edit's own
+        // answer must not wait for theirs (nor every later edit's).
+        let opened_here: Vec<&Path> = {
+            let held = lock(&self.inner.held);
+            (importers.iter())
+                .filter(|path| !held.contains_key(*path))
+                .map(PathBuf::as_path)
+                .collect()
+        };
         let before = self
             .before_edit(prior_ticket, &located, prior, &importers)
             .await;
+        self.close_files(&opened_here).await;
         let epoch = self.epoch().await;
         let held_before = lock(&self.inner.held).get(&located).copied();
         let check = (self.check_in_turn(ticket, path, text, Saved::IfOnDisk, Duration::ZERO)).await;
@@ -712,6 +728,7 @@ impl Squiggle {
                 let paths: Vec<&PathBuf> = before.importers.iter().map(|(path, _)| path).collect();
                 let after = self.check_files_for_feedback(&paths).await;
                 self.remember_importers(&paths, changes, &after);
+                self.close_files(&opened_here).await;
                 after
             }
         };
