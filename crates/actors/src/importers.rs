@@ -171,7 +171,9 @@ impl Reverse {
                 .filter_map(|key| self.scripts.get(key))
                 .flatten()
                 .collect(),
-            Some(Lang::Python) => (self.module_of.get(target))
+            Some(Lang::Python) => self
+                .module_of
+                .get(target)
                 .and_then(|module| self.modules.get(module))
                 .into_iter()
                 .flatten()
@@ -198,7 +200,8 @@ mod tests {
     }
 
     fn names(root: &Path, found: &[PathBuf]) -> Vec<String> {
-        (found.iter())
+        found
+            .iter()
             .map(|path| path.strip_prefix(root).unwrap().display().to_string())
             .collect()
     }

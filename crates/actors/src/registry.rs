@@ -285,8 +285,10 @@ impl Servers {
             Acquire::Answer(reply, acquired) => return answer(reply, acquired),
             Acquire::Joined => return,
             Acquire::Broken(reply, reason) => {
-                let decision =
-                    (self.restarts.get(&key)).map_or(Decision::Start, |r| r.decide(restart, now));
+                let decision = self
+                    .restarts
+                    .get(&key)
+                    .map_or(Decision::Start, |r| r.decide(restart, now));
                 let reason = match decision {
                     Decision::Start => {
                         restarting = true;
@@ -324,8 +326,12 @@ impl Servers {
                 .restarted(restart, now);
         }
         // Before the process exists, so that nothing it publishes is taken for the dead one's.
-        let one_list =
-            (self.args.config.servers.get(&key.id)).is_some_and(|spec| spec.tsserver_pull);
+        let one_list = self
+            .args
+            .config
+            .servers
+            .get(&key.id)
+            .is_some_and(|spec| spec.tsserver_pull);
         let _ = self.args.diagnostics.cast(DiagnosticsMsg::ServerStarted {
             key: key.clone(),
             one_list,
@@ -381,7 +387,8 @@ impl Servers {
 
     /// The servers tried so far with this id (all when `None`), and their states.
     fn keys(&self, id: Option<&str>) -> Vec<(ServerKey, ServerState)> {
-        (self.entries.iter())
+        self.entries
+            .iter()
             .filter(|(key, _)| id.is_none_or(|id| key.id == id))
             .map(|(key, entry)| (key.clone(), self.status_of(key, entry).state))
             .collect()
@@ -579,7 +586,9 @@ impl Servers {
             stopping.push((key, server));
         }
         tokio::spawn(async move {
-            let stops = (stopping.iter()).map(|(_, server)| server.shutdown(SERVER_SHUTDOWN_LIMIT));
+            let stops = stopping
+                .iter()
+                .map(|(_, server)| server.shutdown(SERVER_SHUTDOWN_LIMIT));
             futures::future::join_all(stops).await;
             let _ = reply.send(stopping.into_iter().map(|(key, _)| key).collect());
         });
@@ -587,7 +596,9 @@ impl Servers {
 
     fn shutdown(&mut self, reply: RpcReplyPort<()>) {
         self.shutting_down = true;
-        let running: Vec<ServerHandle> = (self.entries.iter())
+        let running: Vec<ServerHandle> = self
+            .entries
+            .iter()
             .filter_map(|(_, entry)| match entry {
                 Entry::Starting { server, .. } | Entry::Active { server, .. } => {
                     Some(server.clone())
@@ -596,7 +607,9 @@ impl Servers {
             })
             .collect();
         tokio::spawn(async move {
-            let stops = (running.iter()).map(|server| server.shutdown(SERVER_SHUTDOWN_LIMIT));
+            let stops = running
+                .iter()
+                .map(|server| server.shutdown(SERVER_SHUTDOWN_LIMIT));
             futures::future::join_all(stops).await;
             let _ = reply.send(());
         });

@@ -378,7 +378,8 @@ impl Squiggle {
         let acquired = keys.into_iter().map(|key| self.acquire(key, started));
         let acquired = futures::future::join_all(acquired).await;
         ticket.turn().await;
-        let sent: Vec<_> = (acquired.into_iter())
+        let sent: Vec<_> = acquired
+            .into_iter()
             .map(|acquired| acquired.and_then(|ready| self.send(ready, &path, &text, saved)))
             .collect();
         // What the servers hold, noted before the turn passes on: the next check of the
@@ -480,7 +481,10 @@ impl Squiggle {
     /// Starts (without waiting for them) the servers for the languages found in the workspace,
     /// one per project root; a broken one is restarted if the restart policy allows it.
     pub async fn start_workspace_servers(&self) {
-        let keys: HashSet<ServerKey> = (self.workspace_samples().await.into_iter())
+        let keys: HashSet<ServerKey> = self
+            .workspace_samples()
+            .await
+            .into_iter()
             .map(|(key, _)| key)
             .collect();
         for key in keys {
@@ -560,7 +564,8 @@ impl Squiggle {
             return;
         }
         tracing::debug!(path = %path.display(), "changed on disk: synced again");
-        (self.check_in_turn(ticket, path, None, Saved::IfOnDisk, Duration::ZERO)).await;
+        self.check_in_turn(ticket, path, None, Saved::IfOnDisk, Duration::ZERO)
+            .await;
     }
 
     /// [`Squiggle::close_file`] for each of `paths`, together.
@@ -691,7 +696,8 @@ impl Squiggle {
         // answer must not wait for theirs (nor every later edit's).
         let opened_here: Vec<&Path> = {
             let held = lock(&self.inner.held);
-            (importers.iter())
+            importers
+                .iter()
                 .filter(|path| !held.contains_key(*path))
                 .map(PathBuf::as_path)
                 .collect()
@@ -702,7 +708,9 @@ impl Squiggle {
         self.close_files(&opened_here).await;
         let epoch = self.epoch().await;
         let held_before = lock(&self.inner.held).get(&located).copied();
-        let check = (self.check_in_turn(ticket, path, text, Saved::IfOnDisk, Duration::ZERO)).await;
+        let check = self
+            .check_in_turn(ticket, path, text, Saved::IfOnDisk, Duration::ZERO)
+            .await;
         // The same text as before: the edit changed nothing the importers could see.
         let unchanged =
             held_before.is_some() && check.text.as_deref().map(disk_stamps::hash_of) == held_before;
@@ -732,7 +740,7 @@ impl Squiggle {
                 after
             }
         };
-        let caused = (self.caused_elsewhere(&check, epoch, &before, &after)).await;
+        let caused = self.caused_elsewhere(&check, epoch, &before, &after).await;
         let others = match scope {
             Scope::Edit => caused.clone(),
             Scope::Write => {
@@ -797,7 +805,9 @@ impl Squiggle {
                         .map(|diagnostic| caused.contains(diagnostic))
                         .collect(),
                 ),
-                None => (shown.get(file)).map(|baseline| baseline.new_flags(diagnostics, None)),
+                None => shown
+                    .get(file)
+                    .map(|baseline| baseline.new_flags(diagnostics, None)),
             };
             if let Some(flags) = flags {
                 new.insert(file.clone(), flags);
@@ -838,7 +848,8 @@ impl Squiggle {
         }
         let limit = self.inner.config.max_file_bytes;
         let looked = tokio::task::spawn_blocking(move || {
-            (stamps.into_iter())
+            stamps
+                .into_iter()
                 .map(|(path, stamp)| {
                     let found = disk_stamps::look(&path, &stamp, limit);
                     (path, stamp, found)
@@ -926,7 +937,8 @@ impl Squiggle {
             if state != ServerState::Broken {
                 return (key, None);
             }
-            let acquired = (inner.registry)
+            let acquired = inner
+                .registry
                 .acquire(key.clone(), Restart::Explicit, limit)
                 .await;
             (key, Some(acquired))
@@ -937,7 +949,8 @@ impl Squiggle {
             .into_iter()
             .filter_map(|(key, attempt)| {
                 let root = paths::relative_to(&inner.workspace_root, &key.root);
-                let mut status = (statuses.iter())
+                let mut status = statuses
+                    .iter()
                     .find(|s| s.id == key.id && s.root == root)?
                     .clone();
                 match attempt {
@@ -957,7 +970,8 @@ impl Squiggle {
     /// Shuts every server down (gracefully, then by force) and stops the runtime.
     pub async fn shutdown(&self) {
         let inner = &self.inner;
-        (inner.registry)
+        inner
+            .registry
             .shutdown(Duration::from_secs(15), ASK_LIMIT)
             .await;
         let _ = inner.diagnostics.stop_and_wait(None, Some(ASK_LIMIT)).await;
@@ -1005,7 +1019,8 @@ impl Squiggle {
                 first_touch: false,
             }),
             None => {
-                (inner.registry)
+                inner
+                    .registry
                     .acquire(key.clone(), Restart::Automatic, first_touch_limit)
                     .await
             }
@@ -1047,7 +1062,9 @@ impl Squiggle {
         text: &Arc<str>,
         saved: bool,
     ) -> Result<Sent, Box<ServerOutcome>> {
-        let sync = (ready.server).sync(path.to_path_buf(), text.clone(), saved, ready.deadline);
+        let sync = ready
+            .server
+            .sync(path.to_path_buf(), text.clone(), saved, ready.deadline);
         match sync {
             Some(answer) => Ok(Sent { ready, answer }),
             // The reason comes with the answer (it takes asking the registry).
@@ -1123,7 +1140,10 @@ impl Squiggle {
     async fn with_reason(&self, mut outcome: ServerOutcome) -> ServerOutcome {
         let report = &outcome.report;
         if report.status == ServerState::Broken && report.reason.is_none() {
-            let reason = (self.status().await.into_iter())
+            let reason = self
+                .status()
+                .await
+                .into_iter()
                 .find(|s| s.id == report.id && s.root == report.root)
                 .and_then(|s| s.reason);
             outcome.report.reason =
@@ -1147,7 +1167,12 @@ impl Squiggle {
                 status,
                 reason,
                 basis: None,
-                required: (self.inner.config.servers.get(&key.id)).is_some_and(|s| s.required),
+                required: self
+                    .inner
+                    .config
+                    .servers
+                    .get(&key.id)
+                    .is_some_and(|s| s.required),
             },
             diagnostics: None,
             timed_out,

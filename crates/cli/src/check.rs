@@ -89,7 +89,9 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
 /// or `0`): a CI job leaves no daemon behind, unless `SQUIGGLE_NO_DAEMON=0` asks for one.
 fn one_shot_in_ci(ci: Option<OsString>, no_daemon: Option<OsString>) -> bool {
     let set = |value: &Option<OsString>| {
-        (value.as_deref()).is_some_and(|v| !v.is_empty() && v != "0" && v != "false")
+        value
+            .as_deref()
+            .is_some_and(|v| !v.is_empty() && v != "0" && v != "false")
     };
     let daemon_asked = no_daemon.as_deref().is_some_and(|v| v == "0");
     set(&ci) && !daemon_asked

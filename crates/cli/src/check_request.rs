@@ -89,8 +89,10 @@ pub struct CheckAnswer {
 /// Answers a check request with a running squiggle.
 pub async fn answer(squiggle: &Squiggle, request: &CheckRequest) -> anyhow::Result<CheckAnswer> {
     let files = &request.files;
-    let severities =
-        (request.severity.clone()).unwrap_or_else(|| squiggle.config().include_severities.clone());
+    let severities = request
+        .severity
+        .clone()
+        .unwrap_or_else(|| squiggle.config().include_severities.clone());
     let max_per_file = squiggle.config().max_diagnostics_per_file;
     let (first, rest) = files
         .split_first()
@@ -171,9 +173,9 @@ pub async fn answer(squiggle: &Squiggle, request: &CheckRequest) -> anyhow::Resu
 
 /// Whether a feedback shows errors (at `severities`) that its edit caused in other files.
 fn feedback_found(feedback: &Feedback, severities: &[Severity]) -> bool {
-    (feedback.others.iter()).any(|(file, diagnostics)| {
+    feedback.others.iter().any(|(file, diagnostics)| {
         let new = feedback.new.get(file);
-        (diagnostics.iter().enumerate()).any(|(i, diagnostic)| {
+        diagnostics.iter().enumerate().any(|(i, diagnostic)| {
             severities.contains(&diagnostic.severity)
                 && new.is_some_and(|flags| flags.get(i) == Some(&true))
         })
@@ -234,7 +236,10 @@ fn report_of(results: &[CheckResult], severities: &[Severity]) -> Report {
         for server in &result.servers {
             let key = (server.id.clone(), server.root.clone());
             // Over several files, a server's answers rest on the weakest basis among them.
-            let guessed = (servers.get(&key).and_then(|s| s.basis)).filter(|b| b.is_guess());
+            let guessed = servers
+                .get(&key)
+                .and_then(|s| s.basis)
+                .filter(|b| b.is_guess());
             let mut server = server.clone();
             if server.basis.is_some() && guessed.is_some() {
                 server.basis = guessed;

@@ -86,7 +86,11 @@ pub struct RestartArgs {
 /// not configured.
 pub async fn restart(args: RestartArgs) -> anyhow::Result<u8> {
     let (root, config) = args.workspace.load()?;
-    if let Some(id) = (args.server.as_deref()).filter(|id| !config.servers.contains_key(*id)) {
+    if let Some(id) = args
+        .server
+        .as_deref()
+        .filter(|id| !config.servers.contains_key(*id))
+    {
         eprintln!(
             "squiggle: no server `{id}` is configured for {}",
             root.display()
@@ -122,7 +126,9 @@ pub async fn restart(args: RestartArgs) -> anyhow::Result<u8> {
     for server in &servers {
         broken |= server.state == squiggle_protocol::ServerState::Broken;
         let pid = server.pid.map(|p| format!(", pid {p}")).unwrap_or_default();
-        let reason = (server.reason.as_deref())
+        let reason = server
+            .reason
+            .as_deref()
             .map(|r| format!(": {r}"))
             .unwrap_or_default();
         println!(

@@ -46,7 +46,8 @@ pub fn leave_out_optional(
     let mut servers = BTreeSet::new();
     let mut types = BTreeSet::new();
     let mut left_out = 0;
-    let kept = (files.into_iter())
+    let kept = files
+        .into_iter()
         .filter(|file| {
             let missing = config.only_missing_optional(file, &found);
             if missing.is_empty() {

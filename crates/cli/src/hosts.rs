@@ -201,14 +201,19 @@ fn edit_event(
     if found.event.as_deref().is_some_and(|name| name != event) {
         return Ok(None);
     }
-    let scope = (tools.iter()).find_map(|(name, scope)| (*name == found.tool).then_some(*scope));
+    let scope = tools
+        .iter()
+        .find_map(|(name, scope)| (*name == found.tool).then_some(*scope));
     Ok(scope.map(|scope| (found, scope)))
 }
 
 impl ToolEvent {
     /// The request for this event's `tool_input.<key>` path, with `scope`.
     fn request(self, key: &str, scope: Scope) -> Result<HookRequest, MalformedInput> {
-        let path = (self.input.get(key).and_then(Value::as_str))
+        let path = self
+            .input
+            .get(key)
+            .and_then(Value::as_str)
             .filter(|path| !path.is_empty())
             .ok_or_else(|| {
                 MalformedInput(format!(

@@ -58,7 +58,9 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let tools = (self.tools.tools())
+        let tools = self
+            .tools
+            .tools()
             .map(|tool| {
                 let schema = match (tool.schema)() {
                     Value::Object(map) => map,

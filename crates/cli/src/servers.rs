@@ -99,7 +99,8 @@ pub fn status(args: StatusArgs) -> anyhow::Result<u8> {
             let (rows, folded): (Vec<_>, Vec<_>) =
                 rows.into_iter().partition(|row| shown(&row.spec.id));
             write_rows(&mut out, &rows)?;
-            let file_types: BTreeMap<String, Chosen> = (file_types.into_iter())
+            let file_types: BTreeMap<String, Chosen> = file_types
+                .into_iter()
                 .filter(|(extension, _)| args.all || needs.file_types.contains(extension))
                 .collect();
             if !file_types.is_empty() {
@@ -211,7 +212,9 @@ fn standing(
 /// Each enabled server's command, found and probed, all at once.
 fn probe_all<'a>(config: &'a Config, root: &Path) -> HashMap<&'a str, Availability> {
     std::thread::scope(|scope| {
-        let probes: Vec<_> = (config.servers.values())
+        let probes: Vec<_> = config
+            .servers
+            .values()
             .filter(|spec| spec.enabled)
             .map(|spec| {
                 let probe = scope.spawn(move || Availability::of(spec, root));
@@ -382,7 +385,8 @@ impl WorkspaceNeeds {
     /// The missing servers `squiggle install` can install.
     pub fn installable(&self) -> Vec<String> {
         let installable = squiggle_config::install::installable();
-        (self.missing.iter())
+        self.missing
+            .iter()
             .filter(|(id, _)| installable.contains(&id.as_str()))
             .map(|(id, _)| id.clone())
             .collect()
@@ -391,7 +395,8 @@ impl WorkspaceNeeds {
     /// The missing servers `squiggle install` cannot install, with the command that does.
     pub fn manual(&self) -> Vec<(String, String)> {
         let installable = self.installable();
-        (self.missing.iter())
+        self.missing
+            .iter()
             .filter(|(id, _)| !installable.contains(id))
             .cloned()
             .collect()
@@ -431,7 +436,7 @@ impl WorkspaceNeeds {
 
     /// The `workspace` member of `squiggle status --format json`.
     fn to_json(&self) -> Value {
-        let missing: Vec<Value> = (self.missing.iter())
+        let missing: Vec<Value> = self.missing.iter()
             .map(|(id, hint)| {
                 json!({"id": id, "install_hint": hint, "optional": self.optional.contains(id)})
             })
@@ -682,7 +687,8 @@ mod tests {
             ),
         ]);
         let rows = rows(&config, &availability);
-        let row = (rows.iter())
+        let row = rows
+            .iter()
             .find(|r| r.spec.id == "typescript-native")
             .map(|r| (r.state, r.detail.clone()));
         assert_eq!(

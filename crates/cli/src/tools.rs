@@ -95,7 +95,7 @@ impl Toolbox {
             }
             ToolCall::References(args) => {
                 let (file, target) = (&args.at.file, args.at.target()?);
-                let answer = (squiggle)
+                let answer = squiggle
                     .find_references(file, target, args.include_declaration)
                     .await?;
                 let title = asked_title("references to", &squiggle.relative_path(file), &answer);

@@ -30,7 +30,8 @@ pub struct Baseline {
 impl Baseline {
     /// The baseline of `diagnostics` found in `text` (when known).
     pub fn of(diagnostics: &[Diagnostic], text: Option<&str>) -> Self {
-        let seen = (diagnostics.iter())
+        let seen = diagnostics
+            .iter()
             .map(|diag| Seen {
                 key: DeltaKey::of(diag),
                 line: diag.line,
@@ -50,7 +51,8 @@ impl Baseline {
             (Some(before), Some(after)) => after as i64 - before as i64,
             _ => 0,
         };
-        let texts: Vec<Option<String>> = (current.iter())
+        let texts: Vec<Option<String>> = current
+            .iter()
             .map(|diag| text.and_then(|text| line_text(text, diag.line)))
             .collect();
         let keys: Vec<DeltaKey> = current.iter().map(DeltaKey::of).collect();
@@ -66,8 +68,10 @@ impl Baseline {
                     text: texts[i].as_deref(),
                     shift,
                 };
-                let found = (self.seen.iter().enumerate())
-                    .find(|(j, old)| !used[*j] && old.key == keys[i] && pass.matches(old, &here));
+                let found =
+                    self.seen.iter().enumerate().find(|(j, old)| {
+                        !used[*j] && old.key == keys[i] && pass.matches(old, &here)
+                    });
                 if let Some((j, _)) = found {
                     used[j] = true;
                     new[i] = false;

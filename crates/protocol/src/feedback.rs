@@ -79,14 +79,17 @@ pub fn render_feedback_marked(
 ) -> String {
     let keep = |path: &str, diags: &'_ [Diagnostic]| -> Vec<(Diagnostic, bool)> {
         let flags = new.get(path).filter(|flags| flags.len() == diags.len());
-        (diags.iter().enumerate())
+        diags
+            .iter()
+            .enumerate()
             .filter(|(_, diag)| caps.include_severities.contains(&diag.severity))
             .map(|(i, diag)| (diag.clone(), flags.is_some_and(|flags| flags[i])))
             .collect()
     };
     let own = keep(file, diagnostics);
     let mut shown_files = vec![(file, own)];
-    let mut candidates: Vec<(&str, Vec<(Diagnostic, bool)>)> = (others.iter())
+    let mut candidates: Vec<(&str, Vec<(Diagnostic, bool)>)> = others
+        .iter()
         .filter(|(path, _)| *path != file)
         .map(|(path, diags)| (path.as_str(), keep(path, diags)))
         .filter(|(_, kept)| !kept.is_empty())
@@ -99,7 +102,10 @@ pub fn render_feedback_marked(
     let shown = allocate(&shown_files, caps);
     // Files with new errors that no block shows are named, so that no broken file goes
     // unmentioned.
-    let unshown = (shown_files.iter().zip(&shown).skip(1))
+    let unshown = shown_files
+        .iter()
+        .zip(&shown)
+        .skip(1)
         .filter(|(_, shown)| **shown == 0)
         .map(|((path, kept), _)| (*path, kept))
         .chain(cut.iter().map(|(path, kept)| (*path, kept)));
@@ -113,7 +119,10 @@ pub fn render_feedback_marked(
     if !own.is_empty() {
         sections.push(section(THIS_FILE_HEADER, &[block(own_file, own, shown[0])]));
     }
-    let blocks: Vec<String> = (shown_files.iter().zip(&shown).skip(1))
+    let blocks: Vec<String> = shown_files
+        .iter()
+        .zip(&shown)
+        .skip(1)
         .filter(|(_, shown)| **shown > 0)
         .map(|((path, kept), shown)| block(path, kept, *shown))
         .collect();
@@ -342,7 +351,8 @@ mod tests {
 
     /// The other-files text for `paths`, each with the one error `errors(1)` makes.
     fn one_error_each(paths: &[&str]) -> String {
-        let blocks: Vec<String> = (paths.iter())
+        let blocks: Vec<String> = paths
+            .iter()
             .map(|path| format!("{path}:\n1:1 e1"))
             .collect();
         format!(

@@ -24,9 +24,11 @@ pub struct FolderReport {
 impl FolderReport {
     /// The diagnostics at the severities of `caps`, files left without any dropped.
     pub fn kept(&self, caps: &Caps) -> BTreeMap<String, Vec<Diagnostic>> {
-        (self.files.iter())
+        self.files
+            .iter()
             .map(|(file, diagnostics)| {
-                let kept: Vec<Diagnostic> = (diagnostics.iter())
+                let kept: Vec<Diagnostic> = diagnostics
+                    .iter()
                     .filter(|d| caps.include_severities.contains(&d.severity))
                     .cloned()
                     .collect();

@@ -45,12 +45,14 @@ impl Outcome {
             .filter(|server| !answered(server, timed_out))
             .map(|server| problem(server, timed_out))
             .collect();
-        let unanswered: Vec<String> = (servers.iter())
+        let unanswered: Vec<String> = servers
+            .iter()
             .filter(|server| server.required && runs(server) && !answered(server, timed_out))
             .map(|server| problem(server, timed_out))
             .collect();
         if !unanswered.is_empty() {
-            let others: Vec<&str> = (servers.iter())
+            let others: Vec<&str> = servers
+                .iter()
                 .filter(|server| answered(server, timed_out))
                 .map(|server| server.id.as_str())
                 .collect();

@@ -101,7 +101,10 @@ pub fn parse_pull_answer(body: &[u8]) -> Result<(String, PullReport), serde_json
     let report = match (answer.result.kind.as_ref(), answer.result.result_id) {
         ("full", result_id) => PullReport::Full {
             result_id,
-            items: (answer.result.items.into_iter())
+            items: answer
+                .result
+                .items
+                .into_iter()
                 .map(WireDiagnostic::into_lsp)
                 .collect(),
         },

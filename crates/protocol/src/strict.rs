@@ -9,12 +9,13 @@ use serde_json::Value;
 pub fn first_null(value: &Value, at: &str) -> Option<String> {
     match value {
         Value::Null => Some(at.to_string()),
-        Value::Array(items) => {
-            (items.iter().enumerate()).find_map(|(i, item)| first_null(item, &format!("{at}[{i}]")))
-        }
-        Value::Object(fields) => {
-            (fields.iter()).find_map(|(name, field)| first_null(field, &format!("{at}.{name}")))
-        }
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, item)| first_null(item, &format!("{at}[{i}]"))),
+        Value::Object(fields) => fields
+            .iter()
+            .find_map(|(name, field)| first_null(field, &format!("{at}.{name}"))),
         _ => None,
     }
 }

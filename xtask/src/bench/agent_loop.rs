@@ -172,7 +172,9 @@ pub fn run(
     } else {
         "loop-edited-only"
     };
-    let name: String = (project.label.chars())
+    let name: String = project
+        .label
+        .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
         .collect();
     let copy = dir.join(format!("{variant}-{name}"));
@@ -238,7 +240,8 @@ fn judge_edit(
     seen: &block::Seen,
 ) {
     let in_file = |errors: &std::collections::BTreeSet<oracle::Place>, name: &str| {
-        (errors.iter())
+        errors
+            .iter()
             .filter(|(f, ..)| f == name)
             .map(|(_, l, c)| (*l, *c))
             .collect::<std::collections::BTreeSet<_>>()
@@ -250,7 +253,8 @@ fn judge_edit(
             .push(json!({"file": file, "kind": kind.name(), "what": what, "detail": detail}));
     };
     // Other files: new errors per the checker, and what the block named.
-    let broken: std::collections::BTreeSet<&String> = (after.difference(before))
+    let broken: std::collections::BTreeSet<&String> = after
+        .difference(before)
         .map(|(f, ..)| f)
         .filter(|f| *f != file)
         .collect();
@@ -320,8 +324,10 @@ fn judge_revert(
     let known =
         |name: &str, place: &(u64, u64)| baseline.contains(&(name.to_owned(), place.0, place.1));
     let stale_here = seen.file.iter().any(|place| !known(file, place));
-    let stale_elsewhere =
-        (seen.others.iter()).any(|(other, places)| places.iter().any(|place| !known(other, place)));
+    let stale_elsewhere = seen
+        .others
+        .iter()
+        .any(|(other, places)| places.iter().any(|place| !known(other, place)));
     if stale_here || stale_elsewhere {
         tally.stale_after_revert += 1;
         tally.misses.push(json!({
@@ -563,7 +569,10 @@ pub fn regression(workspace: &Path) -> anyhow::Result<()> {
                     started.elapsed().as_secs_f64()
                 );
                 failures.extend(
-                    (tally.failures().into_iter()).map(|f| format!("{}: {f}", project.label)),
+                    tally
+                        .failures()
+                        .into_iter()
+                        .map(|f| format!("{}: {f}", project.label)),
                 );
             }
             Err(err) => failures.push(format!("{}: {err:#}", project.label)),
@@ -586,7 +595,7 @@ mod tests {
     use super::*;
 
     fn places(list: &[(&str, u64, u64)]) -> BTreeSet<oracle::Place> {
-        (list.iter())
+        list.iter()
             .map(|(file, line, column)| (file.to_string(), *line, *column))
             .collect()
     }

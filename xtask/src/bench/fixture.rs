@@ -37,7 +37,7 @@ pub fn seed(file: &Path, (find, replace): (&str, &str)) -> anyhow::Result<()> {
 
 /// The configuration that turns these servers off.
 pub fn turned_off(ids: &[String]) -> String {
-    (ids.iter())
+    ids.iter()
         .map(|id| format!("[servers.{id}]\nenabled = false\n"))
         .collect()
 }

@@ -164,7 +164,9 @@ pub fn decide(version: i32, traits: Traits, seen: &Seen, now: Instant) -> Decisi
     let idle_since = |at: Instant| seen.idle_since.is_none_or(|idle| idle <= at);
     // Published while idle: a publish during work may be followed by another once the work
     // ends, and that case falls to the quiet time below.
-    let published_idle = (seen.push).is_some_and(|push| push.names(version) && idle_since(push.at));
+    let published_idle = seen
+        .push
+        .is_some_and(|push| push.names(version) && idle_since(push.at));
     if !seen.busy && !traits.pull && traits.stages == Stages::Once && published_idle {
         return after_the_check(traits, seen, now, Basis::Version);
     }

@@ -202,7 +202,9 @@ impl Said {
         Seen {
             push: self.push.as_ref().and_then(|p| p.since(after)),
             pull: self.pull.as_ref().and_then(|p| p.since(after)),
-            pull_failed: (self.pull_failed.as_ref())
+            pull_failed: self
+                .pull_failed
+                .as_ref()
                 .filter(|(v, _, epoch)| *epoch > after && *v == version)
                 .map(|(_, reason, _)| reason.clone()),
             ..Seen::default()
@@ -451,7 +453,9 @@ impl Store {
             }
         }
         self.files.retain(|_, said| !said.is_empty());
-        let mut gone: Vec<WaiterId> = (self.waiters.iter())
+        let mut gone: Vec<WaiterId> = self
+            .waiters
+            .iter()
             .filter(|(_, w)| matches!(&w.wait, Wait::File { key: k, .. } if *k == key))
             .map(|(id, _)| *id)
             .collect();
@@ -507,7 +511,9 @@ impl Store {
     pub fn timer_fired(&mut self, now: Instant) -> Steps {
         let mut steps = Steps::default();
         self.timer = None;
-        let mut due: Vec<WaiterId> = (self.waiters.iter())
+        let mut due: Vec<WaiterId> = self
+            .waiters
+            .iter()
             .filter(|(_, w)| w.recheck_at.is_some_and(|at| at <= now))
             .map(|(id, _)| *id)
             .collect();
@@ -527,7 +533,10 @@ impl Store {
 
     /// A file's diagnostics now, merged across servers.
     pub fn merged(&self, path: &Path) -> Vec<Diagnostic> {
-        let lists = (self.files.get(path).into_iter())
+        let lists = self
+            .files
+            .get(path)
+            .into_iter()
             .flat_map(|by_server| by_server.values().flat_map(Said::lists))
             .flat_map(|list| list.iter());
         merge::merge(lists)
@@ -579,7 +588,9 @@ impl Store {
 
     /// Looks at every wait on `key` (its work or its check changed).
     fn check_server_waits(&mut self, key: &ServerKey, now: Instant, steps: &mut Steps) {
-        let mut ids: Vec<WaiterId> = (self.waiters.iter())
+        let mut ids: Vec<WaiterId> = self
+            .waiters
+            .iter()
             .filter(|(_, w)| matches!(&w.wait, Wait::File { key: k, .. } if k == key))
             .map(|(id, _)| *id)
             .collect();
@@ -741,8 +752,9 @@ impl Store {
                     .and_then(|by_server| by_server.get(&key));
                 // Shared, not merged: the check merges every server's lists at once.
                 let lists = |checked: bool| -> Vec<List> {
-                    let lists =
-                        (said.into_iter()).flat_map(|said| said.lists_for(traits.check, checked));
+                    let lists = said
+                        .into_iter()
+                        .flat_map(|said| said.lists_for(traits.check, checked));
                     lists.cloned().collect()
                 };
                 Answer::File(match ending {

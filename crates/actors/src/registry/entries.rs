@@ -117,7 +117,8 @@ impl<S: Clone, W> Entries<S, W> {
             return None;
         };
         let (server, waiters) = (server.clone(), std::mem::take(waiters));
-        let answers = (waiters.into_iter())
+        let answers = waiters
+            .into_iter()
             .map(|waiter| {
                 let server = server.clone();
                 let ready = Answer::Ready {
@@ -140,7 +141,8 @@ impl<S: Clone, W> Entries<S, W> {
         let Some(Entry::Starting { waiters, .. }) = replaced else {
             return Vec::new();
         };
-        (waiters.into_iter())
+        waiters
+            .into_iter()
             .map(|waiter| {
                 let reason = reason.clone();
                 (waiter, Answer::Unusable { state, reason })

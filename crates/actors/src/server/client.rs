@@ -312,7 +312,8 @@ impl ClientContext {
                         })
                         .collect();
                     let server = Arc::new(self.server.clone());
-                    (self.watcher).register(self.key.clone(), server, registration.id, patterns);
+                    self.watcher
+                        .register(self.key.clone(), server, registration.id, patterns);
                 }
                 DocumentDiagnosticRequest::METHOD => {
                     self.server.pull_registered();
@@ -327,7 +328,7 @@ impl ClientContext {
     fn on_unregister(&self, unregistrations: Vec<Unregistration>) {
         for unregistration in unregistrations {
             if unregistration.method == DidChangeWatchedFiles::METHOD {
-                (self.watcher).unregister(self.key.clone(), unregistration.id);
+                self.watcher.unregister(self.key.clone(), unregistration.id);
             }
         }
     }

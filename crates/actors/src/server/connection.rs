@@ -72,7 +72,8 @@ impl Connection {
         request: NavRequest,
         reply: RpcReplyPort<Result<NavAnswer, RequestError>>,
     ) {
-        let held = (request.document())
+        let held = request
+            .document()
             .and_then(|uri| paths::uri_to_path(uri.as_str()))
             .map(PathBuf::from)
             .filter(|path| self.documents.contains_key(path));
@@ -400,7 +401,10 @@ impl Connection {
             ready,
         } = pull;
         let current = self.document_sync.get(&path).map(|doc| doc.version);
-        match (self.pull_state).on_answer(&path, current, version, attempt, answer) {
+        match self
+            .pull_state
+            .on_answer(&path, current, version, attempt, answer)
+        {
             PullStep::Ignore => {}
             PullStep::RetryAfter(delay, attempt) => {
                 myself.send_after(delay, move || ServerMsg::Pull { path, attempt });

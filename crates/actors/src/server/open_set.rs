@@ -75,7 +75,9 @@ impl OpenSet {
         if excess == 0 {
             return Vec::new();
         }
-        let victims: Vec<(u64, PathBuf)> = (self.by_use.iter())
+        let victims: Vec<(u64, PathBuf)> = self
+            .by_use
+            .iter()
             .filter(|(_, path)| self.slots.get(*path).is_some_and(|slot| slot.users == 0))
             .take(excess)
             .map(|(tick, path)| (*tick, path.clone()))

@@ -80,7 +80,7 @@ impl Busy {
 
     /// Whether `token` is one of the server's build checks.
     fn is_check(&self, token: &str) -> bool {
-        (self.check_prefix)
+        self.check_prefix
             .as_ref()
             .is_some_and(|prefix| token.starts_with(&**prefix))
     }

@@ -49,7 +49,9 @@ pub(crate) fn verdict(stamp: &Stamp, now: Now) -> Verdict {
     if now.len != stamp.len {
         return Verdict::Changed;
     }
-    let trusted = (now.modified.zip(stamp.modified))
+    let trusted = now
+        .modified
+        .zip(stamp.modified)
         .filter(|(now, then)| now == then)
         .and_then(|(modified, _)| modified.checked_add(TRUSTED_AGE))
         .is_some_and(|settled| settled < stamp.read_at);

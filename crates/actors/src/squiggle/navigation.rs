@@ -359,7 +359,8 @@ impl Squiggle {
                     file: relative.to_string(),
                     line: *line,
                 };
-                let line_text = (text.lines())
+                let line_text = text
+                    .lines()
                     .nth(line.saturating_sub(1) as usize)
                     .ok_or_else(no_identifier)?;
                 let snapped = snap_to_identifier(line_text, *column).ok_or_else(no_identifier)?;
@@ -434,7 +435,10 @@ impl Squiggle {
         let mut reasons = Vec::new();
         let mut declined = Vec::new();
         for key in keys {
-            let acquired = (self.inner.registry).acquire(key.clone(), Restart::Automatic, limit);
+            let acquired = self
+                .inner
+                .registry
+                .acquire(key.clone(), Restart::Automatic, limit);
             match acquired.await {
                 Some(Acquired::Ready { server, .. }) => {
                     let Some(info) = server.info(ASK_LIMIT).await else {
@@ -486,7 +490,9 @@ impl Squiggle {
     ) -> Option<Arc<str>> {
         let limit = Duration::from_millis(self.inner.config.first_touch_timeout_ms);
         let deadline = Instant::now() + limit;
-        let open = (server.server).open(path.to_path_buf(), text.clone(), deadline, ASK_LIMIT);
+        let open = server
+            .server
+            .open(path.to_path_buf(), text.clone(), deadline, ASK_LIMIT);
         match open.await?.ok()? {
             Opened::Already(text) => Some(text),
             Opened::Now(answer) => {
@@ -507,7 +513,11 @@ impl Squiggle {
 
     /// Notes that a server is busy (indexing, checking) now, so its answer may be incomplete.
     async fn note_busy(&self, server: &Ready, notes: &mut Vec<String>) {
-        let busy = (server.server.info(ASK_LIMIT).await).and_then(|info| info.busy);
+        let busy = server
+            .server
+            .info(ASK_LIMIT)
+            .await
+            .and_then(|info| info.busy);
         if let Some(doing) = busy {
             let note = format!(
                 "{} is busy ({doing}); results may be incomplete",

@@ -54,7 +54,8 @@ impl Squiggle {
             .await
             .unwrap_or_default();
         let config = &self.inner.config;
-        (found.into_iter())
+        found
+            .into_iter()
             .filter(|file| {
                 config
                     .servers_matching(file)
@@ -106,7 +107,10 @@ impl Squiggle {
             };
             if prior_known {
                 let answers = self.importers_now(importers).await;
-                before.importers = (importers.iter().cloned().zip(answers))
+                before.importers = importers
+                    .iter()
+                    .cloned()
+                    .zip(answers)
                     .filter(|(_, answer)| answer.outcome().is_checked())
                     .collect();
             }
@@ -123,19 +127,23 @@ impl Squiggle {
         let changes = self.changes();
         let mut known: Vec<Option<CheckResult>> = {
             let cache = lock(&self.inner.reach_known);
-            (importers.iter())
+            importers
+                .iter()
                 .map(|path| cache.get(path).filter(|(at, _)| *at == changes))
                 .map(|hit| hit.map(|(_, result)| result.clone()))
                 .collect()
         };
-        let unknown: Vec<&PathBuf> = (importers.iter().zip(&known))
+        let unknown: Vec<&PathBuf> = importers
+            .iter()
+            .zip(&known)
             .filter(|(_, hit)| hit.is_none())
             .map(|(path, _)| path)
             .collect();
         let mut checked = self.check_files_for_feedback(&unknown).await.into_iter();
         self.remember_importers(&unknown, changes, checked.as_slice());
         // One check per unknown importer, in order: each gap takes the next.
-        (known.iter_mut())
+        known
+            .iter_mut()
             .filter_map(|hit| hit.take().or_else(|| checked.next()))
             .collect()
     }
@@ -188,13 +196,18 @@ impl Squiggle {
         if !before.warm {
             return caused;
         }
-        let searched: HashSet<&str> = (before.importers.iter())
+        let searched: HashSet<&str> = before
+            .importers
+            .iter()
             .map(|(_, check)| check.file.as_str())
             .chain([edited.file.as_str()])
             .collect();
         // A build check publishes every file it found errors in, from the server's worker
         // threads, around its end: the store is read once they stopped coming.
-        let built = (edited.servers.iter()).any(|server| server.basis == Some(Basis::PullAndCheck));
+        let built = edited
+            .servers
+            .iter()
+            .any(|server| server.basis == Some(Basis::PullAndCheck));
         let now = match built {
             true => {
                 let wait = Duration::from_millis(self.inner.config.other_files_wait_ms);
@@ -223,7 +236,8 @@ impl Squiggle {
 /// The diagnostics of `now` that are not the same as one of `baseline`.
 fn only_new(baseline: &Baseline, now: &[Diagnostic], text: Option<&str>) -> Vec<Diagnostic> {
     let flags = baseline.new_flags(now, text);
-    (now.iter().zip(flags))
+    now.iter()
+        .zip(flags)
         .filter(|(_, new)| *new)
         .map(|(diagnostic, _)| diagnostic.clone())
         .collect()

@@ -25,11 +25,13 @@ impl SaidOnce {
     /// its id and a colon) that are news: those of servers already said to be unavailable this
     /// session are left out.
     pub(crate) fn news(&self, servers: &[ServerReport], missing: &[String]) -> Vec<String> {
-        let said_before: Vec<String> = (servers.iter())
+        let said_before: Vec<String> = servers
+            .iter()
             .filter(|server| !self.is_news(server))
             .map(|server| format!("{}:", server.id))
             .collect();
-        (missing.iter())
+        missing
+            .iter()
             .filter(|line| !said_before.iter().any(|id| line.starts_with(id)))
             .cloned()
             .collect()
@@ -41,7 +43,9 @@ impl Squiggle {
     /// for a server that is unavailable (so it is not repeated in every answer), every time
     /// for one that is broken or late.
     pub fn missing_news(&self, check: &CheckResult) -> Vec<String> {
-        (self.inner.said_once).news(&check.servers, check.outcome().missing())
+        self.inner
+            .said_once
+            .news(&check.servers, check.outcome().missing())
     }
 }
 

@@ -82,7 +82,8 @@ impl Squiggle {
         };
         let stopped = inner.registry.retire(unused, ASK_LIMIT).await;
         let mut last = lock(&inner.used.last);
-        let stopped = (stopped.into_iter())
+        let stopped = stopped
+            .into_iter()
             .map(|key| {
                 last.remove(&key);
                 let root = squiggle_protocol::paths::relative_to(&inner.workspace_root, &key.root);

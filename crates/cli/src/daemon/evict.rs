@@ -82,7 +82,9 @@ fn warm(dir: &Path, own: &str) -> Vec<Warm<Found>> {
     }
     let pids: Vec<u32> = found.iter().map(|(_, state, _)| state.pid).collect();
     let memory = memory::of_trees(&pids);
-    (found.into_iter().zip(memory))
+    found
+        .into_iter()
+        .zip(memory)
         .map(|((name, state, current), memory)| Warm {
             id: Found {
                 socket: dir.join(format!("{name}.sock")),

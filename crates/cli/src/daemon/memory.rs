@@ -13,7 +13,7 @@ pub fn of_tree(pid: u32) -> Option<u64> {
 /// [`of_tree`] of each pid, reading the process table once.
 pub fn of_trees(pids: &[u32]) -> Vec<Option<u64>> {
     let children = children_by_parent();
-    (pids.iter())
+    pids.iter()
         .map(|pid| {
             let mut total = rss(*pid)?;
             let mut stack: Vec<u32> = children.get(pid).cloned().unwrap_or_default();

@@ -37,7 +37,9 @@ impl Identity {
     /// none.
     pub fn of(path: &Path) -> Option<Self> {
         let meta = std::fs::metadata(path).ok()?;
-        let born_ns = (meta.created().ok())
+        let born_ns = meta
+            .created()
+            .ok()
             .and_then(|born| born.duration_since(std::time::UNIX_EPOCH).ok())
             .and_then(|since| u64::try_from(since.as_nanos()).ok());
         Some(Identity {
@@ -88,7 +90,8 @@ impl PathWatch {
             .ok()
             .and_then(|mut watcher| {
                 for folder in watched.iter().map(|w| &w.folder) {
-                    (watcher.watch(folder, RecursiveMode::NonRecursive))
+                    watcher
+                        .watch(folder, RecursiveMode::NonRecursive)
                         .inspect_err(failed)
                         .ok()?;
                 }

@@ -62,7 +62,8 @@ fn is_held(lock: &std::fs::File) -> bool {
 /// <key>`; `None` otherwise.
 fn daemon_root(pid: u32, key: &str) -> Option<PathBuf> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let real_uid: u32 = (status.lines())
+    let real_uid: u32 = status
+        .lines()
         .find_map(|line| line.strip_prefix("Uid:"))?
         .split_whitespace()
         .next()?

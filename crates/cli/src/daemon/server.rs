@@ -317,7 +317,11 @@ impl Daemon {
 
     /// Answers a check of files inside the workspace root.
     async fn check(&self, request: &check_request::CheckRequest) -> Reply {
-        if let Some(outside) = (request.files.iter()).find(|f| !paths::is_within(&self.root, f)) {
+        if let Some(outside) = request
+            .files
+            .iter()
+            .find(|f| !paths::is_within(&self.root, f))
+        {
             return Reply::Failed {
                 error: format!(
                     "{} is outside the daemon's workspace {}",

@@ -105,7 +105,10 @@ async fn answer(host: Host) -> anyhow::Result<String> {
         }
         Err(err) => return Err(err),
     };
-    let prior = (request.prior.as_ref()).and_then(|prior| text_before(prior, &file));
+    let prior = request
+        .prior
+        .as_ref()
+        .and_then(|prior| text_before(prior, &file));
     let check = CheckRequest {
         files: vec![file],
         format: Format::Llm,

@@ -230,7 +230,9 @@ fn add_mcp_server(
             return false;
         };
         let program = server.get("command").and_then(JsonValue::as_str);
-        let first_arg = (server.get("args").and_then(JsonValue::as_array))
+        let first_arg = server
+            .get("args")
+            .and_then(JsonValue::as_array)
             .and_then(|list| list.first())
             .and_then(JsonValue::as_str);
         program.is_some_and(is_squiggle) && first_arg == args.first().copied()

@@ -39,7 +39,7 @@ impl Toolbox {
                 got: depth.to_string(),
             });
         }
-        let answer = (squiggle)
+        let answer = squiggle
             .call_hierarchy(file, target, direction, depth)
             .await?;
         let what = match direction {
@@ -123,7 +123,9 @@ impl Toolbox {
             let relative: Vec<String> = all.iter().map(|f| squiggle.relative_path(f)).collect();
             let chosen = select_by_glob(path, &relative).map_err(PathError::BadGlob)?;
             let more = chosen.len() > MAX_FOLDER_FILES;
-            let files: Vec<PathBuf> = (chosen.iter().take(MAX_FOLDER_FILES))
+            let files: Vec<PathBuf> = chosen
+                .iter()
+                .take(MAX_FOLDER_FILES)
                 .map(|f| root.join(f))
                 .collect();
             (files, more)

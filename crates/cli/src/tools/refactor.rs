@@ -40,7 +40,7 @@ impl Toolbox {
         let relative = self.squiggle.relative_path(file);
         let key = format!("rename {relative} {target:?} {new_name}");
         let mode = self.mode(&key, apply, args.at.expect.clone()).0;
-        let answer = (self.squiggle).rename(file, target, new_name, mode).await?;
+        let answer = self.squiggle.rename(file, target, new_name, mode).await?;
         let subject = answer
             .subject
             .clone()
@@ -84,7 +84,8 @@ impl Toolbox {
                 })
             }
         };
-        let answer = (self.squiggle)
+        let answer = self
+            .squiggle
             .code_actions(file, target, end_line, pick)
             .await?;
         let lines = match (answer.position, end_line) {
@@ -93,7 +94,7 @@ impl Toolbox {
             _ => relative.clone(),
         };
         let listed = listing(&answer.items, &lines);
-        let actions: Vec<Value> = (answer.items.actions.iter().take(MAX_ACTIONS))
+        let actions: Vec<Value> = answer.items.actions.iter().take(MAX_ACTIONS)
             .map(|a| json!({"index": a.index, "title": a.title, "kind": a.kind, "preferred": a.preferred, "edits": a.edits, "command": a.command, "disabled": a.disabled, "server": a.server}))
             .collect();
         let extra = json!({"position": position_json(answer.position), "actions": actions});
@@ -111,8 +112,11 @@ impl Toolbox {
             }
             return Ok(output(text, &answer.notes, extra));
         };
-        let title =
-            (answer.items.actions.get(index - 1)).map_or(String::new(), |a| a.title.clone());
+        let title = answer
+            .items
+            .actions
+            .get(index - 1)
+            .map_or(String::new(), |a| a.title.clone());
         self.remember(&format!("{base} {index}"), Some(title.clone()), outcome);
         let head = if outcome.applied {
             format!("applied action {index} `{title}` ({lines})")
@@ -234,7 +238,9 @@ impl Toolbox {
             }
             report.outcomes.insert(check.file.clone(), outcome);
         }
-        let files = (report.files.iter())
+        let files = report
+            .files
+            .iter()
             .map(|(file, list)| {
                 (
                     file.clone(),

@@ -74,13 +74,15 @@ fn hunks(before: &str, after: &str) -> (Vec<String>, usize, usize) {
             .copied()
             .collect();
         i += run.len();
-        let gone: Vec<usize> = (run.iter())
+        let gone: Vec<usize> = run
+            .iter()
             .filter_map(|s| match s {
                 Step::Removed(x) => Some(*x),
                 _ => None,
             })
             .collect();
-        let came: Vec<usize> = (run.iter())
+        let came: Vec<usize> = run
+            .iter()
             .filter_map(|s| match s {
                 Step::Added(y) => Some(*y),
                 _ => None,

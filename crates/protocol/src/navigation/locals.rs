@@ -11,7 +11,8 @@ fn has_body(kind: &str) -> bool {
 /// (nested ones dropped; in a flat outline, those whose container is one), and how many were
 /// left out.
 pub fn without_locals(symbols: &[Symbol]) -> (Vec<Symbol>, usize) {
-    let bodies: Vec<&str> = (symbols.iter())
+    let bodies: Vec<&str> = symbols
+        .iter()
         .filter(|symbol| has_body(&symbol.kind))
         .map(|symbol| symbol.name.as_str())
         .collect();

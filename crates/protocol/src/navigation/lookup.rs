@@ -155,7 +155,7 @@ fn choose(
                     Choice::Outline(index),
                 )
             });
-            let text = (occurrences.iter()).map(|&(line, column)| {
+            let text = occurrences.iter().map(|&(line, column)| {
                 (
                     (line.abs_diff(hint), 1, line, column),
                     Choice::Text(line, column),
@@ -166,7 +166,9 @@ fn choose(
                 .min_by_key(|(key, _)| *key)
                 .map(|(_, choice)| choice)
         }
-        None => match (matches.iter().enumerate())
+        None => match matches
+            .iter()
+            .enumerate()
             .min_by_key(|(_, (c, depth))| (*depth, c.line, c.column))
         {
             Some((index, _)) => Some(Choice::Outline(index)),

@@ -54,7 +54,8 @@ impl EditPlan {
 
     /// The content hash of each touched file before the edit, by relative path.
     pub fn hashes(&self) -> BTreeMap<String, String> {
-        (self.files.iter())
+        self.files
+            .iter()
             .map(|change| (change.file.clone(), content_hash(change.before.as_deref())))
             .collect()
     }
@@ -219,7 +220,9 @@ where
             }
             ResourceOp::Delete(delete) => {
                 let path = self.locate(&delete.uri)?;
-                let ignore = (delete.options.as_ref())
+                let ignore = delete
+                    .options
+                    .as_ref()
                     .and_then(|o| o.ignore_if_not_exists)
                     .unwrap_or(false);
                 match self.current(&path)? {

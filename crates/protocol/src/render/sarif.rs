@@ -39,7 +39,9 @@ pub fn render_sarif(report: &Report, root_uri: &str, version: &str) -> Value {
             }));
         }
     }
-    let notifications: Vec<Value> = (report.paths().into_iter())
+    let notifications: Vec<Value> = report
+        .paths()
+        .into_iter()
         .filter_map(|path| {
             let reason = report.not_checked(path)?;
             Some(json!({
@@ -88,7 +90,9 @@ fn rule_id(diagnostic: &Diagnostic) -> String {
 
 /// A rule of the driver, described by the first diagnostic that names it.
 fn rule_json(id: &str, diagnostic: &Diagnostic) -> Value {
-    let origins: Vec<String> = (diagnostic.also.iter())
+    let origins: Vec<String> = diagnostic
+        .also
+        .iter()
         .map(|other| {
             let source = other.source.as_deref().unwrap_or("squiggle");
             match &other.code {
@@ -216,7 +220,8 @@ mod tests {
             json!({"startLine": 3, "startColumn": 5, "endLine": 3, "endColumn": 9})
         );
         // The same message twice in a file: two fingerprints, each stable under line moves.
-        let prints: Vec<&str> = (results.iter())
+        let prints: Vec<&str> = results
+            .iter()
             .map(|r| r["partialFingerprints"]["squiggle/v1"].as_str().unwrap())
             .collect();
         assert_ne!(prints[0], prints[1]);

@@ -421,7 +421,8 @@ mod tests {
             Kind::ChangeType => type_changes(lang, text),
             Kind::Unexport => unexports(lang, text),
         };
-        (places.into_iter())
+        places
+            .into_iter()
             .map(|(at, old, new)| {
                 let edit = Edit { kind, at, old, new };
                 let edited = edit.apply(text);

@@ -82,7 +82,8 @@ impl Checker {
 
 /// `src/a.ts(3,5): error TS2322: ...` lines.
 fn tsc_errors(stdout: &str) -> BTreeSet<Place> {
-    (stdout.lines())
+    stdout
+        .lines()
         .filter_map(|line| {
             let (place, rest) = line.split_once("): error ")?;
             let _ = rest;
@@ -100,7 +101,8 @@ fn pyright_errors(stdout: &str, root: &Path) -> anyhow::Result<BTreeSet<Place>> 
     let diagnostics = report["generalDiagnostics"]
         .as_array()
         .context("no generalDiagnostics")?;
-    Ok((diagnostics.iter())
+    Ok(diagnostics
+        .iter()
         .filter(|d| d["severity"] == "error")
         .filter_map(|d| {
             let file = Path::new(d["file"].as_str()?);
@@ -117,7 +119,8 @@ fn pyright_errors(stdout: &str, root: &Path) -> anyhow::Result<BTreeSet<Place>> 
 
 /// `compiler-message`s of level error, at their primary span.
 fn cargo_errors(stdout: &str) -> BTreeSet<Place> {
-    (stdout.lines())
+    stdout
+        .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
         .filter(|message| message["reason"] == "compiler-message")
         .filter(|message| message["message"]["level"] == "error")

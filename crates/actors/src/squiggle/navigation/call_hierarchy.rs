@@ -101,13 +101,15 @@ impl Squiggle {
             // (the caller or callee, the file of its call sites, the call sites)
             let found: Vec<(CallHierarchyItem, Url, Vec<Range>)> =
                 match self.navigate_noting(server, request, &mut walk.notes).await {
-                    Some(NavAnswer::IncomingCalls(Some(calls))) => (calls.into_iter())
+                    Some(NavAnswer::IncomingCalls(Some(calls))) => calls
+                        .into_iter()
                         .map(|call| {
                             let uri = call.from.uri.clone();
                             (call.from, uri, call.from_ranges)
                         })
                         .collect(),
-                    Some(NavAnswer::OutgoingCalls(Some(calls))) => (calls.into_iter())
+                    Some(NavAnswer::OutgoingCalls(Some(calls))) => calls
+                        .into_iter()
                         .map(|call| (call.to, item.uri.clone(), call.from_ranges))
                         .collect(),
                     _ => Vec::new(),
@@ -138,7 +140,8 @@ impl Squiggle {
                 let named =
                     location_from_lsp(&file, &other.selection_range, text.as_deref(), encoding);
                 let (sites_file, sites_text) = place(&sites_in);
-                let sites = (ranges.iter())
+                let sites = ranges
+                    .iter()
                     .map(|range| {
                         location_from_lsp(&sites_file, range, sites_text.as_deref(), encoding)
                     })

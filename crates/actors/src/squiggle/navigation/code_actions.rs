@@ -82,7 +82,8 @@ impl Squiggle {
             Target::At { line, column } => (*line, *column),
             symbol => {
                 let first = &servers[0];
-                (self.resolve_target(first, &path, &relative, &text, symbol, &mut notes)).await?
+                self.resolve_target(first, &path, &relative, &text, symbol, &mut notes)
+                    .await?
             }
         };
         let last = end_line.unwrap_or(line).max(line);
@@ -90,7 +91,9 @@ impl Squiggle {
         let end_column = lines
             .get(last as usize - 1)
             .map_or(1, |l| l.chars().count() as u32 + 1);
-        let diagnostics: Vec<Diagnostic> = (checked.diagnostics.into_iter())
+        let diagnostics: Vec<Diagnostic> = checked
+            .diagnostics
+            .into_iter()
             .filter(|d| d.line <= last && d.end_line >= line)
             .collect();
         // Every server that offers code actions is asked, each with its own diagnostics.
@@ -102,7 +105,8 @@ impl Squiggle {
                 let line_text = lines.get(line as usize - 1).copied().unwrap_or_default();
                 Position::new(line - 1, lsp_character(line_text, column, encoding))
             };
-            let context = (diagnostics.iter())
+            let context = diagnostics
+                .iter()
                 .filter(|d| from_server(d, &server.key.id, &diagnostics))
                 .map(|d| to_lsp(d, &at))
                 .collect();
@@ -132,7 +136,9 @@ impl Squiggle {
             return Err(failures.swap_remove(0));
         }
         notes.extend(failures.iter().map(ToString::to_string));
-        let actions: Vec<ActionInfo> = (offered.iter().enumerate())
+        let actions: Vec<ActionInfo> = offered
+            .iter()
+            .enumerate()
             .map(|(index, (number, action))| describe(index + 1, action, &servers[*number].key.id))
             .collect();
         let chosen = match pick {

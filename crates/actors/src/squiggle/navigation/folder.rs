@@ -64,7 +64,7 @@ impl Squiggle {
         for (path, keys) in keys_of {
             let lists: Option<Vec<&Vec<Diagnostic>>> = (!keys.is_empty())
                 .then(|| {
-                    (keys.iter())
+                    keys.iter()
                         .map(|key| pulled.get(&(key.clone(), path.clone())))
                         .collect()
                 })
@@ -113,7 +113,10 @@ impl Squiggle {
     /// `workspace/diagnostic`.
     async fn pulling_server(&self, key: &ServerKey) -> Option<Ready> {
         let limit = Duration::from_millis(self.inner.config.first_touch_timeout_ms);
-        let acquired = (self.inner.registry).acquire(key.clone(), Restart::Automatic, limit);
+        let acquired = self
+            .inner
+            .registry
+            .acquire(key.clone(), Restart::Automatic, limit);
         let Some(Acquired::Ready { server, .. }) = acquired.await else {
             return None;
         };
@@ -136,7 +139,8 @@ impl Squiggle {
             WorkspaceDiagnosticReportResult::Report(report) => report.items,
             WorkspaceDiagnosticReportResult::Partial(partial) => partial.items,
         };
-        let full: Vec<(PathBuf, Vec<async_lsp::lsp_types::Diagnostic>)> = (items.into_iter())
+        let full: Vec<(PathBuf, Vec<async_lsp::lsp_types::Diagnostic>)> = items
+            .into_iter()
             .filter_map(|item| match item {
                 WorkspaceDocumentDiagnosticReport::Full(full) => {
                     let path = paths::uri_to_path(full.uri.as_str())?;

@@ -205,7 +205,8 @@ impl Squiggle {
                 return Err(EditFailure::Stale(stale));
             }
             // The server's answer now may touch fewer files than the preview showed.
-            not_applied = (expect.into_keys())
+            not_applied = expect
+                .into_keys()
                 .filter(|file| plan.files.iter().all(|change| change.file != *file))
                 .collect();
         }

@@ -78,7 +78,9 @@ impl Squiggle {
         let servers = &self.inner.config.servers;
         let rank = |id: &str, file: &Path| {
             let extension = file.extension().map(|e| e.to_string_lossy().to_lowercase());
-            (servers.get(id).into_iter())
+            servers
+                .get(id)
+                .into_iter()
                 .flat_map(|spec| spec.extensions.iter())
                 .position(|e| Some(e.to_lowercase()) == extension)
                 .unwrap_or(usize::MAX)
@@ -92,7 +94,10 @@ impl Squiggle {
     async fn prepare_searcher(&self, pick: &RootPick) -> (Option<Ready>, Vec<String>) {
         let mut notes = Vec::new();
         let limit = Duration::from_millis(self.inner.config.first_touch_timeout_ms);
-        let acquired = (self.inner.registry).acquire(pick.key.clone(), Restart::Automatic, limit);
+        let acquired = self
+            .inner
+            .registry
+            .acquire(pick.key.clone(), Restart::Automatic, limit);
         let server = match acquired.await {
             Some(Acquired::Ready { server, .. }) => server,
             Some(Acquired::Unusable { .. }) => return (None, notes),
@@ -186,7 +191,10 @@ impl Squiggle {
 
     /// The running servers, by key.
     fn active_servers(&self) -> Vec<(ServerKey, ServerHandle)> {
-        let mut active: Vec<_> = (self.inner.active.iter())
+        let mut active: Vec<_> = self
+            .inner
+            .active
+            .iter()
             .map(|entry| (entry.key().clone(), entry.value().clone()))
             .collect();
         active.sort_by(|a, b| a.0.cmp(&b.0));
