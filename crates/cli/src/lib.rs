@@ -1,5 +1,9 @@
 //! `squiggle`: language-server diagnostics for coding agents, people, hooks and CI.
 //!
+//! The whole command is this library; the `squiggle` binary (`src/main.rs`) calls [`main`]. The
+//! integration tests build the same `main` into a binary of their own package
+//! (`squiggle-under-test`, see tests/tests/it/support.rs), so that Cargo builds it fresh for them.
+//!
 //! # Layout
 //!
 //! - `check`: `squiggle check FILE...`.
@@ -52,7 +56,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// mimalloc rather than the system allocator: in the 64-check burst benchmark it cut the CPU
+/// mimalloc rather than the system allocator (declared here, in the library, so that every binary
+/// built on it has it, the tests' too): in the 64-check burst benchmark it cut the CPU
 /// `squiggle serve` spends by about a fifth (glibc's malloc spent it consolidating and
 /// unlinking chunks); see docs/benchmarks.md. It is built without transparent huge pages
 /// (`no_thp`), which otherwise raised the memory scenario's peak RSS from 23 to 36 MiB.
@@ -142,7 +147,8 @@ enum Command {
     Restart(daemon::RestartArgs),
 }
 
-fn main() -> ExitCode {
+/// Runs the command line: parses the arguments, runs the command and returns its exit code.
+pub fn main() -> ExitCode {
     let cli = Cli::parse();
     // A hook's stderr can reach the host's user (Gemini CLI shows it when stdout is empty), so
     // a hook logs nothing unless SQUIGGLE_LOG asks.

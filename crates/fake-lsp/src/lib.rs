@@ -1,6 +1,21 @@
-//! A scriptable fake LSP server on stdio, for exact, fault-injected test scenarios.
+//! A scriptable fake LSP server on stdio, for exact, fault-injected test scenarios: squiggle's
+//! integration tests drive it, and `cargo xtask bench` measures squiggle against it.
 //!
-//! Usage: `fake-server [--scenario NAME | --script FILE]`; see [`script::Script`].
+//! Usage: `fake-lsp [--scenario NAME | --script FILE]` (the binary of this crate, or the
+//! tests' `fake-lsp-under-test`, whose `main` is [`main`]); see [`script::Script`].
+//!
+//! # Layout
+//!
+//! - `script`: the behaviour model (`Script`) and the named presets.
+//! - `wire`: Content-Length framing, and the single locked writer for everything sent.
+//! - `observe`: the `FAKE_LSP_LOG` event log and the `FAKE_LSP_PID_DIR` pid files.
+//! - `publisher`: `publishDiagnostics` (plus scripted noise) and other messages, now or later.
+//! - `pull`: pull diagnostics: result ids, the scripted first cancellation, the delayed refresh.
+//! - `diagnose`: diagnostics computed from document text.
+//! - `check`: the check on save, which finds what the pull answers never hold.
+//! - `symbols`: symbols computed from document text.
+//! - `breadth`: implementation, type definition, call hierarchy, `workspace/diagnostic`.
+//! - `refactor`: rename and code actions.
 
 mod breadth;
 mod check;
@@ -31,6 +46,25 @@ use script::{Script, ServerRequest, Trigger};
 use wire::Output;
 
 pub use script::PRESETS as SCENARIOS;
+
+/// The command line: `fake-lsp [--scenario NAME | --script FILE]`.
+#[derive(Debug, clap::Parser)]
+#[command(name = "fake-lsp")]
+struct Args {
+    /// A built-in scenario (default when neither is given: `default`).
+    #[arg(long, value_name = "NAME", conflicts_with = "script",
+          value_parser = clap::builder::PossibleValuesParser::new(SCENARIOS))]
+    scenario: Option<String>,
+    /// A JSON script file describing the server's behaviour (see crates/fake-lsp/src/script.rs).
+    #[arg(long, value_name = "FILE")]
+    script: Option<PathBuf>,
+}
+
+/// The binary's `main`: reads the command line and runs the server (see [`run`]).
+pub fn main() -> anyhow::Result<()> {
+    let args: Args = clap::Parser::parse();
+    run(args.scenario.as_deref(), args.script.as_deref())
+}
 
 /// Runs the fake server on stdin/stdout until `exit` or end of input, as the named scenario or
 /// script file says (the `default` scenario when neither is given).
@@ -777,6 +811,16 @@ fn percent_decode(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn takes_a_scenario_or_a_script_not_both() {
+        use clap::Parser;
+        let args = Args::try_parse_from(["fake-lsp", "--scenario", "pull"]).expect("parses");
+        assert!(matches!(args, Args { scenario: Some(ref s), script: None } if s == "pull"));
+        let both = ["fake-lsp", "--scenario", "pull", "--script", "x.json"];
+        assert!(Args::try_parse_from(both).is_err());
+        assert!(Args::try_parse_from(["fake-lsp", "--scenario", "nope"]).is_err());
+    }
 
     #[test]
     fn decodes_percent_escapes() {

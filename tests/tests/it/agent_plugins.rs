@@ -14,8 +14,10 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use crate::support::{
+    fake_lsp_bin, finish_within, repo_root, squiggle_bin, squiggle_dir, FakeWorkspace, Mcp, Run,
+};
 use serde_json::{json, Value};
-use squiggle_tests::{finish_within, repo_root, squiggle_bin, xtask_bin, FakeWorkspace, Mcp, Run};
 
 /// How long installing a host from npm may take (a first, uncached install).
 const INSTALL_LIMIT: Duration = Duration::from_secs(900);
@@ -40,13 +42,14 @@ struct AgentHost {
 }
 
 /// Installs the pinned host `name` (`claude-code`, `gemini-cli`) with xtask, or finds it
-/// installed; panics with xtask's reason when it cannot be installed.
+/// installed; panics with xtask's reason when it cannot be installed. xtask runs through Cargo
+/// (`cargo xtask`), which builds it first when it is not current.
 fn agent_host(name: &str) -> AgentHost {
     let _guard = INSTALLING
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let mut child = Command::new(xtask_bin())
-        .args(["install-agent-hosts", name])
+    let mut child = Command::new(env!("CARGO"))
+        .args(["xtask", "install-agent-hosts", name])
         .current_dir(repo_root())
         .env("RUST_BACKTRACE", "0")
         .env("RUST_LIB_BACKTRACE", "0")
@@ -148,8 +151,8 @@ fn host_ok(agent: &AgentHost, home: &Home, args: &[&str], env: &[(&str, &str)]) 
 fn workspace() -> FakeWorkspace {
     let ws = FakeWorkspace::new();
     let config = format!(
-        "settle_ms = 20\n[servers.fake]\ncommand = {command:?}\nargs = [\"fake-server\"]\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_PID_DIR = {pids:?} }}\n",
-        command = xtask_bin().display().to_string(),
+        "settle_ms = 20\n[servers.fake]\ncommand = {command:?}\nargs = []\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_PID_DIR = {pids:?} }}\n",
+        command = fake_lsp_bin().display().to_string(),
         pids = ws.pids.display().to_string(),
     );
     ws.write("squiggle.toml", &config);
@@ -159,7 +162,7 @@ fn workspace() -> FakeWorkspace {
 
 /// PATH with the squiggle binary under test first.
 fn path_with_squiggle() -> OsString {
-    let dir = squiggle_bin().parent().unwrap().to_path_buf();
+    let dir = squiggle_dir();
     let rest = std::env::var_os("PATH").unwrap_or_default();
     std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&rest))).unwrap()
 }

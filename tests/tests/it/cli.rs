@@ -6,18 +6,18 @@
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
-use serde_json::{json, Value};
-use squiggle_tests::{
-    assert_all_gone, broken_shim, path_with_servers, shim_calls, squiggle, squiggle_bin,
-    squiggle_within, wait_until, xtask_bin, FakeWorkspace, NO_DAEMON,
+use crate::support::{
+    assert_all_gone, broken_shim, fake_lsp_bin, path_with_servers, shim_calls, squiggle,
+    squiggle_bin, squiggle_within, wait_until, FakeWorkspace, NO_DAEMON,
 };
+use serde_json::{json, Value};
 
 /// A workspace whose `squiggle.toml` serves `.fake` files with the fake server.
 fn workspace(scenario: &str) -> FakeWorkspace {
     let ws = FakeWorkspace::new();
     let config = format!(
-        "settle_ms = 20\n[servers.fake]\ncommand = {command:?}\nargs = [\"fake-server\", \"--scenario\", {scenario:?}]\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_PID_DIR = {pids:?}, FAKE_LSP_LOG = {log:?} }}\n",
-        command = xtask_bin().display().to_string(),
+        "settle_ms = 20\n[servers.fake]\ncommand = {command:?}\nargs = [\"--scenario\", {scenario:?}]\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_PID_DIR = {pids:?}, FAKE_LSP_LOG = {log:?} }}\n",
+        command = fake_lsp_bin().display().to_string(),
         pids = ws.pids.display().to_string(),
         log = ws.log.display().to_string(),
     );
@@ -131,7 +131,7 @@ fn a_config_file_that_is_a_device_a_fifo_or_huge_is_refused_naming_it() {
     let ws = workspace("default");
     ws.write("a.fake", "ERROR x\n");
     let fifo = ws.root.join("fifo.toml");
-    squiggle_tests::mkfifo(&fifo);
+    crate::support::mkfifo(&fifo);
     let huge = ws.write("huge.toml", &"# padding\n".repeat(500_000));
     let limit = Duration::from_secs(20);
 
@@ -219,8 +219,8 @@ fn status_says_which_servers_run_which_one_is_not_needed_and_why_one_does_not_ru
     let ws = workspace("default");
     let mut config = std::fs::read_to_string(ws.root.join("squiggle.toml")).unwrap();
     config.push_str(&format!(
-        "[servers.fake-fallback]\ncommand = {:?}\nargs = [\"fake-server\"]\nextensions = [\"fake\"]\nfallback_for = \"fake\"\n",
-        xtask_bin().display().to_string()
+        "[servers.fake-fallback]\ncommand = {:?}\nargs = []\nextensions = [\"fake\"]\nfallback_for = \"fake\"\n",
+        fake_lsp_bin().display().to_string()
     ));
     ws.write("squiggle.toml", &config);
     // Rust and fake files, so that status lists their servers among what the workspace uses.
@@ -451,13 +451,13 @@ fn missing_files_and_files_outside_the_root_are_usage_errors() {
 /// `.nope` (command not installed), `.off` (disabled), `.crash` (crashes on `initialize`),
 /// `.ocrash` (crashes when the file is opened); `.xyz` has no server at all.
 fn add_failing_servers(ws: &FakeWorkspace) {
-    let xtask = xtask_bin().display().to_string();
+    let fake_lsp = fake_lsp_bin().display().to_string();
     let mut config = std::fs::read_to_string(ws.root.join("squiggle.toml")).unwrap();
     config.push_str(&format!(
         "[servers.missing]\ncommand = \"squiggle-no-such-server\"\nextensions = [\"nope\"]\ninstall_hint = \"pip install nope\"\n\
-         [servers.off]\ncommand = {xtask:?}\nargs = [\"fake-server\"]\nextensions = [\"off\"]\nenabled = false\n\
-         [servers.crashy]\ncommand = {xtask:?}\nargs = [\"fake-server\", \"--scenario\", \"crash-on-init\"]\nextensions = [\"crash\"]\n\
-         [servers.opencrash]\ncommand = {xtask:?}\nargs = [\"fake-server\", \"--scenario\", \"crash-on-open\"]\nextensions = [\"ocrash\"]\n"
+         [servers.off]\ncommand = {fake_lsp:?}\nargs = []\nextensions = [\"off\"]\nenabled = false\n\
+         [servers.crashy]\ncommand = {fake_lsp:?}\nargs = [\"--scenario\", \"crash-on-init\"]\nextensions = [\"crash\"]\n\
+         [servers.opencrash]\ncommand = {fake_lsp:?}\nargs = [\"--scenario\", \"crash-on-open\"]\nextensions = [\"ocrash\"]\n"
     ));
     ws.write("squiggle.toml", &config);
 }
@@ -594,8 +594,8 @@ fn a_server_that_never_answers_leaves_the_file_not_checked() {
     ws.write(
         "squiggle.toml",
         &format!(
-            "first_touch_timeout_ms = 1500\ndiagnostic_timeout_ms = 1500\n[servers.silent]\ncommand = {:?}\nargs = [\"fake-server\", \"--script\", {:?}]\nextensions = [\"fake\"]\n",
-            xtask_bin().display().to_string(),
+            "first_touch_timeout_ms = 1500\ndiagnostic_timeout_ms = 1500\n[servers.silent]\ncommand = {:?}\nargs = [\"--script\", {:?}]\nextensions = [\"fake\"]\n",
+            fake_lsp_bin().display().to_string(),
             script.display().to_string()
         ),
     );
@@ -727,7 +727,7 @@ fn a_closed_stdout_ends_quietly() {
         wait_until(Duration::from_secs(5), || ws
             .server_pids()
             .iter()
-            .all(|pid| !squiggle_tests::is_alive(*pid))),
+            .all(|pid| !crate::support::is_alive(*pid))),
         "servers shut down"
     );
 }
@@ -919,12 +919,12 @@ fn sarif_is_valid_sarif_2_1_0_and_says_which_files_were_not_checked() {
     let log: Value = serde_json::from_str(&run.stdout).unwrap();
 
     // Valid against the official schema (tests/fixtures/sarif), by Python's jsonschema.
-    let python = squiggle_tests::installed_server_dirs()[1].join("python");
+    let python = crate::support::installed_server_dirs()[1].join("python");
     assert!(
         python.is_file(),
         "the test Python environment is missing: run `cargo xtask install-servers`"
     );
-    let schema = squiggle_tests::repo_root().join("tests/fixtures/sarif/sarif-2.1.0-rtm.5.json");
+    let schema = crate::support::repo_root().join("tests/fixtures/sarif/sarif-2.1.0-rtm.5.json");
     let log_file = ws.write("log.sarif", &run.stdout);
     let validate = std::process::Command::new(python)
         .args(["-c", "import json, sys, jsonschema; jsonschema.Draft4Validator(json.load(open(sys.argv[1]))).validate(json.load(open(sys.argv[2])))"])

@@ -7,9 +7,9 @@
 
 use std::time::{Duration, Instant};
 
+use crate::support::{assert_all_gone, eventually, is_alive, FakeWorkspace};
 use serde_json::{json, Value};
 use squiggle_actors::{ServerState, Squiggle};
-use squiggle_tests::{assert_all_gone, eventually, is_alive, FakeWorkspace};
 
 const SOON: Duration = Duration::from_secs(10);
 

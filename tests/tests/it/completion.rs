@@ -5,10 +5,10 @@
 
 use std::time::Duration;
 
+use crate::support::FakeWorkspace;
 use serde_json::{json, Value};
 use squiggle_actors::{Basis, Squiggle};
 use squiggle_protocol::strict::first_null;
-use squiggle_tests::FakeWorkspace;
 
 /// Far longer than any answer here should take: a check that sits out a quiet time or a
 /// deadline this long fails the test by running into its guard.

@@ -14,8 +14,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use squiggle_tests::{
-    assert_all_gone, is_alive, squiggle_within, wait_until, xtask_bin, FakeWorkspace, Run,
+use crate::support::{
+    assert_all_gone, fake_lsp_bin, is_alive, squiggle_within, wait_until, FakeWorkspace, Run,
 };
 
 /// How long one squiggle command may take.
@@ -50,15 +50,12 @@ impl Daemons {
         daemons
     }
 
-    /// Like [`Daemons::new`], the fake server playing `script` (see `cargo xtask fake-server`).
+    /// Like [`Daemons::new`], the fake server playing `script` (see the fake server's `Script`).
     fn scripted(extra: &str, script: &serde_json::Value) -> Self {
         let d = Daemons::new(extra);
         let file = d.ws.script(script);
-        let args = format!(
-            "\"fake-server\", \"--script\", {:?}",
-            file.display().to_string()
-        );
-        let text = d.config_text(extra).replace("\"fake-server\"", &args);
+        let args = format!("args = [\"--script\", {:?}]", file.display().to_string());
+        let text = d.config_text(extra).replace("args = []", &args);
         d.ws.write("squiggle.toml", &text);
         d
     }
@@ -72,8 +69,8 @@ impl Daemons {
     /// on top.
     fn config_text(&self, extra: &str) -> String {
         format!(
-            "settle_ms = 20\n{extra}\n[servers.fake]\ncommand = {command:?}\nargs = [\"fake-server\"]\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_PID_DIR = {pids:?}, FAKE_LSP_LOG = {log:?} }}\n",
-            command = xtask_bin().display().to_string(),
+            "settle_ms = 20\n{extra}\n[servers.fake]\ncommand = {command:?}\nargs = []\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_PID_DIR = {pids:?}, FAKE_LSP_LOG = {log:?} }}\n",
+            command = fake_lsp_bin().display().to_string(),
             pids = self.ws.pids.display().to_string(),
             log = self.ws.log.display().to_string(),
         )
@@ -132,10 +129,10 @@ impl Daemons {
             "tool_input": tool_input,
             "tool_response": {"filePath": file, "success": true},
         });
-        let mut child = std::process::Command::new(squiggle_tests::squiggle_bin())
+        let mut child = std::process::Command::new(crate::support::squiggle_bin())
             .args(["hook", "claude-code"])
             .current_dir(cwd)
-            .env("PATH", squiggle_tests::path_with_servers())
+            .env("PATH", crate::support::path_with_servers())
             .env("XDG_CONFIG_HOME", self.ws.root.join(".no-user-config"))
             .envs(self.env(&self.runtime, more))
             .stdin(std::process::Stdio::piped())
@@ -143,7 +140,7 @@ impl Daemons {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        squiggle_tests::finish_within(&mut child, input.to_string().as_bytes(), LIMIT, "hook")
+        crate::support::finish_within(&mut child, input.to_string().as_bytes(), LIMIT, "hook")
     }
 
     /// The pids of the running daemons, as `squiggle daemon status` lists them.
@@ -568,11 +565,11 @@ fn another_squiggle_build_starts_its_own_daemon_and_retires_the_old() {
     // The same program under another name stands for another build (an upgrade).
     let other = tempfile::tempdir().unwrap();
     let upgraded = other.path().join("squiggle");
-    std::fs::hard_link(squiggle_tests::squiggle_bin(), &upgraded).unwrap();
+    std::fs::hard_link(crate::support::squiggle_bin(), &upgraded).unwrap();
     let output = std::process::Command::new(&upgraded)
         .args(["check", "a.fake"])
         .current_dir(&d.ws.root)
-        .env("PATH", squiggle_tests::path_with_servers())
+        .env("PATH", crate::support::path_with_servers())
         .env("XDG_CONFIG_HOME", d.ws.root.join(".no-user-config"))
         .env("SQUIGGLE_NO_DAEMON", "0")
         .env("SQUIGGLE_RUNTIME_DIR", &d.runtime)
@@ -917,11 +914,8 @@ fn a_stopped_daemon_without_its_socket_is_listed_and_stopped() {
     assert_all_gone(&servers, "servers of the stopped daemon");
 }
 
-#[path = "daemon/reliability.rs"]
 mod reliability;
 
-#[path = "daemon/budget.rs"]
 mod budget;
 
-#[path = "daemon/verdict.rs"]
 mod verdict;

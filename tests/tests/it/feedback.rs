@@ -3,10 +3,10 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::support::{squiggle, FakeWorkspace};
 use serde_json::json;
 use squiggle_actors::{Outcome, Scope, Skip, Squiggle};
 use squiggle_config::ServerSpec;
-use squiggle_tests::{squiggle, FakeWorkspace};
 
 /// A fake server that, on every touch, also publishes errors for two other files.
 fn multi_file_server(ws: &FakeWorkspace) -> squiggle_config::ServerSpec {

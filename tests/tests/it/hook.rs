@@ -8,10 +8,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use serde_json::{json, Value};
-use squiggle_tests::{
-    finish_within, path_with_servers, squiggle_bin, xtask_bin, FakeWorkspace, Run,
+use crate::support::{
+    fake_lsp_bin, finish_within, path_with_servers, squiggle_bin, squiggle_dir, FakeWorkspace, Run,
 };
+use serde_json::{json, Value};
 
 /// How long one hook or init run may take.
 const LIMIT: Duration = Duration::from_secs(30);
@@ -28,9 +28,9 @@ const NOT_CHECKED: &str = "LSP did not check b.nope, so its errors are unknown: 
 fn workspace() -> FakeWorkspace {
     let ws = FakeWorkspace::new();
     let config = format!(
-        "settle_ms = 20\n[servers.fake]\ncommand = {command:?}\nargs = [\"fake-server\"]\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_PID_DIR = {pids:?} }}\n\
+        "settle_ms = 20\n[servers.fake]\ncommand = {command:?}\nargs = []\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_PID_DIR = {pids:?} }}\n\
          [servers.missing]\ncommand = \"squiggle-no-such-server\"\nextensions = [\"nope\"]\ninstall_hint = \"pip install nope\"\n",
-        command = xtask_bin().display().to_string(),
+        command = fake_lsp_bin().display().to_string(),
         pids = ws.pids.display().to_string(),
     );
     ws.write("squiggle.toml", &config);
@@ -690,7 +690,7 @@ fn the_hook_init_writes_runs_as_the_host_runs_it() {
         .as_str()
         .unwrap()
         .to_owned();
-    let mut path = std::ffi::OsString::from(squiggle_bin().parent().unwrap());
+    let mut path = std::ffi::OsString::from(squiggle_dir());
     path.push(":");
     path.push(path_with_servers());
 

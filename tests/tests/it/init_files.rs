@@ -11,8 +11,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::support::{finish_within, squiggle_bin, FakeWorkspace, Run};
 use serde_json::Value;
-use squiggle_tests::{finish_within, squiggle_bin, FakeWorkspace, Run};
 
 /// How long one init run may take.
 const LIMIT: Duration = Duration::from_secs(30);
@@ -128,7 +128,7 @@ fn a_fifo_settings_file_is_refused_without_waiting() {
     let ws = FakeWorkspace::new();
     std::fs::create_dir(ws.root.join(".claude")).unwrap();
     let fifo = ws.root.join(".claude/settings.json");
-    squiggle_tests::mkfifo(&fifo);
+    crate::support::mkfifo(&fifo);
 
     let run = init(&ws.root, "claude-code");
 

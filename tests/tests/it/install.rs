@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use squiggle_tests::squiggle_bin;
+use crate::support::squiggle_bin;
 
 /// Runs squiggle in `cwd` with the data folder `data` and no user configuration.
 fn run(cwd: &std::path::Path, data: &std::path::Path, args: &[&str]) -> std::process::Output {

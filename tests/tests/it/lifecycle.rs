@@ -5,11 +5,11 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-use squiggle_actors::{ServerState, Severity, Skip, Squiggle};
-use squiggle_tests::{
+use crate::support::{
     assert_all_gone, broken_shim, eventually, is_alive, shim_calls, wait_until, FakeWorkspace,
 };
+use serde_json::json;
+use squiggle_actors::{ServerState, Severity, Skip, Squiggle};
 
 #[tokio::test]
 async fn diagnostics_arrive_with_character_columns_and_severities() {
@@ -630,9 +630,9 @@ async fn a_server_restarted_after_its_cooldown_is_heard_again() {
     server.args = vec![
         "-c".to_string(),
         format!(
-            "if [ -e {flag} ]; then exec {xtask} fake-server; else touch {flag}; exec {xtask} fake-server --scenario crash-on-open; fi",
+            "if [ -e {flag} ]; then exec {fake_lsp}; else touch {flag}; exec {fake_lsp} --scenario crash-on-open; fi",
             flag = flag.display(),
-            xtask = squiggle_tests::xtask_bin().display()
+            fake_lsp = crate::support::fake_lsp_bin().display()
         ),
     ];
     server.command = "sh".to_string();

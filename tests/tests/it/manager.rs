@@ -6,8 +6,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::support::{assert_all_gone, wait_until, FakeWorkspace};
 use squiggle_actors::{LspEvent, LspManager, ServerState, Severity};
-use squiggle_tests::{assert_all_gone, wait_until, FakeWorkspace};
 
 /// A manager with the one fake server, started on the workspace.
 fn started(ws: &FakeWorkspace) -> LspManager {

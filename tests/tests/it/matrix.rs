@@ -15,11 +15,11 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-use squiggle_tests::report::{place, places, server_states, Place};
-use squiggle_tests::{
+use crate::support::report::{place, places, server_states, Place};
+use crate::support::{
     assert_no_process_in, find_command, fixture, repo_root, squiggle_bin, NO_DAEMON,
 };
+use serde_json::Value;
 
 /// The folder `cargo xtask install-servers --all` installs the matrix servers into (laid out
 /// like `squiggle install`'s data folder).

@@ -6,12 +6,12 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
-use squiggle_actors::{NavError, Squiggle, Target};
-use squiggle_tests::{
+use crate::support::{
     fixture, installed_server_dirs, path_with_servers, repo_root, require_server, squiggle_bin,
     FakeWorkspace, Mcp,
 };
+use serde_json::{json, Value};
+use squiggle_actors::{NavError, Squiggle, Target};
 
 /// Runs the Python MCP client in `mode` against a project; returns its stdout.
 fn run_client(mode: &str, project: &Path) -> String {
@@ -66,7 +66,7 @@ fn an_mcp_client_navigates_a_python_project() {
             "step {step}:\n{stdout}"
         );
     }
-    squiggle_tests::assert_no_process_in(&project);
+    crate::support::assert_no_process_in(&project);
 }
 
 #[test]
@@ -74,7 +74,7 @@ fn a_fifo_named_like_a_source_file_is_refused_and_the_tools_go_on() {
     let ws = FakeWorkspace::new();
     ws.write("squiggle.toml", &ws.fake_toml(&[]));
     ws.write("a.fake", "ERROR x\n");
-    squiggle_tests::mkfifo(&ws.root.join("fifo.fake"));
+    crate::support::mkfifo(&ws.root.join("fifo.fake"));
     let limit = Duration::from_secs(20);
     let mut mcp = Mcp::start(&ws.root, limit);
 
@@ -112,7 +112,7 @@ fn a_fifo_named_like_a_source_file_is_refused_and_the_tools_go_on() {
         "the tools go on: {checked}"
     );
     mcp.close(limit);
-    squiggle_tests::assert_all_gone(&ws.server_pids(), "server");
+    crate::support::assert_all_gone(&ws.server_pids(), "server");
 }
 
 #[test]
@@ -206,7 +206,7 @@ async fn a_server_still_starting_is_said_not_hidden_behind_an_empty_answer() {
 fn serve_answers_navigation_with_the_same_shapes() {
     require_server("pyright-langserver", "npm install pyright");
     let (_dir, project) = fixture("nav-python");
-    let mut serve = squiggle_tests::Serve::start(&project, &[]);
+    let mut serve = crate::support::Serve::start(&project, &[]);
     let limit = std::time::Duration::from_secs(60);
     assert_eq!(serve.next(limit)["method"], "lsp/ready");
 
@@ -239,7 +239,7 @@ fn serve_answers_navigation_with_the_same_shapes() {
         .contains("`symbol`"));
     serve.request(4, "lsp/shutdown", serde_json::json!({}));
     serve.answer(4, limit);
-    squiggle_tests::assert_no_process_in(&project);
+    crate::support::assert_no_process_in(&project);
 }
 
 #[test]
@@ -334,7 +334,7 @@ fn lsp_diagnostics_says_a_file_was_not_checked_and_keeps_messages_plain() {
         "a.fake:1:1: error[E1]: found ERROR: a < b & c\n"
     );
     mcp.close(limit);
-    squiggle_tests::assert_no_process_in(&ws.root);
+    crate::support::assert_no_process_in(&ws.root);
 }
 
 #[test]
@@ -343,9 +343,9 @@ fn lsp_diagnostics_with_restart_brings_back_a_server_held_broken_after_a_crash_l
     // The first two processes crash at initialize (a crash loop); the third works.
     let count = ws.root.parent().unwrap().join("starts");
     let script = format!(
-        "n=$(cat {count} 2>/dev/null || echo 0); echo $((n+1)) > {count}; if [ $n -lt 2 ]; then exec {xtask} fake-server --scenario crash-on-init; else exec {xtask} fake-server; fi",
+        "n=$(cat {count} 2>/dev/null || echo 0); echo $((n+1)) > {count}; if [ $n -lt 2 ]; then exec {fake_lsp} --scenario crash-on-init; else exec {fake_lsp}; fi",
         count = count.display(),
-        xtask = squiggle_tests::xtask_bin().display(),
+        fake_lsp = crate::support::fake_lsp_bin().display(),
     );
     let config = format!(
         "settle_ms = 20\nrestart_cooldown_ms = 200\n[servers.fake]\ncommand = \"sh\"\nargs = [\"-c\", {script:?}]\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_PID_DIR = {:?} }}\n",
@@ -456,7 +456,7 @@ fn symbol_addressing_says_where_it_asked_and_which_of_several_it_used() {
         "{by_position}"
     );
     mcp.close(limit);
-    squiggle_tests::assert_no_process_in(&ws.root);
+    crate::support::assert_no_process_in(&ws.root);
 }
 
 #[test]
@@ -663,7 +663,7 @@ async fn a_root_without_files_of_its_own_borrows_one_and_closes_it_after() {
         answer.notes
     );
     assert_eq!(ws.received("initialize").len(), 1);
-    let closed = squiggle_tests::eventually(Duration::from_secs(10), || {
+    let closed = crate::support::eventually(Duration::from_secs(10), || {
         ws.received("textDocument/didClose").len() == 1
     })
     .await;
@@ -697,7 +697,7 @@ fn an_mcp_client_asks_for_call_hierarchy_bodies_and_folder_diagnostics() {
             "step {step}:\n{stdout}"
         );
     }
-    squiggle_tests::assert_no_process_in(&project);
+    crate::support::assert_no_process_in(&project);
 }
 
 #[test]

@@ -6,11 +6,11 @@
 
 use std::time::Duration;
 
+use crate::support::real_server::{PYRIGHT, TYPESCRIPT};
+use crate::support::{assert_no_process_in, fixture, real_servers_turn_async, FakeWorkspace, Mcp};
 use serde_json::json;
 use squiggle_actors::{NavError, Target};
 use squiggle_protocol::navigation::{Call, Direction};
-use squiggle_tests::real_server::{PYRIGHT, TYPESCRIPT};
-use squiggle_tests::{assert_no_process_in, fixture, real_servers_turn_async, FakeWorkspace, Mcp};
 
 /// Asks `question` until its answer lists something (a server still loading the project
 /// answers with nothing and a note saying so), within a minute; the last answer.
@@ -290,7 +290,7 @@ fn a_server_without_the_capability_is_named_in_the_refusal() {
     }
     mcp.close(limit);
     assert!(ws.received("textDocument/implementation").is_empty());
-    squiggle_tests::assert_no_process_in(&ws.root);
+    crate::support::assert_no_process_in(&ws.root);
 }
 
 #[test]
@@ -312,7 +312,7 @@ fn a_server_error_is_said_not_taken_for_an_empty_answer() {
     }
     mcp.close(limit);
     assert_eq!(ws.received("textDocument/implementation").len(), 1);
-    squiggle_tests::assert_no_process_in(&ws.root);
+    crate::support::assert_no_process_in(&ws.root);
 }
 
 #[test]
@@ -358,7 +358,7 @@ fn workspace_diagnostics_come_from_workspace_diagnostic_where_the_server_offers_
     // Answered by the workspace pull: no file was opened to check it.
     assert!(ws.received("textDocument/didOpen").is_empty());
     assert!(!ws.received("workspace/diagnostic").is_empty());
-    squiggle_tests::assert_no_process_in(&ws.root);
+    crate::support::assert_no_process_in(&ws.root);
 }
 
 #[test]
@@ -377,7 +377,7 @@ fn workspace_diagnostics_open_the_files_when_the_server_has_no_workspace_pull() 
         "{text}"
     );
     assert_eq!(ws.received("textDocument/didOpen").len(), 2);
-    squiggle_tests::assert_no_process_in(&ws.root);
+    crate::support::assert_no_process_in(&ws.root);
 }
 
 #[test]
@@ -385,7 +385,7 @@ fn serve_answers_the_breadth_methods_with_the_tools_shapes() {
     let (ws, mcp) = fake_mcp(json!({"symbols": true, "breadth_error": "index is corrupt"}));
     mcp.close(Duration::from_secs(20));
     ws.write("src/b.fake", "ERROR broken\n");
-    let mut serve = squiggle_tests::Serve::start(&ws.root, &[]);
+    let mut serve = crate::support::Serve::start(&ws.root, &[]);
     let limit = Duration::from_secs(20);
     assert_eq!(serve.next(limit)["method"], "lsp/ready");
 
@@ -444,5 +444,5 @@ fn serve_answers_the_breadth_methods_with_the_tools_shapes() {
     );
     serve.request(6, "lsp/shutdown", json!({}));
     serve.answer(6, limit);
-    squiggle_tests::assert_no_process_in(&ws.root);
+    crate::support::assert_no_process_in(&ws.root);
 }

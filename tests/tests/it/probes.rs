@@ -7,15 +7,15 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::support::{broken_shim, fake_lsp_bin, shim_calls, squiggle_within, FakeWorkspace};
 use serde_json::Value;
-use squiggle_tests::{broken_shim, shim_calls, squiggle_within, xtask_bin, FakeWorkspace};
 
 /// A workspace whose `.fake` files go to the role `fake` (served by `primary`, the fake server
 /// when None) with a fallback: a shim named like a server squiggle probes
 /// (`typescript-language-server`, whose `--version` it knows) that logs how it is called.
 fn workspace_with_fallback(primary: Option<&Path>) -> (FakeWorkspace, PathBuf) {
     let ws = FakeWorkspace::new();
-    let command = primary.map_or_else(xtask_bin, Path::to_path_buf);
+    let command = primary.map_or_else(fake_lsp_bin, Path::to_path_buf);
     let shim = broken_shim(
         &ws.root.parent().unwrap().join("bin"),
         "typescript-language-server",
@@ -23,7 +23,7 @@ fn workspace_with_fallback(primary: Option<&Path>) -> (FakeWorkspace, PathBuf) {
     );
     let config = format!(
         "settle_ms = 20\n\
-         [servers.fake]\ncommand = {command:?}\nargs = [\"fake-server\"]\nextensions = [\"fake\"]\n\
+         [servers.fake]\ncommand = {command:?}\nargs = []\nextensions = [\"fake\"]\n\
          env = {{ FAKE_LSP_PID_DIR = {pids:?} }}\n\
          [servers.fake-fallback]\ncommand = {shim:?}\nextensions = [\"fake\"]\nfallback_for = \"fake\"\n",
         command = command.display().to_string(),

@@ -6,9 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::support::real_server::{PYRIGHT, RUFF, TYPESCRIPT};
+use crate::support::{assert_no_process_in, real_servers_turn_async};
 use squiggle_actors::{ActionPick, EditFailure, EditMode, Severity, Squiggle, Target};
-use squiggle_tests::real_server::{PYRIGHT, RUFF, TYPESCRIPT};
-use squiggle_tests::{assert_no_process_in, real_servers_turn_async};
 
 /// A project written into a fresh folder: (folder guard, resolved root).
 fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {

@@ -3,19 +3,16 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "real_servers/edit_reach.rs"]
 mod edit_reach;
-#[path = "real_servers/python_package.rs"]
 mod python_package;
-#[path = "real_servers/rust_crate.rs"]
 mod rust_crate;
 
-use serde_json::{json, Value};
-use squiggle_tests::real_server::{BuiltIn, PYRIGHT, RUFF, RUST_ANALYZER, TYPESCRIPT};
-use squiggle_tests::report::{check_finding, place, places, server_states};
-use squiggle_tests::{
+use crate::support::real_server::{BuiltIn, PYRIGHT, RUFF, RUST_ANALYZER, TYPESCRIPT};
+use crate::support::report::{check_finding, place, places, server_states};
+use crate::support::{
     assert_no_process_in, fixture, real_servers_turn, real_servers_turn_async, squiggle,
 };
+use serde_json::{json, Value};
 
 #[test]
 fn pyright_and_ruff_report_exact_positions_in_a_python_project() {
@@ -304,7 +301,7 @@ fn a_real_python_project_reports_its_one_error_on_every_cold_run() {
 #[test]
 fn a_typescript_7_project_reports_its_errors_on_every_cold_run() {
     let _turn = real_servers_turn();
-    let modules = squiggle_tests::typescript_7_modules();
+    let modules = crate::support::typescript_7_modules();
 
     let link = |project: &std::path::Path| {
         std::os::unix::fs::symlink(&modules, project.join("node_modules")).unwrap();
@@ -330,7 +327,7 @@ async fn a_typescript_7_project_is_served_by_tsc_lsp_for_diagnostics_and_navigat
     let _turn = real_servers_turn_async().await;
     let (_dir, project) = fixture("typescript");
     std::os::unix::fs::symlink(
-        squiggle_tests::typescript_7_modules(),
+        crate::support::typescript_7_modules(),
         project.join("node_modules"),
     )
     .unwrap();
@@ -571,7 +568,7 @@ fn typescript_7_reports_what_tsc_counts_as_errors_with_no_unused_options() {
     let _turn = real_servers_turn();
     let (_dir, project) = fixture("typescript");
     std::os::unix::fs::symlink(
-        squiggle_tests::typescript_7_modules(),
+        crate::support::typescript_7_modules(),
         project.join("node_modules"),
     )
     .unwrap();

@@ -6,9 +6,9 @@
 
 use std::time::Duration;
 
+use crate::support::{FakeWorkspace, Mcp};
 use serde_json::{json, Value};
 use squiggle_actors::{ActionPick, EditFailure, EditMode, Squiggle, Target};
-use squiggle_tests::{FakeWorkspace, Mcp};
 
 /// A workspace whose `.fake` files use `total` in three files.
 fn three_files(ws: &FakeWorkspace) {
@@ -375,7 +375,7 @@ fn the_mcp_tools_preview_apply_and_refuse_a_stale_apply() {
     );
     assert_eq!(read(&ws, "b.fake"), "x = sum + 2\n");
     mcp.close(limit);
-    squiggle_tests::assert_no_process_in(&ws.root);
+    crate::support::assert_no_process_in(&ws.root);
 }
 
 #[test]
@@ -384,7 +384,7 @@ fn serve_previews_and_applies_with_the_hashes_passed_back() {
     three_files(&ws);
     ws.write("d.fake", "ERROR here\n");
     ws.write_scripted_toml(&json!({"refactor": {"rename": true, "actions": true}}));
-    let mut serve = squiggle_tests::Serve::start(&ws.root, &[]);
+    let mut serve = crate::support::Serve::start(&ws.root, &[]);
     let limit = Duration::from_secs(30);
     assert_eq!(serve.next(limit)["method"], "lsp/ready");
     let args = json!({"file": "a.fake", "line": 1, "character": 10, "new_name": "sum"});
@@ -431,7 +431,7 @@ fn serve_previews_and_applies_with_the_hashes_passed_back() {
     );
     serve.request(5, "lsp/shutdown", json!({}));
     serve.answer(5, limit);
-    squiggle_tests::assert_no_process_in(&ws.root);
+    crate::support::assert_no_process_in(&ws.root);
 }
 
 /// The write of an apply used to take `.<name>.squiggle-<pid>.tmp`, following a link there:
@@ -445,7 +445,7 @@ fn serve_applies_a_rename_past_links_and_fifos_planted_at_temporary_names() {
     let outside = tempfile::tempdir().unwrap();
     let victim = outside.path().join("victim.txt");
     std::fs::write(&victim, "victim\n").unwrap();
-    let mut serve = squiggle_tests::Serve::start(&ws.root, &[]);
+    let mut serve = crate::support::Serve::start(&ws.root, &[]);
     let limit = Duration::from_secs(30);
     assert_eq!(serve.next(limit)["method"], "lsp/ready");
     let pid = serve.pid();
@@ -459,7 +459,7 @@ fn serve_applies_a_rename_past_links_and_fifos_planted_at_temporary_names() {
         ))
     };
     std::os::unix::fs::symlink(&victim, planted("a.fake")).unwrap();
-    squiggle_tests::mkfifo(&planted("b.fake"));
+    crate::support::mkfifo(&planted("b.fake"));
     std::os::unix::fs::symlink(&victim, planted("sub/c.fake")).unwrap();
 
     let args =
@@ -501,7 +501,7 @@ fn serve_applies_a_rename_past_links_and_fifos_planted_at_temporary_names() {
     assert_eq!(temporary("sub"), [format!(".c.fake.squiggle-{pid}.tmp")]);
     serve.request(2, "lsp/shutdown", json!({}));
     serve.answer(2, limit);
-    squiggle_tests::assert_no_process_in(&ws.root);
+    crate::support::assert_no_process_in(&ws.root);
 }
 
 #[test]
@@ -539,7 +539,7 @@ fn an_mcp_apply_of_a_listed_action_is_refused_when_the_list_changed() {
     );
     assert_eq!(read(&ws, "d.fake"), "fine here\n");
     mcp.close(limit);
-    squiggle_tests::assert_no_process_in(&ws.root);
+    crate::support::assert_no_process_in(&ws.root);
 }
 
 #[test]

@@ -6,26 +6,22 @@
 
 use std::time::{Duration, Instant};
 
+use crate::support::{
+    assert_all_gone, fake_lsp_bin, fixture, installed_server_dirs, path_with_servers,
+    require_server, squiggle_bin, FakeWorkspace, Rng, Serve,
+};
 use serde_json::{json, Value};
 use squiggle_protocol::encode_frame;
-use squiggle_tests::{
-    assert_all_gone, fixture, installed_server_dirs, path_with_servers, require_server,
-    squiggle_bin, xtask_bin, FakeWorkspace, Rng, Serve,
-};
 
 const LIMIT: Duration = Duration::from_secs(20);
 
 /// A workspace whose `.fake` files are served by the fake server with these args.
 fn workspace(args: &[&str]) -> FakeWorkspace {
     let ws = FakeWorkspace::new();
-    let args: Vec<String> = ["fake-server"]
-        .iter()
-        .chain(args)
-        .map(|a| format!("{a:?}"))
-        .collect();
+    let args: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
     let config = format!(
         "settle_ms = 20\n[servers.fake]\ncommand = {:?}\nargs = [{}]\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_PID_DIR = {:?}, FAKE_LSP_LOG = {:?} }}\n",
-        xtask_bin().display().to_string(),
+        fake_lsp_bin().display().to_string(),
         args.join(", "),
         ws.pids.display().to_string(),
         ws.log.display().to_string(),
@@ -202,9 +198,9 @@ fn checks_take_their_turns_in_the_order_their_requests_arrived() {
 fn a_fifo_named_like_a_source_file_is_refused_and_the_service_goes_on() {
     let ws = workspace(&[]);
     ws.write("a.fake", "ERROR x\n");
-    squiggle_tests::mkfifo(&ws.root.join("fifo.fake"));
+    crate::support::mkfifo(&ws.root.join("fifo.fake"));
     let mut serve = serve(&ws, &[]);
-    let _hung = squiggle_tests::KillIfPanicking(serve.pid());
+    let _hung = crate::support::KillIfPanicking(serve.pid());
 
     // More than the runtime's two workers, each of which a blocking open() would hold forever.
     serve.request(1, "lsp/checkFile", json!({"filePath": "fifo.fake"}));
@@ -593,7 +589,7 @@ fn fuzz_input(rng: &mut Rng) -> Vec<u8> {
 
 #[test]
 fn random_and_mutated_messages_never_cost_the_request_after_them() {
-    // Another seed: SQUIGGLE_FUZZ_SEED=<n> cargo test -p squiggle-tests --test serve random
+    // Another seed: SQUIGGLE_FUZZ_SEED=<n> cargo test -p squiggle-tests --test it serve::random
     let seed = std::env::var("SQUIGGLE_FUZZ_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -654,8 +650,8 @@ fn cancel_ends_a_wait_early_with_what_is_known() {
     ws.write(
         "squiggle.toml",
         &format!(
-            "diagnostic_timeout_ms = 60000\nfirst_touch_timeout_ms = 60000\n[servers.fake]\ncommand = {:?}\nargs = [\"fake-server\", \"--script\", {:?}]\nextensions = [\"fake\"]\n",
-            xtask_bin().display().to_string(),
+            "diagnostic_timeout_ms = 60000\nfirst_touch_timeout_ms = 60000\n[servers.fake]\ncommand = {:?}\nargs = [\"--script\", {:?}]\nextensions = [\"fake\"]\n",
+            fake_lsp_bin().display().to_string(),
             script.display().to_string()
         ),
     );
@@ -748,15 +744,15 @@ fn status_probes_a_found_command_that_does_not_run_and_a_check_reports_it_broken
     let ws = workspace(&[]);
     let mut config = std::fs::read_to_string(ws.root.join("squiggle.toml")).unwrap();
     config.push_str(&format!(
-        "[servers.fake-fallback]\ncommand = {:?}\nargs = [\"fake-server\"]\nextensions = [\"fake\"]\nfallback_for = \"fake\"\n",
-        xtask_bin().display().to_string()
+        "[servers.fake-fallback]\ncommand = {:?}\nargs = []\nextensions = [\"fake\"]\nfallback_for = \"fake\"\n",
+        fake_lsp_bin().display().to_string()
     ));
     ws.write("squiggle.toml", &config);
     ws.write("src/main.rs", "fn main() {}\n");
     // A shim in front of PATH, like rustup's proxy without the rust-analyzer component.
     let bin = ws.root.parent().unwrap().join("bin");
     let message = "error: Unknown binary 'rust-analyzer' in official toolchain 'stable'.";
-    let shim = squiggle_tests::broken_shim(&bin, "rust-analyzer", message);
+    let shim = crate::support::broken_shim(&bin, "rust-analyzer", message);
     let path = std::env::join_paths(
         std::iter::once(bin.clone()).chain(std::env::split_paths(&path_with_servers())),
     )
@@ -802,7 +798,7 @@ fn status_probes_a_found_command_that_does_not_run_and_a_check_reports_it_broken
         ),
         "a check starts a found command and reports it broken with its own output"
     );
-    let calls = squiggle_tests::shim_calls(&shim);
+    let calls = crate::support::shim_calls(&shim);
     assert_eq!(calls[0], "--version", "probed once, by status: {calls:?}");
     assert!(
         calls.len() > 1 && calls[1..].iter().all(|call| call != "--version"),
@@ -1013,7 +1009,7 @@ fn a_typescript_host_drives_it_with_vscode_jsonrpc() {
         "vscode-jsonrpc is not installed: run `cargo xtask install-servers`"
     );
     let (_dir, project) = fixture("python");
-    let script = squiggle_tests::repo_root().join("tests/node/serve-interop.cjs");
+    let script = crate::support::repo_root().join("tests/node/serve-interop.cjs");
 
     let output = std::process::Command::new("node")
         .arg(script)
@@ -1044,7 +1040,7 @@ fn a_typescript_host_drives_it_with_vscode_jsonrpc() {
             "step {step}:\n{stdout}"
         );
     }
-    squiggle_tests::assert_no_process_in(&project);
+    crate::support::assert_no_process_in(&project);
 }
 
 #[test]
@@ -1055,9 +1051,9 @@ fn squiggle_restart_brings_back_a_server_held_broken_after_a_crash_loop() {
     // the cooldown: a crash loop); the third works.
     let count = ws.root.parent().unwrap().join("starts");
     let script = format!(
-        "n=$(cat {count} 2>/dev/null || echo 0); echo $((n+1)) > {count}; if [ $n -lt 2 ]; then exec {xtask} fake-server --scenario crash-on-init; else exec {xtask} fake-server; fi",
+        "n=$(cat {count} 2>/dev/null || echo 0); echo $((n+1)) > {count}; if [ $n -lt 2 ]; then exec {fake_lsp} --scenario crash-on-init; else exec {fake_lsp}; fi",
         count = count.display(),
-        xtask = xtask_bin().display(),
+        fake_lsp = fake_lsp_bin().display(),
     );
     let config = format!(
         "settle_ms = 20\nrestart_cooldown_ms = 200\n[servers.fake]\ncommand = \"sh\"\nargs = [\"-c\", {script:?}]\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_PID_DIR = {:?}, FAKE_LSP_LOG = {:?} }}\n",

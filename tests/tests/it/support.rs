@@ -1,7 +1,16 @@
-//! Shared helpers for squiggle's integration tests: locating the binaries, building fake-server
-//! workspaces, reading what the fake server saw, and checking that no process was left behind.
-
-#![allow(clippy::unwrap_used)]
+//! Shared helpers for squiggle's integration tests: the binaries under test, building
+//! fake-server workspaces, reading what the fake server saw, and checking that no process was
+//! left behind.
+//!
+//! # The binaries under test
+//!
+//! The tests run two binaries that Cargo builds for them: `squiggle-under-test` (squiggle's
+//! `main`, from the `squiggle` library) and `fake-lsp-under-test` (the fake server's `main`,
+//! from `squiggle-fake-lsp`), the `[[bin]]` targets of this package (tests/Cargo.toml). Cargo
+//! builds a package's binaries before it builds and runs its integration tests, and gives the
+//! tests their paths at compile time (`CARGO_BIN_EXE_<name>`), so plain `cargo test` always runs
+//! the current code, in whatever target folder (`CARGO_TARGET_DIR`) and profile it builds; no
+//! environment variable or earlier `cargo build` is needed.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -25,29 +34,34 @@ pub fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// A binary built from this workspace: from the environment variable `env_var` (set by
-/// `cargo xtask test`), else `target/debug/<name>`.
-fn built_binary(env_var: &str, name: &str) -> PathBuf {
-    if let Some(path) = std::env::var_os(env_var) {
-        return PathBuf::from(path);
-    }
-    let path = repo_root().join("target").join("debug").join(name);
-    assert!(
-        path.is_file(),
-        "{} is not built: run the tests with `cargo xtask test` (or `cargo build -p {name}` first)",
-        path.display()
-    );
-    path
-}
-
-/// The xtask binary, which hosts the fake language server.
-pub fn xtask_bin() -> PathBuf {
-    built_binary("SQUIGGLE_XTASK", "xtask")
-}
-
-/// The squiggle binary.
+/// The squiggle binary under test (see the module docs).
 pub fn squiggle_bin() -> PathBuf {
-    built_binary("SQUIGGLE_BIN", "squiggle")
+    PathBuf::from(env!("CARGO_BIN_EXE_squiggle-under-test"))
+}
+
+/// The fake language server binary (see the module docs); it takes the fake server's
+/// arguments (`--scenario NAME`, `--script FILE`) and nothing else.
+pub fn fake_lsp_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_fake-lsp-under-test"))
+}
+
+/// A folder that holds only `squiggle`, a link to [`squiggle_bin`]: for PATH, where hooks and
+/// agent hosts find the command by its name. Made once per test run, under Cargo's folder for
+/// integration tests' files (`CARGO_TARGET_TMPDIR`).
+pub fn squiggle_dir() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("squiggle-on-path");
+        std::fs::create_dir_all(&dir).unwrap();
+        // Linked under a name of this process's own, then renamed over `squiggle`: another test
+        // run that makes the same link at the same time does not fail this one.
+        let link = dir.join(format!("squiggle.{}", std::process::id()));
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(squiggle_bin(), &link).unwrap();
+        std::fs::rename(&link, dir.join("squiggle")).unwrap();
+        dir
+    })
+    .clone()
 }
 
 /// The folders where `cargo xtask install-servers` puts real language servers (and where
@@ -179,16 +193,13 @@ impl FakeWorkspace {
         );
         ServerSpec {
             id: id.to_string(),
-            command: xtask_bin().display().to_string(),
-            args: std::iter::once("fake-server")
-                .chain(args.iter().copied())
-                .map(String::from)
-                .collect(),
+            command: fake_lsp_bin().display().to_string(),
+            args: args.iter().copied().map(String::from).collect(),
             extensions: vec!["fake".to_string()],
             language_id: "fake".to_string(),
             root_markers: vec!["fake.toml".to_string()],
             env,
-            install_hint: "cargo build -p xtask".to_string(),
+            install_hint: "cargo build -p squiggle-tests".to_string(),
             ..ServerSpec::default()
         }
     }
@@ -197,12 +208,9 @@ impl FakeWorkspace {
     /// the fake server run with `args`, logging and writing its pid where this workspace reads
     /// them. A test appends its own sections.
     pub fn fake_toml(&self, args: &[&str]) -> String {
-        let args: Vec<&str> = std::iter::once("fake-server")
-            .chain(args.iter().copied())
-            .collect();
         format!(
             "settle_ms = 20\n[servers.fake]\ncommand = {:?}\nargs = {args:?}\nextensions = [\"fake\"]\nenv = {{ FAKE_LSP_PID_DIR = {:?}, FAKE_LSP_LOG = {:?} }}\n",
-            xtask_bin().display().to_string(),
+            fake_lsp_bin().display().to_string(),
             self.pids.display().to_string(),
             self.log.display().to_string(),
         )

@@ -7,8 +7,8 @@
 
 use std::time::Duration;
 
+use crate::support::wait_until;
 use serde_json::json;
-use squiggle_tests::wait_until;
 
 use super::{assert_found, Daemons};
 
@@ -80,7 +80,7 @@ fn a_tiny_memory_budget_stops_the_least_recently_used_idle_daemon() {
     assert_found(&b.run_in(&a.runtime, &["check", "x.fake"]), 1);
 
     assert!(
-        wait_until(EVICTED_WITHIN, || !squiggle_tests::is_alive(a_daemon)),
+        wait_until(EVICTED_WITHIN, || !crate::support::is_alive(a_daemon)),
         "a's daemon, idle and least recently used, was stopped; logs:\n{}{}",
         a.logs(),
         b.logs()

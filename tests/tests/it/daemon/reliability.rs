@@ -9,8 +9,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use crate::support::{finish_within, is_alive, path_with_servers, squiggle_bin, wait_until};
 use serde_json::json;
-use squiggle_tests::{finish_within, is_alive, path_with_servers, squiggle_bin, wait_until};
 
 use super::{assert_found, Daemons, LIMIT};
 
@@ -260,7 +260,7 @@ fn two_environments_on_one_workspace_keep_a_daemon_each() {
         for path in &paths {
             let env = d.env(&d.runtime, &[("PATH", path.as_os_str())]);
             let run =
-                squiggle_tests::squiggle_within(&d.ws.root, &["check", "a.fake"], &env, LIMIT);
+                crate::support::squiggle_within(&d.ws.root, &["check", "a.fake"], &env, LIMIT);
             assert_found(&run, 1);
         }
     }
@@ -280,7 +280,7 @@ fn two_environments_on_one_workspace_keep_a_daemon_each() {
 }
 
 /// Runs `squiggle check` on one file name given as bytes, with the daemon on unless `one_shot`.
-fn check_named(d: &Daemons, name: &OsStr, one_shot: bool) -> squiggle_tests::Run {
+fn check_named(d: &Daemons, name: &OsStr, one_shot: bool) -> crate::support::Run {
     let no_daemon = OsStr::new(if one_shot { "1" } else { "0" });
     let mut child = std::process::Command::new(squiggle_bin())
         .arg("check")

@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use super::Daemons;
-use squiggle_tests::Run;
+use crate::support::Run;
 
 /// What a Claude Code hook told the model: its block's `reason`, or its `additionalContext`
 /// (errors in other files only); empty when it said nothing.

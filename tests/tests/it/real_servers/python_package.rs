@@ -10,12 +10,12 @@ use std::ffi::OsStr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-use squiggle_tests::real_server::{PYRIGHT, RUFF};
-use squiggle_tests::{
+use crate::support::real_server::{PYRIGHT, RUFF};
+use crate::support::{
     find_command, fixture, installed_server_dirs, path_with_servers, real_servers_turn,
     squiggle_within,
 };
+use serde_json::Value;
 
 /// The most one command may take (a cold check of the whole package on a busy machine).
 const LIMIT: Duration = Duration::from_secs(240);

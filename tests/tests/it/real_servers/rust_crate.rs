@@ -7,11 +7,11 @@ use std::ffi::OsStr;
 use std::path::Path;
 use std::time::Duration;
 
-use serde_json::{json, Value};
-use squiggle_tests::real_server::RUST_ANALYZER;
-use squiggle_tests::{
+use crate::support::real_server::RUST_ANALYZER;
+use crate::support::{
     fixture, real_servers_turn, real_servers_turn_async, squiggle_within, Mcp, Serve,
 };
+use serde_json::{json, Value};
 
 /// The file the errors are made in: it type-checks, and is used across the crate.
 const FILE: &str = "src/debug.rs";

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::{path_with_servers, squiggle_bin};
+use super::{path_with_servers, squiggle_bin};
 
 /// A running `squiggle mcp`, already past the handshake. Dropping it closes its stdin (the
 /// server exits on EOF) and reaps it; a test that panics kills it first.
@@ -78,11 +78,6 @@ impl Mcp {
         );
         mcp.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         mcp
-    }
-
-    /// The server's process id.
-    pub fn pid(&self) -> u32 {
-        self.child.id()
     }
 
     /// Writes one line as it is (it need not be JSON).

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use squiggle_actors::{Config, Squiggle};
 
-use crate::{fixture, real_servers_turn_async, require_server};
+use super::{fixture, real_servers_turn_async, require_server};
 
 /// What a real-server test holds until it ends: its turn among such tests and the folder of
 /// its copy of a fixture.

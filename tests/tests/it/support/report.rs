@@ -10,7 +10,7 @@ use serde_json::Value;
 pub fn check_finding(project: &Path, files: &[&str]) -> Value {
     let mut args = vec!["check", "--root", ".", "--format", "json"];
     args.extend(files);
-    let run = crate::squiggle(project, &args);
+    let run = super::squiggle(project, &args);
     assert_eq!(run.code, 1, "diagnostics were found: {}", run.stderr);
     serde_json::from_str(&run.stdout)
         .unwrap_or_else(|err| panic!("no JSON report ({err}): {} / {}", run.stdout, run.stderr))
