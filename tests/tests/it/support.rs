@@ -444,7 +444,7 @@ pub fn squiggle(cwd: &Path, args: &[&str]) -> Run {
 
 /// `squiggle check` in tests runs one-shot, in its own process, as it did before the daemon:
 /// the suites assert on the servers a check starts and leaves behind. The daemon's own tests
-/// (tests/tests/daemon.rs) turn it back on with `SQUIGGLE_NO_DAEMON=0`.
+/// (tests/tests/it/daemon.rs) turn it back on with `SQUIGGLE_NO_DAEMON=0`.
 pub const NO_DAEMON: (&str, &str) = ("SQUIGGLE_NO_DAEMON", "1");
 
 /// Runs the squiggle binary in `cwd` with `args`, real servers on PATH, one-shot (see
