@@ -7,10 +7,10 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
+use crate::support::real_server::{PYRIGHT, TYPESCRIPT};
+use crate::support::{find_command, installed_server_dirs, path_with_servers};
 use serde_json::Value;
 use squiggle_actors::Scope;
-use squiggle_tests::real_server::{PYRIGHT, TYPESCRIPT};
-use squiggle_tests::{find_command, installed_server_dirs, path_with_servers};
 
 /// An error: file (relative to the project), line, column, rule.
 type Error = (String, u64, u64, String);
@@ -97,9 +97,9 @@ async fn a_changed_signature_names_the_importers_it_broke_and_nothing_that_was_b
 
 #[test]
 fn a_hook_with_the_hosts_original_names_the_importer_an_edit_broke_on_a_cold_runtime() {
-    let _turn = squiggle_tests::real_servers_turn();
+    let _turn = crate::support::real_servers_turn();
     TYPESCRIPT.require();
-    let (_dir, project) = squiggle_tests::fixture("ts-multi");
+    let (_dir, project) = crate::support::fixture("ts-multi");
     let types = project.join("src/types.ts");
     let original = std::fs::read_to_string(&types).unwrap();
     std::fs::write(&types, original.replace("age: number", "years: number")).unwrap();
@@ -110,7 +110,7 @@ fn a_hook_with_the_hosts_original_names_the_importer_an_edit_broke_on_a_cold_run
         "tool_input": {"file_path": types, "old_string": "age", "new_string": "years"},
         "tool_response": {"filePath": types, "originalFile": original},
     });
-    let mut child = std::process::Command::new(squiggle_tests::squiggle_bin())
+    let mut child = std::process::Command::new(crate::support::squiggle_bin())
         .args(["hook", "claude-code"])
         .current_dir(&project)
         .env("PATH", path_with_servers())
@@ -121,7 +121,7 @@ fn a_hook_with_the_hosts_original_names_the_importer_an_edit_broke_on_a_cold_run
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let run = squiggle_tests::finish_within(
+    let run = crate::support::finish_within(
         &mut child,
         input.to_string().as_bytes(),
         Duration::from_secs(120),
@@ -135,5 +135,5 @@ fn a_hook_with_the_hosts_original_names_the_importer_an_edit_broke_on_a_cold_run
         reason.contains("LSP errors detected in other files:\nsrc/user.ts:\nNEW 4:34 Property 'age' does not exist on type 'User'."),
         "{reason}"
     );
-    squiggle_tests::assert_no_process_in(&project);
+    crate::support::assert_no_process_in(&project);
 }
