@@ -53,7 +53,16 @@ pub fn run(workspace: &Path, extra: &[String]) -> anyhow::Result<()> {
         bail!("tests failed ({status})");
     }
     report_matrix_skips(workspace)?;
-    // The agent loop's regression: 3 seeded edits per real project against its batch checker.
+    // The agent loop's regression: 3 seeded edits per real project against its batch checker,
+    // with target/debug/squiggle (the tests have their own build of it): build it first.
+    let status = Command::new(&cargo)
+        .args(["build", "--package", "squiggle"])
+        .current_dir(workspace)
+        .status()
+        .context("cannot run cargo build")?;
+    if !status.success() {
+        bail!("building squiggle failed ({status})");
+    }
     crate::bench::agent_loop::regression(workspace)?;
     // The packages people install without a Rust toolchain, from the dev build just made (no
     // second build), installed afresh and run; the crates packaged; and the release workflow
