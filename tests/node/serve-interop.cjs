@@ -1,5 +1,5 @@
 // Drives `squiggle serve` the way a TypeScript agent host does: with vscode-jsonrpc over the
-// child's stdio. Run by tests/tests/serve.rs; env: SQUIGGLE_BIN, PROJECT (a copy of the python
+// child's stdio. Run by tests/tests/it/serve.rs; env: SQUIGGLE_BIN, PROJECT (a copy of the python
 // fixture), NODE_MODULES (where vscode-jsonrpc is installed).
 "use strict";
 const assert = require("node:assert/strict");

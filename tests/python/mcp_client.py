@@ -1,6 +1,6 @@
 """Drives `squiggle mcp` with the official MCP Python SDK, the way an MCP client does.
 
-Run by tests/tests/mcp.rs: python mcp_client.py full|hidden|breadth PROJECT, with SQUIGGLE_BIN set.
+Run by tests/tests/it/mcp.rs: python mcp_client.py full|hidden|breadth PROJECT, with SQUIGGLE_BIN set.
 Each passing step prints `ok <step>`; the first failing assertion stops with a traceback.
 """
 

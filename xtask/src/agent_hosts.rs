@@ -1,4 +1,4 @@
-//! The agent hosts whose plugin formats the tests check (tests/tests/agent_plugins.rs): Claude
+//! The agent hosts whose plugin formats the tests check (tests/tests/it/agent_plugins.rs): Claude
 //! Code and Gemini CLI, pinned, installed from npm into `target/agent-hosts/<host>/`, each in a
 //! folder of its own, and reused by later runs.
 

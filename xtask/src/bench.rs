@@ -75,6 +75,8 @@ pub fn run(workspace: &Path, quick: bool) -> anyhow::Result<()> {
             "squiggle",
             "--package",
             "xtask",
+            "--package",
+            "squiggle-fake-lsp",
         ])
         .current_dir(workspace)
         .status()
@@ -134,7 +136,7 @@ pub fn measure(
     };
     let bin = workspace.join("target/release");
     let squiggle = bin.join("squiggle");
-    let xtask = bin.join("xtask");
+    let fake_lsp = bin.join("fake-lsp");
     let dir = workspace.join("target/bench");
     std::fs::create_dir_all(&dir)?;
     // Children (squiggle and the floor's servers) find the installed servers on PATH.
@@ -142,13 +144,13 @@ pub fn measure(
     std::env::set_var("PATH", &path);
     let ruff = on_path(&path, "ruff");
     if fleet_only {
-        return self::fleet_only(&plan, &squiggle, &xtask, &dir);
+        return self::fleet_only(&plan, &squiggle, &fake_lsp, &dir);
     }
     if loop_only {
         return self::loop_only(&plan, workspace, &squiggle, &dir, only_server);
     }
     if only_load {
-        return load_only(&plan, &squiggle, &xtask, &dir, ruff);
+        return load_only(&plan, &squiggle, &fake_lsp, &dir, ruff);
     }
     if let Some(label) = only_server {
         // `bench-run --server LABEL`: one real server's cold and warm rows and false cleans.
@@ -184,8 +186,8 @@ pub fn measure(
         label: "fake",
         ext: "fake",
         language: "fake",
-        program: xtask.clone(),
-        args: &["fake-server"],
+        program: fake_lsp.clone(),
+        args: &[],
     };
     let one = fake.workspace(&dir.join("fake-1"), 1, 0)?;
     let file = fake.probe(&one);
@@ -442,7 +444,7 @@ fn report(out: &Path, quick: bool, results: &Results, notes: &[String]) -> anyho
 fn load_only(
     plan: &Plan,
     squiggle: &Path,
-    xtask: &Path,
+    fake_lsp: &Path,
     dir: &Path,
     ruff: Option<std::path::PathBuf>,
 ) -> anyhow::Result<()> {
@@ -456,8 +458,8 @@ fn load_only(
         label: "fake",
         ext: "fake",
         language: "fake",
-        program: xtask.to_path_buf(),
-        args: &["fake-server"],
+        program: fake_lsp.to_path_buf(),
+        args: &[],
     };
     load_run::measure(&fake, squiggle, dir, 0, &mut results)?;
     load_run::measure(&fake, squiggle, dir, BEYOND_PAD, &mut results)?;
@@ -477,7 +479,7 @@ fn load_only(
 
 /// `bench-run --fleet`: the fleet scenario alone (throwaway workspaces and worktrees through
 /// the daemon, on the fake server), with the table, and `target/bench/fleet-report.json`.
-fn fleet_only(plan: &Plan, squiggle: &Path, xtask: &Path, dir: &Path) -> anyhow::Result<()> {
+fn fleet_only(plan: &Plan, squiggle: &Path, fake_lsp: &Path, dir: &Path) -> anyhow::Result<()> {
     let (mut rows, mut targets, mut measures) = (Vec::new(), Vec::new(), Vec::new());
     let mut results = Results {
         rows: &mut rows,
@@ -488,8 +490,8 @@ fn fleet_only(plan: &Plan, squiggle: &Path, xtask: &Path, dir: &Path) -> anyhow:
         label: "fake",
         ext: "fake",
         language: "fake",
-        program: xtask.to_path_buf(),
-        args: &["fake-server"],
+        program: fake_lsp.to_path_buf(),
+        args: &[],
     };
     fleet::measure(&fake, squiggle, dir, plan, &mut results)?;
     report(&dir.join("fleet-report.json"), plan.quick, &results, &[])

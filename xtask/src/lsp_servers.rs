@@ -54,7 +54,7 @@ pub fn matrix_dir(workspace: &Path) -> PathBuf {
     install_dir(workspace).join("matrix")
 }
 
-/// The built-in servers the matrix tests (tests/tests/matrix.rs): every one `squiggle install`
+/// The built-in servers the matrix tests (tests/tests/it/matrix.rs): every one `squiggle install`
 /// can install but those the default install already serves the other tests with, and vue,
 /// whose diagnostics need a TypeScript plugin squiggle does not run.
 pub const MATRIX_SERVERS: &[&str] = &[

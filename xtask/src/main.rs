@@ -1,6 +1,5 @@
 //! `cargo xtask`: project tasks that need more than cargo.
 //!
-//! - `fake-server [--scenario NAME | --script FILE]`: the scriptable LSP server tests use.
 //! - `install-servers`: installs the real language servers the tests and demo use into
 //!   `target/lsp-servers/`, from npm and PyPI.
 //! - `install-agent-hosts [HOST]...`: installs the pinned agent hosts (Claude Code, Gemini CLI)
@@ -17,7 +16,6 @@
 //!
 //! # Layout
 //!
-//! - `fake_server`: the scriptable LSP server.
 //! - `lsp_servers`: the real servers the tests use, installed from npm and PyPI.
 //! - `rust_analyzer`: rust-analyzer built once from crates.io into a cache folder.
 //! - `agent_hosts`: the pinned agent hosts (Claude Code, Gemini CLI) installed from npm.
@@ -29,7 +27,6 @@ mod agent_hosts;
 mod bench;
 mod demo;
 mod dist;
-mod fake_server;
 #[cfg(test)]
 mod layout;
 mod lsp_servers;
@@ -73,14 +70,12 @@ enum Task {
     /// Install the pinned agent hosts (Claude Code, Gemini CLI) into target/agent-hosts/;
     /// prints `HOST VERSION COMMAND` for each.
     InstallAgentHosts(InstallAgentHostsArgs),
-    /// Run the fake LSP server on stdio (the scriptable server the tests drive).
-    FakeServer(FakeServerArgs),
 }
 
 /// Arguments of `test`.
 #[derive(Debug, Args)]
 struct TestArgs {
-    /// Passed on to `cargo test --workspace` as given (e.g. `-p squiggle-tests --test serve`).
+    /// Passed on to `cargo test --workspace` as given (e.g. `-p squiggle-tests --test it -- serve::`).
     #[arg(
         trailing_var_arg = true,
         allow_hyphen_values = true,
@@ -165,23 +160,8 @@ struct InstallAgentHostsArgs {
     hosts: Vec<String>,
 }
 
-/// Arguments of `fake-server`.
-#[derive(Debug, Args)]
-struct FakeServerArgs {
-    /// A built-in scenario (default when neither is given: `default`).
-    #[arg(long, value_name = "NAME", conflicts_with = "script",
-          value_parser = clap::builder::PossibleValuesParser::new(fake_server::SCENARIOS))]
-    scenario: Option<String>,
-    /// A JSON script file describing the server's behaviour (see xtask/src/fake_server/script.rs).
-    #[arg(long, value_name = "FILE")]
-    script: Option<PathBuf>,
-}
-
 fn main() -> anyhow::Result<()> {
     match Cli::parse().task {
-        Task::FakeServer(args) => {
-            fake_server::run(args.scenario.as_deref(), args.script.as_deref())
-        }
         Task::InstallServers(InstallArgs { all, rust_analyzer }) => {
             let workspace = workspace_root()?;
             lsp_servers::install(&workspace)?;
@@ -256,24 +236,5 @@ mod tests {
             args.cargo_test,
             ["-p", "squiggle-tests", "--", "--nocapture"]
         );
-    }
-
-    #[test]
-    fn fake_server_takes_a_scenario_or_a_script_not_both() {
-        let cli =
-            Cli::try_parse_from(["xtask", "fake-server", "--scenario", "pull"]).expect("parses");
-        assert!(
-            matches!(cli.task, Task::FakeServer(FakeServerArgs { scenario: Some(ref s), script: None }) if s == "pull")
-        );
-        let both = [
-            "xtask",
-            "fake-server",
-            "--scenario",
-            "pull",
-            "--script",
-            "x.json",
-        ];
-        assert!(Cli::try_parse_from(both).is_err());
-        assert!(Cli::try_parse_from(["xtask", "fake-server", "--scenario", "nope"]).is_err());
     }
 }

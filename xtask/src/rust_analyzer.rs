@@ -15,7 +15,7 @@ pub const VERSION: &str = "0.0.349";
 const SALSA: &str = "0.28.2";
 
 /// Where the binary is kept: `$XDG_CACHE_HOME/squiggle/rust-analyzer-<version>` (else under
-/// `~/.cache`), the folder the tests look in too (tests/src/lib.rs, `rust_analyzer_dir`).
+/// `~/.cache`), the folder the tests look in too (tests/tests/it/support.rs, `rust_analyzer_dir`).
 pub fn dir() -> Option<PathBuf> {
     let cache = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)

@@ -11,7 +11,8 @@ use anyhow::{bail, Context};
 use crate::{agent_hosts, dist, lsp_servers, rust_analyzer};
 
 /// Installs the test language servers and runs `cargo test` for the whole workspace, with the
-/// servers on PATH and the fake server located for the tests; extra args go to `cargo test`.
+/// servers on PATH; extra args go to `cargo test`. The binaries the tests drive need nothing
+/// here: Cargo builds them for the tests (see tests/tests/it/support.rs).
 pub fn run(workspace: &Path, extra: &[String]) -> anyhow::Result<()> {
     lsp_servers::install(workspace)?;
     lsp_servers::install_matrix(workspace)?;
@@ -32,7 +33,6 @@ pub fn run(workspace: &Path, extra: &[String]) -> anyhow::Result<()> {
             );
         }
     }
-    let xtask = std::env::current_exe().context("cannot locate the xtask binary")?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     // Built once into a cache folder (lsp_servers::bin_dirs puts it on the tests' PATH); where
     // it cannot be built, its tests fail saying it is not installed.
@@ -42,7 +42,19 @@ pub fn run(workspace: &Path, extra: &[String]) -> anyhow::Result<()> {
             rust_analyzer::VERSION
         );
     }
-    // The tests drive the real binary: build it first.
+    let status = Command::new(&cargo)
+        .args(["test", "--workspace"])
+        .args(extra)
+        .current_dir(workspace)
+        .env("PATH", lsp_servers::path_with_servers(workspace)?)
+        .status()
+        .context("cannot run cargo test")?;
+    if !status.success() {
+        bail!("tests failed ({status})");
+    }
+    report_matrix_skips(workspace)?;
+    // The agent loop's regression: 3 seeded edits per real project against its batch checker,
+    // with target/debug/squiggle (the tests have their own build of it): build it first.
     let status = Command::new(&cargo)
         .args(["build", "--package", "squiggle"])
         .current_dir(workspace)
@@ -51,21 +63,6 @@ pub fn run(workspace: &Path, extra: &[String]) -> anyhow::Result<()> {
     if !status.success() {
         bail!("building squiggle failed ({status})");
     }
-    let squiggle = workspace.join("target").join("debug").join("squiggle");
-    let status = Command::new(&cargo)
-        .args(["test", "--workspace"])
-        .args(extra)
-        .current_dir(workspace)
-        .env("PATH", lsp_servers::path_with_servers(workspace)?)
-        .env("SQUIGGLE_XTASK", &xtask)
-        .env("SQUIGGLE_BIN", &squiggle)
-        .status()
-        .context("cannot run cargo test")?;
-    if !status.success() {
-        bail!("tests failed ({status})");
-    }
-    report_matrix_skips(workspace)?;
-    // The agent loop's regression: 3 seeded edits per real project against its batch checker.
     crate::bench::agent_loop::regression(workspace)?;
     // The packages people install without a Rust toolchain, from the dev build just made (no
     // second build), installed afresh and run; the crates packaged; and the release workflow

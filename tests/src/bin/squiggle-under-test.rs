@@ -1,0 +1,6 @@
+//! The `squiggle` command, built as a binary of the tests' own package so that Cargo builds it
+//! fresh before the integration tests run, and tells them where (`CARGO_BIN_EXE_*`).
+
+fn main() -> std::process::ExitCode {
+    squiggle::main()
+}

@@ -1,0 +1,115 @@
+//! Issue 24, through the daemon's hook: an edit's new errors come first in its block, marked
+//! `NEW `, within the per-file cap; and a file changed on disk right before a hook is synced
+//! before that hook answers, with no pause in between.
+
+use serde_json::{json, Value};
+
+use super::Daemons;
+use crate::support::Run;
+
+/// What a Claude Code hook told the model: its block's `reason`, or its `additionalContext`
+/// (errors in other files only); empty when it said nothing.
+fn reason(run: &Run) -> String {
+    assert_eq!(
+        run.code, 0,
+        "stdout: {}\nstderr: {}",
+        run.stdout, run.stderr
+    );
+    if run.stdout.is_empty() {
+        return String::new();
+    }
+    let answer: Value =
+        serde_json::from_str(&run.stdout).unwrap_or_else(|err| panic!("{err}: {}", run.stdout));
+    let context = &answer["hookSpecificOutput"]["additionalContext"];
+    (answer["reason"].as_str().or(context.as_str()))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The block line of the fake server's error `found ERROR: <what>` at `line`.
+fn error_line(line: usize, what: &str) -> String {
+    format!("{line}:1 found ERROR: {what} (E1)\n")
+}
+
+#[test]
+fn thirteen_new_errors_in_a_file_with_nine_come_first_marked_within_the_cap() {
+    let d = Daemons::new("");
+    let old: String = (1..=9).map(|i| format!("ERROR old{i}\n")).collect();
+    let file = d.ws.write("a.fake", &old);
+    let first = reason(&d.hook(&d.ws.root, &file, &[]));
+    // No baseline yet: every error, in line order, none marked.
+    assert!(!first.contains("NEW "), "{first}");
+    assert!(first.contains(&error_line(1, "old1")), "{first}");
+
+    // The edit adds 13 errors after the old ones: by line, the old ones would fill the cap.
+    let new: String = (1..=13).map(|i| format!("ERROR new{i}\n")).collect();
+    std::fs::write(&file, format!("{old}{new}")).unwrap();
+    let second = reason(&d.hook(&d.ws.root, &file, &[]));
+    let news: String = (1..=13)
+        .map(|i| format!("NEW {}", error_line(9 + i, &format!("new{i}"))))
+        .collect();
+    let olds: String = (1..=7).map(|i| error_line(i, &format!("old{i}"))).collect();
+    let expected = format!(
+        "LSP errors detected in this file, please fix:\na.fake:\n{news}{olds}... and 2 more"
+    );
+    assert_eq!(second.trim(), expected, "logs:\n{}", d.logs());
+
+    // Nothing new since: nothing marked, line order again.
+    let third = reason(&d.hook(&d.ws.root, &file, &[]));
+    assert!(!third.contains("NEW "), "{third}");
+    assert!(third.contains(&error_line(1, "old1")), "{third}");
+}
+
+#[test]
+fn a_fix_written_to_another_file_right_before_a_hook_is_seen_by_that_hook() {
+    let d = Daemons::new("");
+    let a = d.ws.write("a.fake", "fine\n");
+    let b = d.ws.write("b.fake", "ERROR in b\n");
+    let write = json!({"file_path": a, "content": "fine\n"});
+    // B is open in the daemon, and its error is shown among the other files.
+    assert_eq!(d.run(&["check", "b.fake"]).code, 1);
+    let before = reason(&d.hook_tool(&d.ws.root, "Write", write.clone(), &[]));
+    assert!(before.contains("b.fake:"), "{before}");
+
+    for round in 0..5 {
+        // Fixed on disk (same size, so within its time tick only the content tells), and at
+        // once a hook for A: no pause for the file watcher.
+        std::fs::write(&b, "fixed in b\n").unwrap();
+        let after = reason(&d.hook_tool(&d.ws.root, "Write", write.clone(), &[]));
+        assert_eq!(
+            after,
+            "",
+            "round {round}: B's stale error; logs:\n{}",
+            d.logs()
+        );
+        // Broken again, at once: the hook shows it.
+        std::fs::write(&b, "ERROR in b\n").unwrap();
+        let broken = reason(&d.hook_tool(&d.ws.root, "Write", write.clone(), &[]));
+        assert!(
+            broken.contains("b.fake:"),
+            "round {round}: B's new error is missing: {broken}"
+        );
+    }
+}
+
+#[test]
+fn a_write_marks_the_new_errors_of_other_files_first() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "fine\n");
+    let b = d.ws.write("b.fake", "ok\nERROR old\n");
+    // B's baseline: its one error, as this check shows it.
+    assert_eq!(d.run(&["check", "b.fake"]).code, 1);
+
+    std::fs::write(&b, "ERROR new\nok\nERROR old\n").unwrap();
+    let run = d.run(&["check", "--scope", "write", "a.fake", "b.fake"]);
+    assert_eq!(
+        run.stdout,
+        format!(
+            "\nLSP errors detected in other files:\nb.fake:\nNEW {}{}",
+            error_line(1, "new"),
+            error_line(3, "old").trim_end(),
+        ),
+        "stderr: {}",
+        run.stderr
+    );
+}

@@ -1,0 +1,313 @@
+//! Feedback for agents after an edit, against the fake server: scopes, other files, caps,
+//! new-error deltas, and the CLI's `--scope` and `--format delta`.
+
+#![allow(clippy::unwrap_used)]
+
+use crate::support::{squiggle, FakeWorkspace};
+use serde_json::json;
+use squiggle_actors::{Outcome, Scope, Skip, Squiggle};
+use squiggle_config::ServerSpec;
+
+/// A fake server that, on every touch, also publishes errors for two other files.
+fn multi_file_server(ws: &FakeWorkspace) -> squiggle_config::ServerSpec {
+    ws.scripted("fake", &json!({
+        "also_publish": {"src/z.fake": "ERROR in z\n", "src/b.fake": "ok\nERROR in b <T>\nWARNING meh\n"}
+    }))
+}
+
+#[tokio::test]
+async fn edit_scope_reports_only_the_edited_file() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("src/a.fake", "ERROR here\n");
+    let squiggle = ws.start(vec![multi_file_server(&ws)]).await;
+
+    let feedback = squiggle.feedback(&file, None, Scope::Edit, None).await;
+
+    assert_eq!(
+        feedback.text,
+        "\nLSP errors detected in this file, please fix:\nsrc/a.fake:\n1:1 found ERROR: here (E1)"
+    );
+    assert!(feedback.others.is_empty());
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn write_scope_adds_other_files_sorted_after_the_written_one() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("src/a.fake", "ERROR here\n");
+    let squiggle = ws.start(vec![multi_file_server(&ws)]).await;
+
+    let feedback = squiggle.feedback(&file, None, Scope::Write, None).await;
+
+    assert_eq!(
+        feedback.text,
+        "\nLSP errors detected in this file, please fix:\nsrc/a.fake:\n1:1 found ERROR: here (E1)\n\
+         \nLSP errors detected in other files:\nsrc/b.fake:\n2:1 found ERROR: in b <T> (E1)\n\
+         src/z.fake:\n1:1 found ERROR: in z (E1)"
+    );
+    assert_eq!(
+        feedback.others.keys().collect::<Vec<_>>(),
+        vec!["src/b.fake", "src/z.fake"]
+    );
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn write_scope_caps_the_other_files() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("src/a.fake", "fine\n");
+    let mut config = ws.config(vec![multi_file_server(&ws)]);
+    config.max_other_files = 1;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+
+    let feedback = squiggle.feedback(&file, None, Scope::Write, None).await;
+
+    assert_eq!(
+        feedback.text,
+        "\nLSP errors detected in other files:\nsrc/b.fake:\n2:1 found ERROR: in b <T> (E1)"
+    );
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn clean_files_give_empty_text_and_skipped_files_a_line_saying_why() {
+    let ws = FakeWorkspace::new();
+    let clean = ws.write("a.fake", "fine\n");
+    let squiggle = ws.start(vec![ws.server("fake", &[])]).await;
+
+    let feedback = squiggle.feedback(&clean, None, Scope::Write, None).await;
+    let deleted = squiggle
+        .feedback(ws.root.join("deleted.fake"), None, Scope::Edit, None)
+        .await;
+    let outside = squiggle
+        .feedback("/etc/hostname", None, Scope::Edit, None)
+        .await;
+
+    assert_eq!(feedback.text, "");
+    assert_eq!(feedback.check.skipped, None);
+    assert_eq!(
+        feedback.check.outcome(),
+        Outcome::Checked { missing: vec![] }
+    );
+    assert!(
+        deleted.text.starts_with(
+            "\nLSP did not check deleted.fake, so its errors are unknown: cannot be read: "
+        ),
+        "{}",
+        deleted.text
+    );
+    assert!(matches!(deleted.check.skipped, Some(Skip::Unreadable(_))));
+    assert_eq!(
+        outside.text,
+        "\nLSP did not check /etc/hostname, so its errors are unknown: outside the workspace root"
+    );
+    assert_eq!(outside.check.skipped, Some(Skip::OutsideWorkspace));
+    squiggle.shutdown().await;
+}
+
+/// A fake server spec for files with extension `extension`.
+fn serving(mut spec: ServerSpec, extension: &str) -> ServerSpec {
+    spec.extensions = vec![extension.to_string()];
+    spec
+}
+
+/// A server whose command is not installed, for `.nope` files.
+fn not_installed(ws: &FakeWorkspace) -> ServerSpec {
+    let mut missing = serving(ws.server("missing", &[]), "nope");
+    missing.command = "squiggle-no-such-server".to_string();
+    missing.install_hint = "pip install nope".to_string();
+    missing
+}
+
+#[tokio::test]
+async fn every_reason_a_file_is_not_checked_reaches_the_result_and_the_feedback() {
+    let ws = FakeWorkspace::new();
+    let mut off = serving(ws.server("off", &[]), "off");
+    off.enabled = false;
+    let servers = vec![
+        ws.server("fake", &[]),
+        not_installed(&ws),
+        off,
+        serving(
+            ws.server("crashy", &["--scenario", "crash-on-init"]),
+            "crash",
+        ),
+        serving(
+            ws.server("opencrash", &["--scenario", "crash-on-open"]),
+            "ocrash",
+        ),
+    ];
+    let mut config = ws.config(servers);
+    config.max_file_bytes = 64;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+    let cases = [
+        ("b.nope", "ERROR x\n", "missing: `squiggle-no-such-server` is not installed (install: pip install nope)"),
+        ("c.xyz", "ERROR x\n", "no language server handles this file type"),
+        ("d.off", "ERROR x\n", "its language servers are disabled by configuration (off)"),
+        ("e.crash", "ERROR x\n", "crashy is broken: the server exited (exit status: 3): fake-server: crashing on purpose"),
+        ("f.ocrash", "ERROR x\n", "opencrash is broken: the server exited (exit status: 3): fake-server: crashing on purpose"),
+        ("g.fake", "a\0b\n", "looks binary"),
+    ];
+    let big = "ERROR big\n".repeat(10);
+
+    for (file, text, reason) in cases {
+        let path = ws.write(file, text);
+        let feedback = squiggle.feedback(&path, None, Scope::Edit, None).await;
+        assert_eq!(feedback.check.outcome().reason(), Some(reason), "{file}");
+        assert_eq!(
+            feedback.text,
+            format!("\nLSP did not check {file}, so its errors are unknown: {reason}")
+        );
+    }
+    let large = squiggle
+        .feedback("h.fake", Some(big), Scope::Write, None)
+        .await;
+    assert_eq!(
+        large.text,
+        "\nLSP did not check h.fake, so its errors are unknown: too large (100 bytes, limit 64)"
+    );
+    squiggle.shutdown().await;
+
+    let mut config = ws.config(vec![ws.server("fake", &[])]);
+    config.enabled = false;
+    let disabled = Squiggle::start(&ws.root, config).await.unwrap();
+    let path = ws.write("a.fake", "ERROR x\n");
+    assert_eq!(
+        disabled.feedback(&path, None, Scope::Edit, None).await.text,
+        "\nLSP did not check a.fake, so its errors are unknown: LSP disabled by configuration"
+    );
+    disabled.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_file_one_server_checked_stands_and_names_the_server_that_did_not() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR here\n");
+    let mut missing = not_installed(&ws);
+    missing.extensions = vec!["fake".to_string()];
+    let squiggle = ws.start(vec![ws.server("fake", &[]), missing]).await;
+
+    let feedback = squiggle.feedback(&file, None, Scope::Edit, None).await;
+
+    assert_eq!(
+        feedback.check.outcome(),
+        Outcome::Checked {
+            missing: vec![
+                "missing: `squiggle-no-such-server` is not installed (install: pip install nope)"
+                    .to_string()
+            ]
+        }
+    );
+    assert_eq!(
+        feedback.text,
+        "\nLSP errors detected in this file, please fix:\na.fake:\n1:1 found ERROR: here (E1)",
+        "a checked file keeps its format"
+    );
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_leaves_the_file_not_checked() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR unseen\n");
+    let silent = ws.scripted("silent", &json!({"diagnose_on": []}));
+    let mut config = ws.config(vec![silent]);
+    config.first_touch_timeout_ms = 1_500;
+    config.diagnostic_timeout_ms = 1_000;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+
+    let first = squiggle.feedback(&file, None, Scope::Edit, None).await;
+    let again = squiggle.check_file(&file, None).await;
+
+    assert!(!first.check.outcome().is_checked());
+    assert!(
+        first.text.starts_with(
+            "\nLSP did not check a.fake, so its errors are unknown: silent timed out: "
+        ),
+        "{}",
+        first.text
+    );
+    assert_eq!(
+        again.outcome().reason(),
+        Some("silent timed out: no diagnostics before the deadline")
+    );
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn new_errors_are_keyed_by_source_code_severity_and_message() {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR one\n");
+    let squiggle = ws.start(vec![ws.server("fake", &[])]).await;
+
+    squiggle.check_file(&file, None).await;
+    let first = squiggle.new_errors(&[&file]).await;
+    squiggle
+        .check_file(&file, Some("moved down\nERROR one\n".to_string()))
+        .await;
+    let moved = squiggle.new_errors(&[&file]).await;
+    squiggle
+        .check_file(&file, Some("ERROR one\nERROR two\n".to_string()))
+        .await;
+    let added = squiggle.new_errors(&[&file]).await;
+
+    assert_eq!(first.text, "New LSP errors introduced by your last edit (fix these):\na.fake:1:1: error: found ERROR: one\n");
+    assert_eq!(moved.text, "", "the same error on another line is not new");
+    assert_eq!(added.text, "New LSP errors introduced by your last edit (fix these):\na.fake:2:1: error: found ERROR: two\n");
+    squiggle.shutdown().await;
+}
+
+/// A workspace whose `squiggle.toml` runs the multi-file fake server.
+fn cli_workspace() -> FakeWorkspace {
+    let ws = FakeWorkspace::new();
+    ws.write_scripted_toml(&json!({"also_publish": {"b.fake": "ERROR in b\n"}}));
+    ws
+}
+
+#[test]
+fn cli_scope_prints_exactly_what_a_tool_appends() {
+    let ws = cli_workspace();
+    ws.write("a.fake", "ERROR mine\n");
+
+    let edit = squiggle(
+        &ws.root,
+        &["check", "--format", "llm", "--scope", "edit", "a.fake"],
+    );
+    let write = squiggle(
+        &ws.root,
+        &["check", "--format", "llm", "--scope", "write", "a.fake"],
+    );
+
+    let this_file =
+        "\nLSP errors detected in this file, please fix:\na.fake:\n1:1 found ERROR: mine (E1)";
+    assert_eq!(edit.stdout, this_file);
+    assert_eq!(
+        write.stdout,
+        format!("{this_file}\n\nLSP errors detected in other files:\nb.fake:\n1:1 found ERROR: in b (E1)")
+    );
+    assert_eq!(
+        squiggle(&ws.root, &["check", "--scope", "edit", "a.fake"]).stdout,
+        this_file,
+        "--scope implies --format llm"
+    );
+    assert_eq!(
+        squiggle(
+            &ws.root,
+            &["check", "--format", "text", "--scope", "edit", "a.fake"]
+        )
+        .code,
+        2,
+        "--scope goes with --format llm only"
+    );
+}
+
+#[test]
+fn cli_delta_reports_every_error_on_a_first_look() {
+    let ws = cli_workspace();
+    ws.write("a.fake", "ok\nERROR mine\n");
+
+    let run = squiggle(&ws.root, &["check", "--format", "delta", "a.fake"]);
+
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stdout, "New LSP errors introduced by your last edit (fix these):\na.fake:2:1: error: found ERROR: mine\n");
+}
