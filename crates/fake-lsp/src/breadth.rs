@@ -22,7 +22,8 @@ pub fn workspace_report(root: &Path, encoding: Encoding) -> Value {
     let mut files = Vec::new();
     fake_files(root, &mut files);
     files.sort();
-    let items: Vec<Value> = (files.iter())
+    let items: Vec<Value> = files
+        .iter()
         .filter_map(|file| {
             let text = std::fs::read_to_string(file).ok()?;
             Some(json!({

@@ -31,7 +31,8 @@ mod tests {
     #[test]
     fn each_check_line_is_one_error() {
         let found = findings("ok\nCHECK borrow\nERROR x\n  CHECK again");
-        let lines: Vec<u64> = (found.iter())
+        let lines: Vec<u64> = found
+            .iter()
             .map(|d| d["range"]["start"]["line"].as_u64().unwrap_or(99))
             .collect();
         assert_eq!(lines, vec![1, 3]);

@@ -341,7 +341,9 @@ impl Server {
                     return self.respond_error(id, json!({"code": -32603, "message": message}));
                 }
                 let (text, line, character) = self.position_of(params);
-                let open: HashMap<String, String> = (self.docs.iter())
+                let open: HashMap<String, String> = self
+                    .docs
+                    .iter()
                     .map(|(uri, doc)| (uri.clone(), doc.text.clone()))
                     .collect();
                 let root = self.root_dir.clone().unwrap_or_default();
@@ -485,7 +487,12 @@ impl Server {
 
     /// Crashes when the script says so for a document holding this text.
     fn crash_on_text(&self, text: &str) {
-        if (self.script.crash_on_text.as_deref()).is_some_and(|needle| text.contains(needle)) {
+        if self
+            .script
+            .crash_on_text
+            .as_deref()
+            .is_some_and(|needle| text.contains(needle))
+        {
             crash();
         }
     }
@@ -651,8 +658,11 @@ impl Server {
             return;
         }
         let mut delay = Duration::from_millis(self.script.publish_delay_ms);
-        let version =
-            (self.docs.get(uri).and_then(|d| d.version)).filter(|_| !self.script.unversioned);
+        let version = self
+            .docs
+            .get(uri)
+            .and_then(|d| d.version)
+            .filter(|_| !self.script.unversioned);
         let now = Instant::now();
         if let Some(at) = self.configured_at.filter(|at| *at > now) {
             // Not configured yet: an empty placeholder now (straight out, not behind the

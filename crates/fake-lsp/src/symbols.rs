@@ -194,7 +194,8 @@ pub fn definitions(
     };
     let mut found = Vec::new();
     flatten(&declarations(text, encoding), None, &mut found);
-    let locations: Vec<Value> = (found.iter())
+    let locations: Vec<Value> = found
+        .iter()
         .filter(|(declared, _)| declared.name == word)
         .map(|(declared, _)| {
             json!({"uri": uri, "range": range(
@@ -284,7 +285,10 @@ mod tests {
     fn definitions_are_the_declarations_named_like_the_word() {
         let text = "function area\nclass C\n  method area\nx = area()\n";
         let found = definitions("file:///a.fake", text, 3, 5, Encoding::Utf16);
-        let lines: Vec<_> = (found.as_array().into_iter().flatten())
+        let lines: Vec<_> = found
+            .as_array()
+            .into_iter()
+            .flatten()
             .map(|l| l["range"]["start"]["line"].clone())
             .collect();
         assert_eq!(lines, vec![json!(0), json!(2)]);

@@ -335,7 +335,8 @@ fn status_shows_what_the_workspace_uses_first_folds_the_rest_and_keeps_lines_sho
     assert_eq!(text.code, 0, "stderr: {}", text.stderr);
     let out = &text.stdout;
     let first_word = |l: &str| l.split_whitespace().next().map(str::to_string);
-    let shown: Vec<String> = (out.lines())
+    let shown: Vec<String> = out
+        .lines()
         .skip(2)
         .take_while(|l| !l.is_empty())
         .filter(|l| !l.starts_with(' '))
@@ -357,7 +358,9 @@ fn status_shows_what_the_workspace_uses_first_folds_the_rest_and_keeps_lines_sho
         .lines()
         .position(|l| l.starts_with("also known (squiggle status --all): "))
         .unwrap();
-    let folded = (out.lines().skip(also))
+    let folded = out
+        .lines()
+        .skip(also)
         .flat_map(str::split_whitespace)
         .collect::<Vec<_>>()
         .join(" ");
@@ -369,7 +372,7 @@ fn status_shows_what_the_workspace_uses_first_folds_the_rest_and_keeps_lines_sho
     for output in [out, &all.stdout] {
         // Lines wrap at 100 characters; only a path too long for any line, last on its line,
         // goes past.
-        let too_long = (output.lines()).filter(|l| match l.rsplit_once(' ') {
+        let too_long = output.lines().filter(|l| match l.rsplit_once(' ') {
             Some((head, last)) => head.trim_end().chars().count() > 100 || !last.contains('/'),
             None => false,
         } && l.chars().count() > 100);

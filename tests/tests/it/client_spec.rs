@@ -575,7 +575,8 @@ async fn a_server_ready_only_once_it_registers_gets_no_document_before_and_no_pl
     assert_eq!(result.diagnostics.len(), 1, "{:?}", result.servers);
     let messages = ws.messages();
     let at = |dir: &str, method: &str| {
-        (messages.iter())
+        messages
+            .iter()
             .position(|m| m["dir"] == dir && m["method"] == method)
             .unwrap_or_else(|| panic!("no {dir} {method}: {messages:?}"))
     };
@@ -642,7 +643,9 @@ async fn an_empty_versioned_publish_then_the_real_one_is_answered_from_the_first
     // Polled with a deadline: the store takes the publish a moment after it is on the wire.
     let deadline = Instant::now() + Duration::from_secs(10);
     let later = loop {
-        let found = (squiggle.diagnostics().await)
+        let found = squiggle
+            .diagnostics()
+            .await
             .get("a.fake")
             .is_some_and(|d| d.len() == 1);
         if found || Instant::now() > deadline {

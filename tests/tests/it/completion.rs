@@ -224,7 +224,9 @@ async fn start_like_rust_analyzer(
 
 /// Each diagnostic's (line, code).
 fn codes(result: &squiggle_actors::CheckResult) -> Vec<(u32, String)> {
-    (result.diagnostics.iter())
+    result
+        .diagnostics
+        .iter()
         .map(|d| (d.line, d.code.clone().unwrap_or_default()))
         .collect()
 }

@@ -172,7 +172,8 @@ impl Daemons {
             return String::new();
         };
         // Plain files only (a test links a log to /dev/full, which reads without end).
-        (entries.flatten())
+        entries
+            .flatten()
             .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_file()))
             .map(|entry| std::fs::read_to_string(entry.path()).unwrap_or_default())
             .collect()
@@ -180,7 +181,9 @@ impl Daemons {
 
     /// The fake servers still running.
     fn live_servers(&self) -> Vec<u32> {
-        (self.ws.server_pids().into_iter())
+        self.ws
+            .server_pids()
+            .into_iter()
             .filter(|pid| is_alive(*pid))
             .collect()
     }
@@ -195,7 +198,8 @@ impl Daemons {
         let Ok(entries) = std::fs::read_dir(&self.runtime) else {
             return Vec::new();
         };
-        (entries.flatten())
+        entries
+            .flatten()
             .map(|entry| entry.path())
             .filter(|path| path.extension().is_some_and(|ext| ext == extension))
             .collect()

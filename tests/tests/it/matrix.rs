@@ -218,7 +218,8 @@ fn cold_run(
         "{server}: {report}"
     );
     let found = places(&report);
-    let expected: Vec<Place> = (expected.iter())
+    let expected: Vec<Place> = expected
+        .iter()
         .map(|&(file, line, column, code, source)| place(file, line, column, code, source))
         .collect();
     assert_eq!(found, expected, "{server}: {report}");

@@ -603,7 +603,9 @@ async fn a_cold_workspace_search_starts_only_the_roots_server_and_answers() {
     let first = squiggle.workspace_symbols("area").await.unwrap();
     let again = squiggle.workspace_symbols("area").await.unwrap();
 
-    let found: Vec<(String, String, u32, Option<String>)> = (first.items.iter())
+    let found: Vec<(String, String, u32, Option<String>)> = first
+        .items
+        .iter()
         .map(|s| (s.file.clone(), s.name.clone(), s.line, s.container.clone()))
         .collect();
     assert_eq!(
@@ -629,7 +631,10 @@ async fn a_cold_workspace_search_starts_only_the_roots_server_and_answers() {
     );
     assert_eq!(first.notes, Vec::<String>::new());
     assert_eq!(again.items, first.items);
-    let roots: Vec<_> = (squiggle.status().await.into_iter())
+    let roots: Vec<_> = squiggle
+        .status()
+        .await
+        .into_iter()
         .map(|status| status.root)
         .collect();
     assert_eq!(roots.len(), 1, "one server, for the root: {roots:?}");

@@ -175,7 +175,9 @@ async fn typescript_answers_implementations_of_an_interface_and_the_call_hierarc
     squiggle.shutdown().await;
 
     let places = |answer: &squiggle_actors::Answer<Vec<squiggle_actors::Location>>| {
-        (answer.items.iter())
+        answer
+            .items
+            .iter()
             .map(|l| (l.file.clone(), l.line, l.text.clone()))
             .collect::<Vec<_>>()
     };
@@ -258,7 +260,8 @@ fn ask_breadth_tools(mcp: &mut Mcp, limit: Duration) -> Vec<(&'static str, serde
         "lsp_implementation",
         "lsp_type_definition",
     ];
-    (tools.into_iter())
+    tools
+        .into_iter()
         .map(|tool| {
             let result = mcp.call(tool, json!({"file": "a.fake", "symbol": "area"}), limit);
             (tool, result)
@@ -302,7 +305,7 @@ fn a_server_error_is_said_not_taken_for_an_empty_answer() {
         assert_eq!(result["isError"], false, "{tool}: {result}");
         let notes = &result["structuredContent"]["notes"];
         assert!(
-            (notes.as_array().unwrap().iter()).any(|n| n
+            notes.as_array().unwrap().iter().any(|n| n
                 .as_str()
                 .unwrap()
                 .starts_with("fake answered with an error: ")

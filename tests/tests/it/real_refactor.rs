@@ -31,7 +31,9 @@ async fn errors(squiggle: &Squiggle, root: &Path, file: &str) -> Vec<String> {
         checked = squiggle.check_file(root.join(file), None).await;
     }
     assert!(checked.outcome().is_checked(), "{file}: {checked:?}");
-    (checked.diagnostics.iter())
+    checked
+        .diagnostics
+        .iter()
         .filter(|d| d.severity == Severity::Error)
         .map(|d| format!("{}:{} {}", d.line, d.column, d.message))
         .collect()
@@ -86,7 +88,9 @@ async fn rename_across_three_files(
         assert!(text.contains(new) && !text.contains(old), "{file}:\n{text}");
     }
     for check in &applied.items.checks {
-        let errors: Vec<_> = (check.diagnostics.iter())
+        let errors: Vec<_> = check
+            .diagnostics
+            .iter()
             .filter(|d| d.severity == Severity::Error)
             .collect();
         assert!(errors.is_empty(), "{}: {errors:?}", check.file);
@@ -199,7 +203,10 @@ async fn typescript_renames_across_files_refuses_a_stale_apply_and_adds_a_missin
         .code_actions(root.join("src/c.ts"), at(), None, None)
         .await
         .unwrap();
-    let fix = (listed.items.actions.iter())
+    let fix = listed
+        .items
+        .actions
+        .iter()
         .find(|a| a.title.starts_with("Add import from \"./util\""))
         .unwrap_or_else(|| panic!("{:?}", listed.items.actions));
     assert_eq!(fix.kind.as_deref(), Some("quickfix"));
@@ -292,7 +299,10 @@ async fn ruff_fixes_an_unused_import_from_its_diagnostic() {
         .unwrap();
     // Ruff's per-diagnostic quick fixes need the diagnostic's `data`, which squiggle does not
     // keep; its fix-all action fixes the same problem.
-    let fix = (listed.items.actions.iter())
+    let fix = listed
+        .items
+        .actions
+        .iter()
         .find(|a| a.kind.as_deref() == Some("source.fixAll.ruff"))
         .unwrap_or_else(|| panic!("{:?}", listed.items.actions));
     let pick = |mode| ActionPick {

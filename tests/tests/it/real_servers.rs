@@ -443,7 +443,9 @@ async fn the_first_navigation_answer_of_a_fresh_session_is_the_warm_one() {
 fn symbol_places(
     answer: &squiggle_actors::Answer<Vec<squiggle_actors::Symbol>>,
 ) -> Vec<(String, String, u32)> {
-    (answer.items.iter())
+    answer
+        .items
+        .iter()
         .map(|s| (s.file.clone(), s.name.clone(), s.line))
         .collect()
 }
@@ -460,7 +462,10 @@ async fn cold_workspace_searches(
     for session in 0..5 {
         let squiggle = server.start(project).await;
         let answer = squiggle.workspace_symbols(query).await.unwrap();
-        let roots: Vec<String> = (squiggle.status().await.into_iter())
+        let roots: Vec<String> = squiggle
+            .status()
+            .await
+            .into_iter()
             .map(|status| format!("{} {}", status.id, status.root))
             .collect();
         squiggle.shutdown().await;

@@ -83,7 +83,8 @@ async fn a_rename_is_previewed_then_applied_across_files_and_checked() {
         .all(|c| c.outcome().is_checked()));
     // The servers have the new text: the last text each file was synced with is the new one.
     let synced = |file: &str| {
-        (ws.messages().into_iter())
+        ws.messages()
+            .into_iter()
             .filter(|m| m["dir"] == "in")
             .filter(|m| {
                 m["params"]["textDocument"]["uri"]
@@ -212,7 +213,10 @@ async fn a_quick_fix_is_listed_resolved_previewed_and_applied() {
         .code_actions("a.fake", at.clone(), None, None)
         .await
         .unwrap();
-    let titles: Vec<(&str, bool, usize)> = (listed.items.actions.iter())
+    let titles: Vec<(&str, bool, usize)> = listed
+        .items
+        .actions
+        .iter()
         .map(|a| (a.title.as_str(), a.preferred, a.edits))
         .collect();
     assert_eq!(
@@ -313,7 +317,9 @@ async fn a_command_edit_is_applied_inside_the_workspace_only() {
     let (_, outcome) = done.items.chosen.unwrap();
     assert!(outcome.command_files.is_empty());
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
-    let answers: Vec<Value> = (ws.messages().into_iter())
+    let answers: Vec<Value> = ws
+        .messages()
+        .into_iter()
         .filter(|m| m["dir"] == "in" && m["result"]["applied"] == false)
         .collect();
     assert_eq!(answers.len(), 1, "{answers:?}");

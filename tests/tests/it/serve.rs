@@ -89,7 +89,8 @@ fn texts_received(ws: &FakeWorkspace, file: &str) -> Vec<String> {
             _ => None,
         }
     }
-    (ws.messages().iter())
+    ws.messages()
+        .iter()
         .filter(|m| m["dir"] == "in")
         .filter(|m| {
             (m["params"]["textDocument"]["uri"].as_str()).is_some_and(|u| u.ends_with(file))
@@ -155,7 +156,8 @@ fn concurrent_checks_of_one_file_reach_the_server_in_request_order() {
     }
     // Each text by its first line (the rest is padding).
     let first_lines = |texts: &[String]| -> Vec<String> {
-        (texts.iter())
+        texts
+            .iter()
             .map(|t| t.lines().next().unwrap_or("").to_string())
             .collect()
     };

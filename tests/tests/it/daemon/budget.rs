@@ -113,7 +113,8 @@ fn worktrees_checked_in_turn_stay_within_the_budget() {
             );
         }
     }
-    let warm: usize = (trees.iter())
+    let warm: usize = trees
+        .iter()
         .map(|tree| usize::from(!tree.live_servers().is_empty()))
         .sum();
     assert_eq!(warm, 2, "the two last used trees are warm");
@@ -133,7 +134,8 @@ fn daemon_status_shows_memory_with_servers_last_use_and_the_budget() {
         "{status}"
     );
     // The daemon with its server holds more than the daemon alone.
-    let line = (status.lines())
+    let line = status
+        .lines()
         .find(|line| line.contains(" with its servers)"))
         .unwrap();
     let (before, after) = line.split_once(" MiB (").unwrap();

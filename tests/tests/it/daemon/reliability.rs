@@ -88,7 +88,8 @@ fn an_unasked_apply_edit_changes_no_file_during_a_check_or_a_hook() {
     let d = Daemons::scripted("", &json!({"apply_edit_on_open": edit}));
     let file = d.ws.write("a.fake", "ERROR one\n");
     let refused = || {
-        (d.ws.messages().into_iter())
+        d.ws.messages()
+            .into_iter()
             .filter(|m| m["dir"] == "in" && m["result"]["applied"] == false)
             .collect::<Vec<_>>()
     };

@@ -43,7 +43,9 @@ fn pyright_errors(project: &Path) -> BTreeSet<Error> {
 
 /// The errors of a feedback's other files, as the oracle names them.
 fn others_of(feedback: &squiggle_actors::Feedback) -> BTreeSet<Error> {
-    (feedback.others.iter())
+    feedback
+        .others
+        .iter()
         .flat_map(|(file, diagnostics)| {
             diagnostics.iter().map(move |d| {
                 let code = d.code.clone().unwrap_or_default();

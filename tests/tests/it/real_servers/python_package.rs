@@ -169,7 +169,8 @@ fn a_check_of_a_213_file_package_reports_what_pyright_reports_cold_and_warm() {
 
     // pyright is alive: a check of one file answers, with its errors.
     let (one, one_took) = check(&project, SEEDED_FILE, &env);
-    let expected_one: BTreeSet<Error> = (expected.iter())
+    let expected_one: BTreeSet<Error> = expected
+        .iter()
         .filter(|(file, ..)| file == SEEDED_FILE)
         .cloned()
         .collect();

@@ -268,7 +268,9 @@ async fn the_rust_api_reports_cargo_checks_error_and_says_what_cargo_did_not_see
         .unwrap();
     // The API returns every severity; the errors are what `cargo check` fails on.
     let places = |result: &squiggle_actors::CheckResult| -> Vec<Place> {
-        (result.diagnostics.iter())
+        result
+            .diagnostics
+            .iter()
             .filter(|d| d.severity == squiggle_actors::Severity::Error)
             .map(|d| {
                 (
