@@ -734,8 +734,12 @@ impl Squiggle {
             false => {
                 let changes = self.changes();
                 let paths: Vec<&PathBuf> = before.importers.iter().map(|(path, _)| path).collect();
-                let after = self.check_files_for_feedback(&paths).await;
-                self.remember_importers(&paths, changes, &after);
+                let after = self.checks_within(&paths).await;
+                for (path, result) in paths.iter().zip(&after) {
+                    if let Some(result) = result {
+                        self.remember_importers(&[path], changes, std::slice::from_ref(result));
+                    }
+                }
                 self.close_files(&opened_here).await;
                 after
             }
@@ -746,7 +750,11 @@ impl Squiggle {
             Scope::Write => {
                 let wait = Duration::from_millis(self.inner.config.other_files_wait_ms);
                 let mut all = self.diagnostics_after(epoch, wait).await;
-                for checked in after.iter().filter(|check| check.outcome().is_checked()) {
+                for checked in after
+                    .iter()
+                    .flatten()
+                    .filter(|check| check.outcome().is_checked())
+                {
                     all.insert(checked.file.clone(), checked.diagnostics.clone());
                 }
                 all.retain(|file, diagnostics| *file != check.file && !diagnostics.is_empty());

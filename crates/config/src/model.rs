@@ -44,6 +44,10 @@ keyed! {
         /// The most files that import an edited file (TypeScript, JavaScript, Python) checked
         /// before and after an edit, for the errors it caused there (0: none).
         pub max_dependent_files: usize = 16,
+        /// How long each look at those files (before the edit, after it) may take, in
+        /// milliseconds; the files that did not answer by then are left out of that edit's
+        /// feedback.
+        pub dependent_files_wait_ms: u64 = 750,
         /// The most lines of diagnostics reported in total.
         pub max_total_lines: usize = 50,
         /// Whether navigation tools (definition, references, hover) are offered.

@@ -14,7 +14,7 @@
 //! edit is unknown (a file never synced, with no original from the host), the importers are
 //! not searched: their errors before the edit cannot be known.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -111,6 +111,7 @@ impl Squiggle {
                     .iter()
                     .cloned()
                     .zip(answers)
+                    .filter_map(|(path, answer)| answer.map(|answer| (path, answer)))
                     .filter(|(_, answer)| answer.outcome().is_checked())
                     .collect();
             }
@@ -123,7 +124,7 @@ impl Squiggle {
 
     /// The importers' answers now: each one's last answer in a feedback when no text changed
     /// since (the steady case of an agent's edit and fix), else a check.
-    async fn importers_now(&self, importers: &[PathBuf]) -> Vec<CheckResult> {
+    async fn importers_now(&self, importers: &[PathBuf]) -> Vec<Option<CheckResult>> {
         let changes = self.changes();
         let mut known: Vec<Option<CheckResult>> = {
             let cache = lock(&self.inner.reach_known);
@@ -139,13 +140,48 @@ impl Squiggle {
             .filter(|(_, hit)| hit.is_none())
             .map(|(path, _)| path)
             .collect();
-        let mut checked = self.check_files_for_feedback(&unknown).await.into_iter();
-        self.remember_importers(&unknown, changes, checked.as_slice());
-        // One check per unknown importer, in order: each gap takes the next.
-        known
-            .iter_mut()
-            .filter_map(|hit| hit.take().or_else(|| checked.next()))
+        let checked = self.checks_within(&unknown).await;
+        let answered: Vec<(&PathBuf, CheckResult)> = unknown
+            .iter()
+            .zip(checked)
+            .filter_map(|(path, result)| result.map(|result| (*path, result)))
+            .collect();
+        for (path, result) in &answered {
+            self.remember_importers(&[path], changes, std::slice::from_ref(result));
+        }
+        // Each gap takes the unknown importer's answer, if it came in time.
+        let mut answered: HashMap<&PathBuf, CheckResult> = answered.into_iter().collect();
+        importers
+            .iter()
+            .zip(known.iter_mut())
+            .map(|(path, hit)| hit.take().or_else(|| answered.remove(path)))
             .collect()
+    }
+
+    /// Checks `paths` together (as [`Squiggle::check_files_for_feedback`]), keeping the
+    /// answers that came within `dependent_files_wait_ms`: the other files' search never holds
+    /// an edit's answer up for longer. The checks still under way then are dropped.
+    pub(crate) async fn checks_within(&self, paths: &[&PathBuf]) -> Vec<Option<CheckResult>> {
+        let wait = Duration::from_millis(self.inner.config.dependent_files_wait_ms);
+        let deadline = tokio::time::Instant::now() + wait;
+        let allowance = super::batch_deadline::allowance(paths.len());
+        // The turns are taken here, in order, before anything is awaited.
+        let mut pending: futures::stream::FuturesUnordered<_> = paths
+            .iter()
+            .enumerate()
+            .map(|(i, path)| {
+                let ticket = self.ticket(path);
+                let check = self.check_in_turn(ticket, path, None, Saved::IfOnDisk, allowance);
+                async move { (i, check.await) }
+            })
+            .collect();
+        let mut results: Vec<Option<CheckResult>> = paths.iter().map(|_| None).collect();
+        while let Ok(Some((i, result))) =
+            tokio::time::timeout_at(deadline, futures::StreamExt::next(&mut pending)).await
+        {
+            results[i] = Some(result);
+        }
+        results
     }
 
     /// How many changed texts the servers were handed so far.
@@ -180,10 +216,11 @@ impl Squiggle {
         edited: &CheckResult,
         epoch: u64,
         before: &Before,
-        after: &[CheckResult],
+        after: &[Option<CheckResult>],
     ) -> BTreeMap<String, Vec<Diagnostic>> {
         let mut caused = BTreeMap::new();
         for ((_, then), now) in before.importers.iter().zip(after) {
+            let Some(now) = now else { continue };
             if !then.outcome().is_checked() || !now.outcome().is_checked() {
                 continue;
             }

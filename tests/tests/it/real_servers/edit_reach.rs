@@ -102,6 +102,12 @@ fn a_hook_with_the_hosts_original_names_the_importer_an_edit_broke_on_a_cold_run
     let _turn = crate::support::real_servers_turn();
     TYPESCRIPT.require();
     let (_dir, project) = crate::support::fixture("ts-multi");
+    // Time enough for a cold server on a busy machine: this is about what is found, not when.
+    std::fs::write(
+        project.join("squiggle.toml"),
+        "dependent_files_wait_ms = 60000\n",
+    )
+    .unwrap();
     let types = project.join("src/types.ts");
     let original = std::fs::read_to_string(&types).unwrap();
     std::fs::write(&types, original.replace("age: number", "years: number")).unwrap();

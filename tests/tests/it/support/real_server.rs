@@ -76,6 +76,7 @@ impl BuiltIn {
         let mut config = self.alone();
         config.first_touch_timeout_ms = 60_000;
         config.diagnostic_timeout_ms = 30_000;
+        config.dependent_files_wait_ms = 30_000;
         config
     }
 
