@@ -4,42 +4,13 @@
 //! cold one that only has the host's copy of the file from before the edit.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::time::Duration;
 
+use super::python_package::{pyright_errors, Error};
+use crate::support::path_with_servers;
 use crate::support::real_server::{PYRIGHT, TYPESCRIPT};
-use crate::support::{find_command, installed_server_dirs, path_with_servers};
 use serde_json::Value;
 use squiggle_actors::Scope;
-
-/// An error: file (relative to the project), line, column, rule.
-type Error = (String, u64, u64, String);
-
-/// The errors `pyright --outputjson` reports for the project.
-fn pyright_errors(project: &Path) -> BTreeSet<Error> {
-    let pyright = find_command(installed_server_dirs(), "pyright").expect("pyright is installed");
-    let output = std::process::Command::new(pyright)
-        .args(["--outputjson", "."])
-        .current_dir(project)
-        .env("PATH", path_with_servers())
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|err| panic!("{err}: {}", String::from_utf8_lossy(&output.stderr)));
-    (report["generalDiagnostics"].as_array().unwrap().iter())
-        .filter(|d| d["severity"] == "error")
-        .map(|d| {
-            let file = Path::new(d["file"].as_str().unwrap());
-            let start = &d["range"]["start"];
-            (
-                file.strip_prefix(project).unwrap().display().to_string(),
-                start["line"].as_u64().unwrap() + 1,
-                start["character"].as_u64().unwrap() + 1,
-                d["rule"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
-}
 
 /// The errors of a feedback's other files, as the oracle names them.
 fn others_of(feedback: &squiggle_actors::Feedback) -> BTreeSet<Error> {

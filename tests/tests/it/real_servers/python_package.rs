@@ -32,11 +32,11 @@ const SEEDED: [(u64, u64, &str); 4] = [
 ];
 
 /// An error: file (relative to the project), line, column, rule.
-type Error = (String, u64, u64, String);
+pub(super) type Error = (String, u64, u64, String);
 
 /// The errors `pyright --outputjson` reports for the project, with servers' PATH (so the same
 /// Python environment resolves imports as for the language server).
-fn pyright_errors(project: &Path) -> BTreeSet<Error> {
+pub(super) fn pyright_errors(project: &Path) -> BTreeSet<Error> {
     let pyright = find_command(installed_server_dirs(), "pyright").expect("pyright is installed");
     let output = std::process::Command::new(pyright)
         .args(["--outputjson", "."])
