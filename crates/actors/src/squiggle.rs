@@ -702,15 +702,30 @@ impl Squiggle {
                 .map(PathBuf::as_path)
                 .collect()
         };
+        let searching = Instant::now();
         let before = self
             .before_edit(prior_ticket, &located, prior, &importers)
             .await;
         self.close_files(&opened_here).await;
+        // The servers may still be busy with what the search handed them: the edited file's
+        // own deadline grows by the time the search took, so that the search never costs the
+        // edit its answer.
+        let allowance = match importers.is_empty() {
+            true => Duration::ZERO,
+            false => searching.elapsed(),
+        };
         let epoch = self.epoch().await;
         let held_before = lock(&self.inner.held).get(&located).copied();
-        let check = self
-            .check_in_turn(ticket, path, text, Saved::IfOnDisk, Duration::ZERO)
+        let retry_text = text.clone();
+        let mut check = self
+            .check_in_turn(ticket, path, text, Saved::IfOnDisk, allowance)
             .await;
+        if !importers.is_empty() && !check.timed_out.is_empty() && !check.outcome().is_checked() {
+            // A server still busy with an importer the search opened (pyright spends seconds on
+            // a large one) answers the edited file late: it gets its own full deadline once
+            // more, so the search never costs the edit its verdict.
+            check = self.check(path, retry_text, Saved::IfOnDisk).await;
+        }
         // The same text as before: the edit changed nothing the importers could see.
         let unchanged =
             held_before.is_some() && check.text.as_deref().map(disk_stamps::hash_of) == held_before;

@@ -10,7 +10,8 @@
 //! error the checker does not have), stale after the revert, the other files the edit broke
 //! (new errors there per the checker) and how many the block named, other files blamed wrongly,
 //! and the hook's latency. `cargo xtask test` runs 3 edits per project and fails on any false
-//! clean, false or stale error, or fewer than 90% of the broken files named.
+//! clean, partial answer, false or stale error or file blamed wrongly; the benchmark also holds
+//! the broken files named to 90%.
 
 mod block;
 mod edits;
@@ -115,7 +116,16 @@ impl Tally {
         })
     }
 
-    /// What breaks the loop's targets, if anything.
+    /// What the block got wrong, if anything: a false clean, a partial answer, a false or
+    /// stale error, a file blamed wrongly (what `cargo xtask test` fails on).
+    pub fn untruths(&self) -> Vec<String> {
+        let mut failures = self.failures();
+        failures.retain(|failure| !failure.contains("broken other files named"));
+        failures
+    }
+
+    /// What breaks the loop's targets, if anything: [`Tally::untruths`], and fewer than 90% of
+    /// the broken other files named.
     pub fn failures(&self) -> Vec<String> {
         let mut failures = Vec::new();
         let counts = [
@@ -543,7 +553,8 @@ pub fn projects(workspace: &Path, dir: &Path) -> (Vec<Project>, Vec<String>) {
 }
 
 /// `cargo xtask test`'s regression: 3 edits per project with the debug build; an error when a
-/// project misses a target (or cannot run).
+/// project's block told an untruth (or it cannot run). How many broken files it named is
+/// printed, and held to 90% by the benchmark (`bench-run --loop`).
 pub fn regression(workspace: &Path) -> anyhow::Result<()> {
     let squiggle = workspace.join("target/debug/squiggle");
     let dir = workspace.join("target/loop-test");
@@ -570,7 +581,7 @@ pub fn regression(workspace: &Path) -> anyhow::Result<()> {
                 );
                 failures.extend(
                     tally
-                        .failures()
+                        .untruths()
                         .into_iter()
                         .map(|f| format!("{}: {f}", project.label)),
                 );
@@ -634,6 +645,8 @@ mod tests {
         let silent = judged(&seen(&[], &[]));
         assert_eq!((silent.false_clean, silent.named_files), (1, 0));
         assert_eq!(silent.failures().len(), 2);
+        // The regression fails on the false clean; the unnamed file is the benchmark's.
+        assert_eq!(silent.untruths(), ["1 false cleans"]);
         // An error the checker does not have, and b.ts's old error blamed on the edit.
         let wrong = judged(&seen(&[(3, 5), (9, 9)], &[("b.ts", 1, 1), ("c.ts", 2, 2)]));
         assert_eq!(
