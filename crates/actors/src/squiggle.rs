@@ -90,6 +90,8 @@ struct Inner {
     stamps: std::sync::Mutex<disk_stamps::Stamps>,
     /// The hash of the text the servers were last handed of each open document.
     held: std::sync::Mutex<HashMap<PathBuf, u64>>,
+    /// The hash of the text last handed to the servers of each document, kept when it closes.
+    handed: std::sync::Mutex<HashMap<PathBuf, u64>>,
     /// How many times a server was handed a changed text of an open document: the other
     /// files' answers from before a change may no longer hold.
     changes: std::sync::atomic::AtomicU64,
@@ -187,6 +189,7 @@ impl Squiggle {
                 shown: std::sync::Mutex::default(),
                 stamps: std::sync::Mutex::default(),
                 held: std::sync::Mutex::default(),
+                handed: std::sync::Mutex::default(),
                 changes: std::sync::atomic::AtomicU64::new(0),
                 reach_known: std::sync::Mutex::default(),
                 warm: std::sync::atomic::AtomicBool::new(false),
@@ -386,7 +389,10 @@ impl Squiggle {
         // file in turn sees it.
         if sent.iter().any(Result::is_ok) {
             let hash = disk_stamps::hash_of(&text);
-            let before = lock(&inner.held).insert(path.clone(), hash);
+            lock(&inner.held).insert(path.clone(), hash);
+            // Against the text last handed over, open or since closed: a file reopened with
+            // another text changed too.
+            let before = lock(&inner.handed).insert(path.clone(), hash);
             if before.is_some_and(|before| before != hash) {
                 inner
                     .changes
