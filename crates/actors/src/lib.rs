@@ -23,7 +23,8 @@
 //!
 //! - `squiggle`: the public handle: start, check, navigate (`squiggle/navigation`), shut down
 //!   (`squiggle/turns`: each file's checks in arrival order; `squiggle/reach`: the errors an
-//!   edit caused in other files; `squiggle/said_once`: which
+//!   edit caused in other files; `squiggle/handed`: the texts the servers were handed, as one
+//!   state; `squiggle/said_once`: which
 //!   unavailable servers a session was told about already).
 //! - `manager`: `LspManager`, the runtime for tick-driven hosts that must never block.
 //! - `check`: what one check of a file produced, and why a file was not checked.

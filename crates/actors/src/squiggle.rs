@@ -6,6 +6,7 @@
 
 mod batch_deadline;
 mod disk_stamps;
+mod handed;
 mod navigation;
 mod reach;
 mod said_once;
@@ -88,15 +89,13 @@ struct Inner {
     /// What was last synced of each document read from the disk, to find those changed on
     /// disk since.
     stamps: std::sync::Mutex<disk_stamps::Stamps>,
-    /// The hash of the text the servers were last handed of each open document.
-    held: std::sync::Mutex<HashMap<PathBuf, u64>>,
-    /// The hash of the text last handed to the servers of each document, kept when it closes.
-    handed: std::sync::Mutex<HashMap<PathBuf, u64>>,
-    /// How many times a server was handed a changed text of an open document: the other
-    /// files' answers from before a change may no longer hold.
-    changes: std::sync::atomic::AtomicU64,
-    /// Each importer's last final answer in a feedback, with [`Inner::changes`] when its text
-    /// was sent: still its answer while no text changed since.
+    /// The text the servers were last handed of each open document.
+    held: std::sync::Mutex<HashMap<PathBuf, Arc<str>>>,
+    /// The texts the servers were handed, as one state: the other files' answers given at
+    /// one state hold while it is the state again.
+    handed: std::sync::Mutex<handed::Handed>,
+    /// Each importer's last final answer in a feedback, with the [`Inner::handed`] state it
+    /// was given at: still its answer at that state.
     reach_known: std::sync::Mutex<HashMap<PathBuf, (u64, CheckResult)>>,
     /// Whether a check got a final answer yet: before that, the store's lists are no
     /// baseline for what an edit changed.
@@ -190,7 +189,6 @@ impl Squiggle {
                 stamps: std::sync::Mutex::default(),
                 held: std::sync::Mutex::default(),
                 handed: std::sync::Mutex::default(),
-                changes: std::sync::atomic::AtomicU64::new(0),
                 reach_known: std::sync::Mutex::default(),
                 warm: std::sync::atomic::AtomicBool::new(false),
                 importers: Arc::default(),
@@ -250,13 +248,23 @@ impl Squiggle {
 
     /// Checks files together (see [`Squiggle::check_files`]), leaving their baselines.
     async fn check_batch<P: AsRef<Path>>(&self, paths: &[P]) -> Vec<CheckResult> {
+        futures::future::join_all(self.batch(paths)).await
+    }
+
+    /// The checks of files asked for together, each with its turn taken now (in order, before
+    /// anything is awaited) and its deadline grown for a batch of this size.
+    fn batch<'a, P: AsRef<Path>>(
+        &'a self,
+        paths: &'a [P],
+    ) -> Vec<impl std::future::Future<Output = CheckResult> + 'a> {
         let allowance = batch_deadline::allowance(paths.len());
-        let checks = paths.iter().map(|path| {
-            let path = path.as_ref();
-            let ticket = self.ticket(path);
-            self.check_in_turn(ticket, path, None, Saved::IfOnDisk, allowance)
-        });
-        futures::future::join_all(checks).await
+        (paths.iter())
+            .map(|path| {
+                let path = path.as_ref();
+                let ticket = self.ticket(path);
+                self.check_in_turn(ticket, path, None, Saved::IfOnDisk, allowance)
+            })
+            .collect()
     }
 
     /// [`Squiggle::check_file`], with who says whether the text is saved.
@@ -388,16 +396,10 @@ impl Squiggle {
         // What the servers hold, noted before the turn passes on: the next check of the
         // file in turn sees it.
         if sent.iter().any(Result::is_ok) {
-            let hash = disk_stamps::hash_of(&text);
-            lock(&inner.held).insert(path.clone(), hash);
+            lock(&inner.held).insert(path.clone(), text.clone());
             // Against the text last handed over, open or since closed: a file reopened with
             // another text changed too.
-            let before = lock(&inner.handed).insert(path.clone(), hash);
-            if before.is_some_and(|before| before != hash) {
-                inner
-                    .changes
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            }
+            lock(&inner.handed).hand(&path, disk_stamps::hash_of(&text));
         }
         drop(ticket);
         // What the servers hold now, when it is what the disk holds, to tell later whether the
@@ -564,8 +566,8 @@ impl Squiggle {
             .await
             .ok()
             .flatten();
-        let held = lock(&self.inner.held).get(path).copied();
-        if on_disk.is_some_and(|text| Some(disk_stamps::hash_of(&text)) == held) {
+        let held = lock(&self.inner.held).get(path).cloned();
+        if on_disk.is_some_and(|text| held.is_some_and(|held| *held == *text)) {
             tracing::debug!(path = %path.display(), "changed on disk: its servers hold it already");
             return;
         }
@@ -676,10 +678,13 @@ impl Squiggle {
     /// first in its block and are marked `NEW `.
     ///
     /// The files that import the edited one (TypeScript, JavaScript, Python; at most
-    /// `max_dependent_files`) are checked before the edit reaches the servers and after it;
-    /// what is new in them is what the edit caused there. "Before" is the text the servers
-    /// last synced of the file or, when the host has it, `prior`: the file's text before the
-    /// edit (Claude Code's `originalFile`). With neither, the importers are not searched.
+    /// `max_dependent_files`) are checked after the edit's own answer; those with errors are
+    /// compared with their answer from before the edit (their last, while the servers held
+    /// the same texts, or one asked for with the text from before handed to the servers for
+    /// the time of that look): what is new in them is what the edit caused there. "Before" is
+    /// the text the servers last synced of the file or, when the host has it, `prior`: the
+    /// file's text before the edit (Claude Code's `originalFile`). With neither, the importers
+    /// are not searched.
     pub async fn feedback(
         &self,
         path: impl AsRef<Path>,
@@ -688,53 +693,25 @@ impl Squiggle {
         prior: Option<String>,
     ) -> Feedback {
         let path = path.as_ref();
-        // The check's turns are taken before anything is awaited, as it is asked for: the
-        // text from before the edit (if it must be synced first), then the edit's.
-        let prior_ticket = self.ticket(path);
+        // The turns are taken before anything is awaited, as the check is asked for: the
+        // edit's, then the two a look at the importers from before the edit may take (the
+        // text from before it, then the edit's again).
         let ticket = self.ticket(path);
+        let back = (self.ticket(path), self.ticket(path));
         let (located, _) = self.locate(path);
         let importers = self.importers_of(&located).await;
         let mut except: Vec<&Path> = importers.iter().map(PathBuf::as_path).collect();
         except.push(path);
         self.sync_disk(&except).await;
-        // The importers this search opens are closed again while the edited file is checked,
-        // and after: a server re-analyses every open file a change reaches, and the edit's own
-        // answer must not wait for theirs (nor every later edit's).
-        let opened_here: Vec<&Path> = {
-            let held = lock(&self.inner.held);
-            importers
-                .iter()
-                .filter(|path| !held.contains_key(*path))
-                .map(PathBuf::as_path)
-                .collect()
-        };
-        let searching = Instant::now();
-        let before = self
-            .before_edit(prior_ticket, &located, prior, &importers)
-            .await;
-        self.close_files(&opened_here).await;
-        // The servers may still be busy with what the search handed them: the edited file's
-        // own deadline grows by the time the search took, so that the search never costs the
-        // edit its answer.
-        let allowance = match importers.is_empty() {
-            true => Duration::ZERO,
-            false => searching.elapsed(),
-        };
+        // The text from before the edit: the host's copy, else what the servers hold.
+        let held = lock(&self.inner.held).get(&located).cloned();
+        let before_text: Option<Arc<str>> = prior.map(Arc::from).or(held);
+        // The importers' answers while the servers hold what they held before the edit.
+        let known = self.known_answers(&importers).await;
+        let store_before = self.store_before().await;
         let epoch = self.epoch().await;
-        let held_before = lock(&self.inner.held).get(&located).copied();
-        let retry_text = text.clone();
-        let mut check = self
-            .check_in_turn(ticket, path, text, Saved::IfOnDisk, allowance)
-            .await;
-        if !importers.is_empty() && !check.timed_out.is_empty() && !check.outcome().is_checked() {
-            // A server still busy with an importer the search opened (pyright spends seconds on
-            // a large one) answers the edited file late: it gets its own full deadline once
-            // more, so the search never costs the edit its verdict.
-            check = self.check(path, retry_text, Saved::IfOnDisk).await;
-        }
-        // The same text as before: the edit changed nothing the importers could see.
-        let unchanged =
-            held_before.is_some() && check.text.as_deref().map(disk_stamps::hash_of) == held_before;
+        // The edit's own answer first: nothing of the search runs before it.
+        let check = (self.check_in_turn(ticket, path, text, Saved::IfOnDisk, Duration::ZERO)).await;
         let outcome = check.outcome();
         let mut text = match outcome.reason() {
             Some(reason) => not_checked_section(&check.file, reason),
@@ -748,26 +725,28 @@ impl Squiggle {
                 new: NewMarks::new(),
             };
         }
-        // The importers again, those with an answer from before, once the edit has one (else
-        // what it caused elsewhere is not known either).
-        let after = match before.importers.is_empty() || !outcome.is_checked() || unchanged {
-            true => Vec::new(),
-            false => {
-                let changes = self.changes();
-                let paths: Vec<&PathBuf> = before.importers.iter().map(|(path, _)| path).collect();
-                let after = self.checks_within(&paths).await;
-                for (path, result) in paths.iter().zip(&after) {
-                    if let Some(result) = result {
-                        self.remember_importers(&[path], changes, std::slice::from_ref(result));
-                    }
-                }
-                self.close_files(&opened_here).await;
-                after
-            }
+        // The importers, when what they saw of the file changed and the edit has an answer
+        // (else what it caused elsewhere is not known either).
+        let texts = match (before_text, check.text.clone()) {
+            (Some(before), Some(after)) if before != after => Some((before, after)),
+            _ => None,
         };
-        let caused = self.caused_elsewhere(&check, epoch, &before, &after).await;
-        let others = match scope {
-            Scope::Edit => caused.clone(),
+        let search = !importers.is_empty() && outcome.is_checked() && texts.is_some();
+        let opened_here: Vec<&Path> = {
+            let held = lock(&self.inner.held);
+            (importers.iter())
+                .filter(|path| search && !held.contains_key(*path))
+                .map(PathBuf::as_path)
+                .collect()
+        };
+        let after = match search {
+            true => self.importers_now(&importers).await,
+            false => Vec::new(),
+        };
+        let searched: HashSet<&str> = after.iter().flatten().map(|c| c.file.as_str()).collect();
+        let mut caused = (self.caused_in_store(&check, epoch, &store_before, &searched)).await;
+        let mut others = match scope {
+            Scope::Edit => BTreeMap::new(),
             Scope::Write => {
                 let wait = Duration::from_millis(self.inner.config.other_files_wait_ms);
                 let mut all = self.diagnostics_after(epoch, wait).await;
@@ -782,12 +761,51 @@ impl Squiggle {
                 all
             }
         };
-        if let Some(edited) = &before.edited {
-            // The file's errors from before the edit are its baseline, if it had none.
-            let mut shown = lock(&self.inner.shown);
-            if !shown.contains_key(&edited.file) {
-                remember_shown(&mut shown, edited);
+        // The importers with errors now whose errors from before are not known: looked at
+        // with the text from before, for the time of the look.
+        let needs: Vec<(usize, PathBuf)> = (importers.iter().enumerate())
+            .zip(after.iter().zip(&known))
+            .filter(|(_, (now, then))| {
+                then.is_none() && now.as_ref().is_some_and(|now| !now.diagnostics.is_empty())
+            })
+            .map(|((i, path), _)| (i, path.clone()))
+            .collect();
+        let mut before = known;
+        match texts.filter(|_| search && !needs.is_empty()) {
+            Some(texts) => {
+                let (looked, open): (Vec<PathBuf>, Vec<&Path>) = {
+                    let looked: Vec<PathBuf> = needs.iter().map(|(_, path)| path.clone()).collect();
+                    let open = (opened_here.iter().copied())
+                        .filter(|path| looked.iter().any(|looked| looked == path))
+                        .collect();
+                    (looked, open)
+                };
+                // Those not looked at again are closed first: the servers need not analyse
+                // them again for the text from before.
+                let rest: Vec<&Path> = (opened_here.iter().copied())
+                    .filter(|path| !open.contains(path))
+                    .collect();
+                self.close_files(&rest).await;
+                let look = (self.look_before(back, path, texts, &looked, &open)).await;
+                for ((i, _), answer) in needs.iter().zip(look.importers) {
+                    before[*i] = answer;
+                }
+                if let Some(edited) = look.edited.filter(|edited| edited.outcome().is_checked()) {
+                    // The file's errors from before the edit are its baseline, if it had none.
+                    let mut shown = lock(&self.inner.shown);
+                    if !shown.contains_key(&edited.file) {
+                        remember_shown(&mut shown, &edited);
+                    }
+                }
             }
+            None => {
+                drop(back);
+                self.close_files(&opened_here).await;
+            }
+        }
+        caused.extend(reach::caused_in_importers(&before, &after));
+        if scope == Scope::Edit {
+            others = caused.clone();
         }
         let new = self.mark_new(&check, scope, &others, &caused);
         let caps = self.inner.config.caps();

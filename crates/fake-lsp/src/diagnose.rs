@@ -84,6 +84,28 @@ pub fn diagnostics(text: &str, encoding: Encoding, root: Option<&Path>) -> Vec<V
     out
 }
 
+/// An error (code E3) for every line `NEEDS <file> <word>` of `text` whose `<file>` (a path
+/// under the root, as `text_of` gives its text: the server's open copy, else the disk's) does
+/// not hold `<word>`: a file another one broke.
+pub fn unmet_needs(text: &str, encoding: Encoding, text_of: &dyn Fn(&str) -> String) -> Vec<Value> {
+    let mut out = Vec::new();
+    for (line_no, line) in text.split('\n').enumerate() {
+        let Some(at) = line.find("NEEDS ") else {
+            continue;
+        };
+        let mut words = line[at + "NEEDS ".len()..].split_whitespace();
+        let (Some(file), Some(word)) = (words.next(), words.next()) else {
+            continue;
+        };
+        if !text_of(file).contains(word) {
+            let span = (line_no, encoding.len(&line[..at]), "NEEDS".len());
+            let message = format!("{file} has no {word}");
+            out.push(diagnostic(span, 1, "E3", message));
+        }
+    }
+    out
+}
+
 /// The byte offset and name of `IMPORT <name>` at the start of `line`, if it is one.
 fn import(line: &str) -> Option<(usize, &str)> {
     let rest = line.trim_start().strip_prefix("IMPORT")?;
@@ -183,6 +205,19 @@ mod tests {
         assert_eq!(codes, vec!["H1", "W1", "I1", "E1"]);
         let sev: Vec<u64> = d.iter().filter_map(|d| d["severity"].as_u64()).collect();
         assert_eq!(sev, vec![4, 2, 3, 1]);
+    }
+
+    #[test]
+    fn a_need_is_met_by_the_other_files_text_as_held() {
+        let other = |file: &str| match file {
+            "a.ts" => "export const alpha = 1;".to_string(),
+            _ => String::new(),
+        };
+        let text = "x\n// NEEDS a.ts alpha\n// NEEDS a.ts beta\n// NEEDS b.ts alpha\n";
+        let found = unmet_needs(text, Encoding::Utf16, &other);
+        assert_eq!(starts(&found), vec![(2, 3, 8), (3, 3, 8)]);
+        assert_eq!(found[0]["message"], "a.ts has no beta");
+        assert_eq!(found[0]["code"], "E3");
     }
 
     #[test]

@@ -694,9 +694,13 @@ impl Server {
             self.publisher
                 .publish(publish_params(uri, version, Vec::new()), Duration::ZERO);
         }
+        let slow = (self.script.slow_files.iter())
+            .filter(|(end, _)| uri.ends_with(end.as_str()))
+            .map(|(_, ms)| Duration::from_millis(*ms))
+            .sum::<Duration>();
         let diagnostics = self.diagnose(&self.text_of(uri));
         self.publisher
-            .publish(publish_params(uri, version, diagnostics), delay);
+            .publish(publish_params(uri, version, diagnostics), delay + slow);
         let root = self.root.as_deref().unwrap_or("file://");
         for (path, text) in &self.script.also_publish {
             let other = format!("{}/{}", root.trim_end_matches('/'), path);
@@ -715,7 +719,16 @@ impl Server {
 
     /// The diagnostics for `text`, with `IMPORT`s resolved against the root folder.
     fn diagnose(&self, text: &str) -> Vec<Value> {
-        diagnose::diagnostics(text, self.encoding, self.root_dir.as_deref())
+        let mut found = diagnose::diagnostics(text, self.encoding, self.root_dir.as_deref());
+        // `NEEDS <file> <word>`: the other document as this server holds it (open or on disk).
+        let root = self
+            .root
+            .as_deref()
+            .unwrap_or("file://")
+            .trim_end_matches('/');
+        let text_of = |file: &str| self.text_of(&format!("{root}/{file}"));
+        found.extend(diagnose::unmet_needs(text, self.encoding, &text_of));
+        found
     }
 
     /// The document text as last seen, else read from disk, else empty.

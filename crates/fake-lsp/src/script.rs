@@ -143,6 +143,10 @@ pub struct Script {
     /// end (as from a worker thread), the file's `CHECK` lines are published as errors (code
     /// C1) with the document's version. Pull answers never hold them.
     pub check_on_save_ms: Option<u64>,
+    /// Publish this many ms later (on top of `publish_delay_ms`) for a document whose path
+    /// ends with the key: one file a server takes seconds over. The publishes go out in order,
+    /// so those queued after it wait too, as with a server that checks one file at a time.
+    pub slow_files: BTreeMap<String, u64>,
 }
 
 impl Default for Script {
@@ -187,6 +191,7 @@ impl Default for Script {
             configure_ms: None,
             loading_ms: None,
             check_on_save_ms: None,
+            slow_files: BTreeMap::new(),
         }
     }
 }

@@ -311,3 +311,115 @@ fn cli_delta_reports_every_error_on_a_first_look() {
     assert_eq!(run.code, 1);
     assert_eq!(run.stdout, "New LSP errors introduced by your last edit (fix these):\na.fake:2:1: error: found ERROR: mine\n");
 }
+
+/// A TypeScript-shaped workspace for the other files an edit of `src/a.ts` reaches: `b.ts`
+/// imports it and needs its `alpha` (and has an error of its own from before), `c.ts` imports
+/// `b.ts` and needs nothing. `script` is the fake server's, serving `.ts` files.
+fn importers_workspace(
+    script: serde_json::Value,
+) -> (FakeWorkspace, std::path::PathBuf, ServerSpec) {
+    let ws = FakeWorkspace::new();
+    let edited = ws.write(
+        "src/a.ts",
+        "export const alpha = 1;\nexport const beta = 2;\n",
+    );
+    ws.write(
+        "src/b.ts",
+        "import { alpha } from './a';\n// NEEDS src/a.ts alpha\n// ERROR from before\n",
+    );
+    ws.write("src/c.ts", "import { b } from './b';\n");
+    let spec = serving(ws.scripted("fake", &script), "ts");
+    (ws, edited, spec)
+}
+
+/// The last text the fake servers were handed of `file` (opened or changed).
+fn last_text_handed(ws: &FakeWorkspace, file: &std::path::Path) -> Option<String> {
+    let uri = format!("file://{}", file.display());
+    let mut texts = ws.messages().into_iter().filter_map(|m| {
+        let params = &m["params"];
+        match m["method"].as_str()? {
+            "textDocument/didOpen" if params["textDocument"]["uri"] == uri.as_str() => {
+                Some(params["textDocument"]["text"].as_str()?.to_string())
+            }
+            "textDocument/didChange" if params["textDocument"]["uri"] == uri.as_str() => {
+                Some(params["contentChanges"][0]["text"].as_str()?.to_string())
+            }
+            _ => None,
+        }
+    });
+    texts.next_back()
+}
+
+#[tokio::test]
+async fn an_edit_names_the_importer_it_broke_with_only_the_errors_it_caused() {
+    let (ws, edited, spec) = importers_workspace(json!({}));
+    let squiggle = ws.start(vec![spec]).await;
+    let before = std::fs::read_to_string(&edited).unwrap();
+    let edit = "export const beta = 2;\n";
+    std::fs::write(&edited, edit).unwrap();
+
+    let feedback = (squiggle.feedback(&edited, None, Scope::Edit, Some(before.clone()))).await;
+
+    assert!(
+        feedback.check.outcome().is_checked(),
+        "{:?}",
+        feedback.check
+    );
+    assert_eq!(feedback.others.keys().collect::<Vec<_>>(), vec!["src/b.ts"]);
+    let messages: Vec<&str> = (feedback.others["src/b.ts"].iter())
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(
+        messages,
+        vec!["src/a.ts has no alpha"],
+        "the error from before is not the edit's"
+    );
+    assert!(
+        feedback
+            .text
+            .contains("LSP errors detected in other files:\nsrc/b.ts:\nNEW 2:4"),
+        "{}",
+        feedback.text
+    );
+    // The look from before handed the servers the text from before; they are left with the edit's.
+    assert!(
+        crate::support::eventually(std::time::Duration::from_secs(10), || {
+            last_text_handed(&ws, &edited).as_deref() == Some(edit)
+        })
+        .await,
+        "the servers hold {:?}",
+        last_text_handed(&ws, &edited)
+    );
+
+    // Undone: nothing is the edit's, and nothing is left of what it had caused.
+    std::fs::write(&edited, &before).unwrap();
+    let undone = (squiggle.feedback(&edited, None, Scope::Edit, Some(edit.to_string()))).await;
+    assert!(undone.check.outcome().is_checked(), "{:?}", undone.check);
+    assert!(undone.others.is_empty(), "{:?}", undone.others);
+    assert_eq!(undone.text, "");
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_importer_a_server_takes_seconds_over_never_costs_the_edit_its_answer() {
+    // Publishes go out in order: whatever is asked after the slow file waits for it, as with a
+    // server that checks one file at a time (pyright on a large module).
+    let (ws, edited, spec) = importers_workspace(json!({"slow_files": {"c.ts": 8000}}));
+    let mut config = ws.config(vec![spec]);
+    config.diagnostic_timeout_ms = 2000;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+    let before = std::fs::read_to_string(&edited).unwrap();
+    let edit = "export const alpha = 1;\nexport const beta = 2;\n// ERROR new\n";
+    std::fs::write(&edited, edit).unwrap();
+
+    let feedback = (squiggle.feedback(&edited, None, Scope::Edit, Some(before))).await;
+
+    assert!(
+        feedback.check.outcome().is_checked(),
+        "{:?}",
+        feedback.check
+    );
+    assert_eq!(feedback.check.diagnostics.len(), 1, "{:?}", feedback.check);
+    assert!(feedback.others.is_empty(), "{:?}", feedback.others);
+    squiggle.shutdown().await;
+}

@@ -2,11 +2,13 @@
 //!
 //! Two sources, for two kinds of server:
 //! - **The files that import the edited one**, directly or through others (`importers`:
-//!   TypeScript, JavaScript, Python), the nearest first.
-//!   Their servers report on open files only, so these are checked twice: before the edit
-//!   reaches the servers (the servers still hold the file's text from before it: the text
-//!   synced last, or the host's copy of the original, synced first) and after. An error there
-//!   after that was not there before is one the edit caused.
+//!   TypeScript, JavaScript, Python), the nearest first. Their servers report on open files
+//!   only. After the edit's own answer they are checked with the edit's text. An importer
+//!   with errors then is compared with its answer from before the edit: the one it gave last
+//!   while the servers held the texts they held before this edit, or else one asked for now,
+//!   with the text from before the edit handed to the servers for the time of that look and
+//!   the edit's handed back after it. An error there after that was not there before is one
+//!   the edit caused. The edited file's own answer comes first and never waits for this.
 //! - **Files a server reports on by itself** (rust-analyzer's `cargo check` covers the crate):
 //!   the store's lists before the edited file's check and after it.
 //!
@@ -16,27 +18,32 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use squiggle_protocol::{Baseline, Basis, Diagnostic};
 
-use super::{disk_stamps, lock, Saved, Squiggle};
+use super::{lock, read_text, Saved, Squiggle};
 use crate::check::CheckResult;
 use crate::squiggle::turns::Ticket;
 
-/// What was found of the other files before the edit reached the servers.
+/// The store as it was before the edit reached the servers.
 #[derive(Debug, Default)]
-pub(crate) struct Before {
-    /// The importers with a final answer for the text from before the edit (the others cannot
-    /// be compared); empty when not searched.
-    pub importers: Vec<(PathBuf, CheckResult)>,
-    /// The edited file's check with the text from before the edit, when it had to be synced.
-    pub edited: Option<CheckResult>,
-    /// Every file's diagnostics in the store, after the importers' check.
-    pub store: BTreeMap<String, Vec<Diagnostic>>,
+pub(crate) struct StoreBefore {
+    /// Every file's diagnostics.
+    pub lists: BTreeMap<String, Vec<Diagnostic>>,
     /// Whether the runtime had a final answer to a check before this edit's: if not, the
-    /// store's lists are no baseline (they may be a server's first report on the project).
+    /// lists are no baseline (they may be a server's first report on the project).
     pub warm: bool,
+}
+
+/// A look at the importers with the text from before the edit.
+#[derive(Debug, Default)]
+pub(crate) struct LookBefore {
+    /// The edited file's answer for the text from before, if it came while the look lasted.
+    pub edited: Option<CheckResult>,
+    /// Each importer's answer, in the order asked, if it came in time.
+    pub importers: Vec<Option<CheckResult>>,
 }
 
 impl Squiggle {
@@ -65,75 +72,54 @@ impl Squiggle {
             .collect()
     }
 
-    /// The other files as they were before the edit of `path`: the importers (checked while
-    /// the servers hold `prior`, or the text they last synced, as the edited file) and the
-    /// store. `ticket` is the edited file's turn for `prior`, taken before the edit's own.
-    pub(crate) async fn before_edit(
-        &self,
-        ticket: Ticket,
-        path: &Path,
-        prior: Option<String>,
-        importers: &[PathBuf],
-    ) -> Before {
-        let mut before = Before {
+    /// The store's lists now, the baseline of the files servers report on by themselves.
+    pub(crate) async fn store_before(&self) -> StoreBefore {
+        StoreBefore {
             warm: self.inner.warm.load(std::sync::atomic::Ordering::Relaxed),
-            ..Before::default()
-        };
-        if !importers.is_empty() {
-            let held = lock(&self.inner.held).get(path).copied();
-            let prior_known = match &prior {
-                Some(prior) if held == Some(disk_stamps::hash_of(prior)) => {
-                    drop(ticket);
-                    true
-                }
-                Some(prior) => {
-                    let check = self
-                        .check_in_turn(
-                            ticket,
-                            path,
-                            Some(prior.clone()),
-                            Saved::IfOnDisk,
-                            std::time::Duration::ZERO,
-                        )
-                        .await;
-                    let synced = check.skipped.is_none();
-                    before.edited = Some(check);
-                    synced
-                }
-                None => {
-                    drop(ticket);
-                    held.is_some()
-                }
-            };
-            if prior_known {
-                let answers = self.importers_now(importers).await;
-                before.importers = importers
-                    .iter()
-                    .cloned()
-                    .zip(answers)
-                    .filter_map(|(path, answer)| answer.map(|answer| (path, answer)))
-                    .filter(|(_, answer)| answer.outcome().is_checked())
-                    .collect();
-            }
-        } else {
-            drop(ticket);
+            lists: self.diagnostics().await,
         }
-        before.store = self.diagnostics().await;
-        before
     }
 
-    /// The importers' answers now: each one's last answer in a feedback when no text changed
-    /// since (the steady case of an agent's edit and fix), else a check.
-    async fn importers_now(&self, importers: &[PathBuf]) -> Vec<Option<CheckResult>> {
-        let changes = self.changes();
-        let mut known: Vec<Option<CheckResult>> = {
+    /// Each importer's last final answer where it still holds: given while the servers held
+    /// the texts they hold now, for the text its file still holds on disk.
+    pub(crate) async fn known_answers(&self, importers: &[PathBuf]) -> Vec<Option<CheckResult>> {
+        let state = self.texts_state();
+        let hits: Vec<Option<CheckResult>> = {
             let cache = lock(&self.inner.reach_known);
             importers
                 .iter()
-                .map(|path| cache.get(path).filter(|(at, _)| *at == changes))
+                .map(|path| cache.get(path).filter(|(at, _)| *at == state))
                 .map(|hit| hit.map(|(_, result)| result.clone()))
                 .collect()
         };
+        if hits.iter().all(Option::is_none) {
+            return hits;
+        }
+        // A file changed on disk since (and not synced yet) has another answer now.
+        let limit = self.inner.config.max_file_bytes;
+        let paths = importers.to_vec();
+        tokio::task::spawn_blocking(move || {
+            paths
+                .iter()
+                .zip(hits)
+                .map(|(path, hit)| {
+                    hit.filter(|hit| {
+                        let on_disk = read_text(path, limit).ok();
+                        on_disk.is_some() && on_disk.as_deref() == hit.text.as_deref()
+                    })
+                })
+                .collect()
+        })
+        .await
+        .unwrap_or_default()
+    }
+
+    /// The importers' answers now: each one's last answer where it still holds (the steady
+    /// case of an agent's edit and fix, and of an edit undone), else a check, within
+    /// `dependent_files_wait_ms`.
+    pub(crate) async fn importers_now(&self, importers: &[PathBuf]) -> Vec<Option<CheckResult>> {
+        let mut known = self.known_answers(importers).await;
+        let state = self.texts_state();
         let unknown: Vec<&PathBuf> = importers
             .iter()
             .zip(&known)
@@ -146,9 +132,7 @@ impl Squiggle {
             .zip(checked)
             .filter_map(|(path, result)| result.map(|result| (*path, result)))
             .collect();
-        for (path, result) in &answered {
-            self.remember_importers(&[path], changes, std::slice::from_ref(result));
-        }
+        self.remember_importers(state, &answered);
         // Each gap takes the unknown importer's answer, if it came in time.
         let mut answered: HashMap<&PathBuf, CheckResult> = answered.into_iter().collect();
         importers
@@ -158,22 +142,57 @@ impl Squiggle {
             .collect()
     }
 
+    /// The importers `needs` as they were before the edit of `path`: `before` (the text from
+    /// before it) is handed to the servers in the turn of `tickets.0`, the importers are
+    /// looked at ([`Squiggle::importers_now`]), those of `opened` are closed, and `after` (the
+    /// edit's text) is handed back in the turn of `tickets.1`. Nothing waits for the answer to
+    /// that (the servers' answer to the edit's text was given already), only for the hand-over.
+    pub(crate) async fn look_before(
+        &self,
+        tickets: (Ticket, Ticket),
+        path: &Path,
+        texts: (Arc<str>, Arc<str>),
+        needs: &[PathBuf],
+        opened: &[&Path],
+    ) -> LookBefore {
+        let (back, mut again) = tickets;
+        let (before, after) = texts;
+        let this = self.clone();
+        let edited = path.to_path_buf();
+        let prior = tokio::spawn(async move {
+            let before = Some(before.to_string());
+            (this.check_in_turn(back, &edited, before, Saved::IfOnDisk, Duration::ZERO)).await
+        });
+        // The text from before was handed over when the next turn comes.
+        again.turn().await;
+        let importers = self.importers_now(needs).await;
+        self.close_files(opened).await;
+        let this = self.clone();
+        let edited = path.to_path_buf();
+        tokio::spawn(async move {
+            let after = Some(after.to_string());
+            (this.check_in_turn(again, &edited, after, Saved::IfOnDisk, Duration::ZERO)).await
+        });
+        // Done once the edit's text was handed back: the servers hold it when a feedback ends.
+        self.ticket(path).turn().await;
+        let edited = match prior.is_finished() {
+            true => prior.await.ok(),
+            false => None,
+        };
+        LookBefore { edited, importers }
+    }
+
     /// Checks `paths` together (as [`Squiggle::check_files_for_feedback`]), keeping the
     /// answers that came within `dependent_files_wait_ms`: the other files' search never holds
     /// an edit's answer up for longer. The checks still under way then are dropped.
     pub(crate) async fn checks_within(&self, paths: &[&PathBuf]) -> Vec<Option<CheckResult>> {
         let wait = Duration::from_millis(self.inner.config.dependent_files_wait_ms);
         let deadline = tokio::time::Instant::now() + wait;
-        let allowance = super::batch_deadline::allowance(paths.len());
-        // The turns are taken here, in order, before anything is awaited.
-        let mut pending: futures::stream::FuturesUnordered<_> = paths
-            .iter()
+        let mut pending: futures::stream::FuturesUnordered<_> = self
+            .batch(paths)
+            .into_iter()
             .enumerate()
-            .map(|(i, path)| {
-                let ticket = self.ticket(path);
-                let check = self.check_in_turn(ticket, path, None, Saved::IfOnDisk, allowance);
-                async move { (i, check.await) }
-            })
+            .map(|(i, check)| async move { (i, check.await) })
             .collect();
         let mut results: Vec<Option<CheckResult>> = paths.iter().map(|_| None).collect();
         while let Ok(Some((i, result))) =
@@ -184,61 +203,37 @@ impl Squiggle {
         results
     }
 
-    /// How many changed texts the servers were handed so far.
-    pub(crate) fn changes(&self) -> u64 {
-        self.inner
-            .changes
-            .load(std::sync::atomic::Ordering::Relaxed)
+    /// The state of the texts the servers were handed ([`super::handed::Handed::state`]).
+    pub(crate) fn texts_state(&self) -> u64 {
+        lock(&self.inner.handed).state()
     }
 
-    /// Keeps the importers' final answers, given when `changes` texts had changed.
-    pub(crate) fn remember_importers(
-        &self,
-        paths: &[&PathBuf],
-        changes: u64,
-        results: &[CheckResult],
-    ) {
+    /// Keeps the importers' final answers, given at texts state `state`.
+    fn remember_importers(&self, state: u64, answers: &[(&PathBuf, CheckResult)]) {
         let mut cache = lock(&self.inner.reach_known);
-        for (path, result) in paths.iter().zip(results) {
+        for (path, result) in answers {
             match result.outcome().is_checked() {
-                true => cache.insert((*path).clone(), (changes, result.clone())),
+                true => cache.insert((*path).clone(), (state, result.clone())),
                 false => cache.remove(*path),
             };
         }
     }
 
-    /// The errors the edit caused in other files: in each importer checked before and after
-    /// (both final), and in the store's other files (not `edited`, not an importer) whose
-    /// lists changed, when this runtime had a final answer to a check before the edit (else
-    /// the store's lists from before are no baseline). Each file's list holds only the new diagnostics.
-    pub(crate) async fn caused_elsewhere(
+    /// The errors the edit caused in the store's other files (not one of `searched`, not the
+    /// edited one) whose lists changed, when this runtime had a final answer to a check before
+    /// the edit (else the store's lists from before are no baseline). Each file's list holds
+    /// only the new diagnostics.
+    pub(crate) async fn caused_in_store(
         &self,
         edited: &CheckResult,
         epoch: u64,
-        before: &Before,
-        after: &[Option<CheckResult>],
+        before: &StoreBefore,
+        searched: &HashSet<&str>,
     ) -> BTreeMap<String, Vec<Diagnostic>> {
         let mut caused = BTreeMap::new();
-        for ((_, then), now) in before.importers.iter().zip(after) {
-            let Some(now) = now else { continue };
-            if !then.outcome().is_checked() || !now.outcome().is_checked() {
-                continue;
-            }
-            let baseline = Baseline::of(&then.diagnostics, then.text.as_deref());
-            let new = only_new(&baseline, &now.diagnostics, now.text.as_deref());
-            if !new.is_empty() {
-                caused.insert(now.file.clone(), new);
-            }
-        }
         if !before.warm {
             return caused;
         }
-        let searched: HashSet<&str> = before
-            .importers
-            .iter()
-            .map(|(_, check)| check.file.as_str())
-            .chain([edited.file.as_str()])
-            .collect();
         // A build check publishes every file it found errors in, from the server's worker
         // threads, around its end: the store is read once they stopped coming.
         let built = edited
@@ -253,11 +248,11 @@ impl Squiggle {
             false => self.diagnostics().await,
         };
         for (file, now) in now {
-            if searched.contains(file.as_str()) {
+            if file == edited.file || searched.contains(file.as_str()) {
                 continue;
             }
             let then = before
-                .store
+                .lists
                 .get(&file)
                 .map(Vec::as_slice)
                 .unwrap_or_default();
@@ -268,6 +263,29 @@ impl Squiggle {
         }
         caused
     }
+}
+
+/// The errors the edit caused in the importers: in each with a final answer before and after
+/// it, those after that are not the same as one before. Each file's list holds only those.
+pub(crate) fn caused_in_importers(
+    before: &[Option<CheckResult>],
+    after: &[Option<CheckResult>],
+) -> BTreeMap<String, Vec<Diagnostic>> {
+    let mut caused = BTreeMap::new();
+    for (then, now) in before.iter().zip(after) {
+        let (Some(then), Some(now)) = (then, now) else {
+            continue;
+        };
+        if !then.outcome().is_checked() || !now.outcome().is_checked() {
+            continue;
+        }
+        let baseline = Baseline::of(&then.diagnostics, then.text.as_deref());
+        let new = only_new(&baseline, &now.diagnostics, now.text.as_deref());
+        if !new.is_empty() {
+            caused.insert(now.file.clone(), new);
+        }
+    }
+    caused
 }
 
 /// The diagnostics of `now` that are not the same as one of `baseline`.

@@ -1,0 +1,116 @@
+//! The texts the servers were handed, as one number: what a file's answer depends on (the
+//! other documents' texts) is the same again when this number is, so an answer given at it
+//! still holds. A document's first text (the one it opened with, as on disk) counts as no
+//! change; a change and its undoing (an edit's text, the text from before it, the edit's
+//! again) cancel out.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+
+/// The hash of the text last handed to the servers of each document (kept when it closes),
+/// and the state of all of them.
+#[derive(Debug, Default)]
+pub(crate) struct Handed {
+    last: HashMap<PathBuf, u64>,
+    state: u64,
+}
+
+impl Handed {
+    /// Notes that the servers were handed a text with this hash for `path`.
+    pub fn hand(&mut self, path: &Path, hash: u64) {
+        match self.last.insert(path.to_path_buf(), hash) {
+            // Each document adds (by xor) its current text and takes away its first: a text
+            // handed again, in any order, gives the same state.
+            Some(before) if before != hash => {
+                self.state ^= mark(path, before) ^ mark(path, hash);
+            }
+            _ => {}
+        }
+    }
+
+    /// The state of the texts handed so far: equal states, equal texts (but for a hash clash).
+    pub fn state(&self) -> u64 {
+        self.state
+    }
+}
+
+/// One document's text, as a part of the state.
+fn mark(path: &Path, hash: u64) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    (path, hash).hash(&mut hasher);
+    hasher.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// Texts handed, in order: (path, the text's hash).
+    type Steps<'a> = &'a [(&'a str, u64)];
+
+    /// The state after handing these in order.
+    fn after(steps: Steps) -> u64 {
+        let mut handed = Handed::default();
+        for (path, hash) in steps {
+            handed.hand(Path::new(path), *hash);
+        }
+        handed.state()
+    }
+
+    #[test]
+    fn states_follow_the_texts_not_the_steps() {
+        let start = after(&[("/a", 1), ("/b", 7)]);
+        // (name, steps, same state as `start`)
+        let table: &[(&str, Steps, bool)] = &[
+            ("first texts are no change", &[("/a", 1), ("/b", 7)], true),
+            (
+                "a file opened later is no change",
+                &[("/a", 1), ("/b", 7), ("/c", 3)],
+                true,
+            ),
+            (
+                "the same text again",
+                &[("/a", 1), ("/b", 7), ("/a", 1)],
+                true,
+            ),
+            ("a change", &[("/a", 1), ("/b", 7), ("/a", 2)], false),
+            (
+                "a change undone",
+                &[("/a", 1), ("/b", 7), ("/a", 2), ("/a", 1)],
+                true,
+            ),
+            (
+                "an edit, the text from before it, the edit again",
+                &[("/a", 1), ("/b", 7), ("/a", 2), ("/a", 1), ("/a", 2)],
+                false,
+            ),
+            (
+                "two changes undone in another order",
+                &[
+                    ("/a", 1),
+                    ("/b", 7),
+                    ("/a", 2),
+                    ("/b", 8),
+                    ("/a", 1),
+                    ("/b", 7),
+                ],
+                true,
+            ),
+            (
+                "the same change in another file is another state",
+                &[("/a", 1), ("/b", 7), ("/b", 2)],
+                false,
+            ),
+        ];
+        for (name, steps, same) in table {
+            assert_eq!(after(steps) == start, *same, "{name}");
+        }
+        assert_eq!(
+            after(&[("/a", 1), ("/b", 7), ("/a", 2), ("/a", 1), ("/a", 2)]),
+            after(&[("/a", 1), ("/b", 7), ("/a", 2)]),
+            "an edit undone and done again is the edit's state"
+        );
+    }
+}
