@@ -693,6 +693,7 @@ impl Squiggle {
         prior: Option<String>,
     ) -> Feedback {
         let path = path.as_ref();
+        let began = Instant::now();
         // The turns are taken before anything is awaited, as the check is asked for: the
         // edit's, then the two a look at the importers from before the edit may take (the
         // text from before it, then the edit's again).
@@ -712,6 +713,7 @@ impl Squiggle {
         let epoch = self.epoch().await;
         // The edit's own answer first: nothing of the search runs before it.
         let check = (self.check_in_turn(ticket, path, text, Saved::IfOnDisk, Duration::ZERO)).await;
+        let answered = began.elapsed();
         let outcome = check.outcome();
         let mut text = match outcome.reason() {
             Some(reason) => not_checked_section(&check.file, reason),
@@ -743,6 +745,7 @@ impl Squiggle {
             true => self.importers_now(&importers).await,
             false => Vec::new(),
         };
+        let looked = began.elapsed();
         let searched: HashSet<&str> = after.iter().flatten().map(|c| c.file.as_str()).collect();
         let mut caused = (self.caused_in_store(&check, epoch, &store_before, &searched)).await;
         let mut others = match scope {
@@ -804,6 +807,17 @@ impl Squiggle {
             }
         }
         caused.extend(reach::caused_in_importers(&before, &after));
+        tracing::debug!(
+            file = %check.file,
+            answered_ms = answered.as_millis() as u64,
+            importers = importers.len(),
+            importers_answered = after.iter().flatten().count(),
+            looked_ms = looked.as_millis() as u64,
+            looked_before = needs.len(),
+            before_answered = (needs.iter()).filter(|(i, _)| before[*i].is_some()).count(),
+            done_ms = began.elapsed().as_millis() as u64,
+            "feedback: the edit's answer, the importers after it, those looked at before it"
+        );
         if scope == Scope::Edit {
             others = caused.clone();
         }

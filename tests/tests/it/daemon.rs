@@ -268,6 +268,25 @@ fn the_first_check_starts_a_daemon_and_later_ones_reuse_it() {
 }
 
 #[test]
+fn a_runtime_folder_too_long_for_a_socket_still_gets_its_daemon() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "x\n  ERROR broken\n");
+    // With the daemon's socket name, far past the 104 bytes a socket path may have.
+    let long = d.runtime.join("r".repeat(90));
+
+    let first = d.run_in(&long, &["check", "a.fake"]);
+    let second = d.run_in(&long, &["check", "a.fake"]);
+
+    assert_found(&first, 2);
+    assert_eq!(second.stdout, first.stdout);
+    let status = d.run_in(&long, &["daemon", "status"]).stdout;
+    let stop = d.run_in(&long, &["daemon", "stop", "--all"]);
+    assert!(status.contains("2 checks"), "{status}\n{}", d.logs());
+    assert_eq!(d.ws.server_pids().len(), 1, "one warm server answered both");
+    assert_eq!(stop.code, 0, "{}", stop.stderr);
+}
+
+#[test]
 fn a_changed_configuration_starts_a_fresh_daemon_and_retires_the_old() {
     let d = Daemons::new("");
     d.ws.write("a.fake", "ERROR one\n");

@@ -110,7 +110,7 @@ fn build_identity() -> String {
 }
 
 /// The 64-bit FNV-1a hash of the parts, each followed by a separator; stable across builds.
-fn fnv1a(parts: &[&[u8]]) -> u64 {
+pub(super) fn fnv1a(parts: &[&[u8]]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for part in parts {
         for byte in part.iter().chain(std::iter::once(&0xff)) {

@@ -9,15 +9,36 @@ use std::path::{Path, PathBuf};
 /// The environment variable that names the runtime folder outright (tests use it).
 pub const RUNTIME_ENV: &str = "SQUIGGLE_RUNTIME_DIR";
 
+/// The longest socket path a Unix socket can be bound at anywhere squiggle runs: `sun_path`
+/// holds 104 bytes on macOS (108 on Linux), the closing NUL included.
+const MAX_SOCKET_PATH: usize = 103;
+
+/// The longest file name in the runtime folder: a daemon's socket, `<16>-<16>-<16>.sock`.
+const MAX_NAME: usize = 3 * 16 + 2 + ".sock".len();
+
 /// The runtime folder the environment names: `$SQUIGGLE_RUNTIME_DIR`, else
-/// `$XDG_RUNTIME_DIR/squiggle`, else `/tmp/squiggle-$UID`.
+/// `$XDG_RUNTIME_DIR/squiggle`, else `/tmp/squiggle-$UID`. A folder too long to bind a
+/// daemon's socket in is stood in for by `/tmp/squiggle-$UID/<hash of its path>`: its own
+/// folder still (two named folders never share daemons), at a path that fits.
 pub fn runtime_dir_from(explicit: Option<&OsStr>, xdg: Option<&OsStr>, uid: u32) -> PathBuf {
     let given = |value: Option<&OsStr>| value.filter(|v| !v.is_empty()).map(PathBuf::from);
-    match (given(explicit), given(xdg)) {
+    let dir = match (given(explicit), given(xdg)) {
         (Some(dir), _) => dir,
         (None, Some(xdg)) => xdg.join("squiggle"),
-        (None, None) => PathBuf::from(format!("/tmp/squiggle-{uid}")),
+        (None, None) => return short_dir(uid),
+    };
+    match dir.as_os_str().len() + 1 + MAX_NAME <= MAX_SOCKET_PATH {
+        true => dir,
+        false => short_dir(uid).join(format!(
+            "{:016x}",
+            super::key::fnv1a(&[dir.as_os_str().as_encoded_bytes()])
+        )),
     }
+}
+
+/// This user's runtime folder when the environment names none (or one too long).
+fn short_dir(uid: u32) -> PathBuf {
+    PathBuf::from(format!("/tmp/squiggle-{uid}"))
 }
 
 /// The folder for daemon logs: `$XDG_STATE_HOME/squiggle`, else `~/.local/state/squiggle`.
@@ -36,18 +57,30 @@ pub fn uid() -> u32 {
 }
 
 /// The runtime folder, made (0700) if missing; refused unless it belongs to this user and no
-/// one else may enter it.
+/// one else may enter it (nor the folder it stands in, when it stands in for a longer one).
 pub fn runtime_dir() -> io::Result<PathBuf> {
+    let uid = uid();
     let dir = runtime_dir_from(
         std::env::var_os(RUNTIME_ENV).as_deref(),
         std::env::var_os("XDG_RUNTIME_DIR").as_deref(),
-        uid(),
+        uid,
     );
+    let short = short_dir(uid);
+    if dir.parent() == Some(short.as_path()) {
+        private_dir(&short)?;
+    }
+    private_dir(&dir)?;
+    Ok(dir)
+}
+
+/// Makes `dir` (0700) if missing; refused unless it belongs to this user and no one else
+/// may enter it.
+fn private_dir(dir: &Path) -> io::Result<()> {
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
-        .create(&dir)?;
-    let meta = std::fs::symlink_metadata(&dir)?;
+        .create(dir)?;
+    let meta = std::fs::symlink_metadata(dir)?;
     if !meta.is_dir() || meta.uid() != uid() || meta.mode() & 0o077 != 0 {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
@@ -58,7 +91,7 @@ pub fn runtime_dir() -> io::Result<PathBuf> {
             ),
         ));
     }
-    Ok(dir)
+    Ok(())
 }
 
 /// The log folder, made if missing.
@@ -130,6 +163,32 @@ mod tests {
         assert_eq!(
             runtime_dir_from(os(""), os(""), 7),
             PathBuf::from("/tmp/squiggle-7")
+        );
+    }
+
+    #[test]
+    fn a_folder_too_long_for_a_socket_is_stood_in_for_by_a_short_one_of_its_own() {
+        let long = format!("/work/{}", "a".repeat(60));
+        let longer = format!("{long}b");
+        let os = |s: &str| Some(OsStr::new(s).to_os_string());
+        let stand_in = runtime_dir_from(os(&long).as_deref(), None, 7);
+        let from_xdg = runtime_dir_from(None, os(&long).as_deref(), 7);
+
+        assert_eq!(stand_in.parent(), Some(Path::new("/tmp/squiggle-7")));
+        assert_ne!(stand_in, runtime_dir_from(os(&longer).as_deref(), None, 7));
+        assert_eq!(from_xdg.parent(), Some(Path::new("/tmp/squiggle-7")));
+        for dir in [stand_in, from_xdg] {
+            let socket = dir.join(format!("{}.sock", ["0123456789abcdef"; 3].join("-")));
+            assert!(
+                socket.as_os_str().len() <= MAX_SOCKET_PATH,
+                "{}",
+                socket.display()
+            );
+        }
+        let fits = "/run/user/1000/squiggle";
+        assert_eq!(
+            runtime_dir_from(os(fits).as_deref(), None, 7),
+            PathBuf::from(fits)
         );
     }
 
