@@ -63,27 +63,28 @@ struct Plan {
     soak_checks: usize,
 }
 
-/// Builds release binaries and runs the measurements with them.
-pub fn run(workspace: &Path, quick: bool) -> anyhow::Result<()> {
+/// Builds the release binaries of `packages`.
+fn build_release(workspace: &Path, packages: &[&str]) -> anyhow::Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    let status = Command::new(&cargo)
-        .args([
-            "build",
-            "--release",
-            "--quiet",
-            "--package",
-            "squiggle",
-            "--package",
-            "xtask",
-            "--package",
-            "squiggle-fake-lsp",
-        ])
+    let mut build = Command::new(&cargo);
+    build.args(["build", "--release", "--quiet"]);
+    for package in packages {
+        build.args(["--package", package]);
+    }
+    let status = build
         .current_dir(workspace)
         .status()
         .context("cannot run cargo build")?;
     if !status.success() {
         bail!("the release build failed");
     }
+    Ok(())
+}
+
+/// Builds release binaries and runs the measurements with them.
+pub fn run(workspace: &Path, quick: bool) -> anyhow::Result<()> {
+    build_release(workspace, &["squiggle", "xtask", "squiggle-fake-lsp"])?;
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let xtask = workspace.join("target/release/xtask");
     let mut measure = Command::new(&xtask);
     measure.arg("bench-run").current_dir(workspace);
@@ -114,7 +115,7 @@ pub fn run(workspace: &Path, quick: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs every scenario (with release binaries) and reports.
+/// Runs every scenario (with release binaries, built first) and reports.
 pub fn measure(
     workspace: &Path,
     quick: bool,
@@ -134,6 +135,8 @@ pub fn measure(
         memory_docs: if quick { 100 } else { 1000 },
         soak_checks: if quick { 1000 } else { 10_000 },
     };
+    // The binaries measured are the tree's as it is now, never an older build's.
+    build_release(workspace, &["squiggle", "squiggle-fake-lsp"])?;
     let bin = workspace.join("target/release");
     let squiggle = bin.join("squiggle");
     let fake_lsp = bin.join("fake-lsp");
