@@ -707,6 +707,10 @@ impl Squiggle {
         // The text from before the edit: the host's copy, else what the servers hold.
         let held = lock(&self.inner.held).get(&located).cloned();
         let before_text: Option<Arc<str>> = prior.map(Arc::from).or(held);
+        if let Some(before) = &before_text {
+            // A file never opened: its servers read the text from before the edit from disk.
+            lock(&self.inner.handed).seen_before(&located, disk_stamps::hash_of(before));
+        }
         // The importers' answers while the servers hold what they held before the edit.
         let known = self.known_answers(&importers).await;
         let store_before = self.store_before().await;
@@ -764,12 +768,16 @@ impl Squiggle {
                 all
             }
         };
-        // The importers with errors now whose errors from before are not known: looked at
-        // with the text from before, for the time of the look.
+        // The importers with errors now (of the severities shown) whose errors from before are
+        // not known: looked at with the text from before, for the time of the look.
         let needs: Vec<(usize, PathBuf)> = (importers.iter().enumerate())
             .zip(after.iter().zip(&known))
             .filter(|(_, (now, then))| {
-                then.is_none() && now.as_ref().is_some_and(|now| !now.diagnostics.is_empty())
+                let shown = &self.inner.config.include_severities;
+                let errors = |now: &CheckResult| {
+                    (now.diagnostics.iter()).any(|d| shown.contains(&d.severity))
+                };
+                then.is_none() && now.as_ref().is_some_and(errors)
             })
             .map(|((i, path), _)| (i, path.clone()))
             .collect();

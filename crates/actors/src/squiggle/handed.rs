@@ -29,6 +29,13 @@ impl Handed {
         }
     }
 
+    /// Notes that the servers saw `hash` as `path`'s text (on disk) before they were first
+    /// handed one, unless they were handed one already: a first text that differs (an edit
+    /// written before the file was ever opened) is then a change.
+    pub fn seen_before(&mut self, path: &Path, hash: u64) {
+        self.last.entry(path.to_path_buf()).or_insert(hash);
+    }
+
     /// The state of the texts handed so far: equal states, equal texts (but for a hash clash).
     pub fn state(&self) -> u64 {
         self.state
@@ -107,6 +114,25 @@ mod tests {
         for (name, steps, same) in table {
             assert_eq!(after(steps) == start, *same, "{name}");
         }
+        let mut handed = Handed::default();
+        handed.hand(Path::new("/b"), 7);
+        let before = handed.state();
+        handed.seen_before(Path::new("/a"), 1);
+        handed.seen_before(Path::new("/b"), 8);
+        assert_eq!(handed.state(), before, "what was seen before is no change");
+        handed.hand(Path::new("/a"), 2);
+        assert_ne!(
+            handed.state(),
+            before,
+            "a first text unlike the one seen is a change"
+        );
+        handed.hand(Path::new("/a"), 1);
+        handed.hand(Path::new("/b"), 7);
+        assert_eq!(
+            handed.state(),
+            before,
+            "a text handed already is not taken back"
+        );
         assert_eq!(
             after(&[("/a", 1), ("/b", 7), ("/a", 2), ("/a", 1), ("/a", 2)]),
             after(&[("/a", 1), ("/b", 7), ("/a", 2)]),
