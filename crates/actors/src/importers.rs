@@ -6,7 +6,7 @@
 
 mod scan;
 
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -50,9 +50,16 @@ struct Reverse {
 impl Importers {
     /// The workspace files under `root` that import `target`, directly or through files that
     /// do (types flow on: a broken interface breaks what extends it, and what uses that), the
-    /// nearest first (breadth first, each level in path order), at most `limit`. Blocking: it
-    /// walks the workspace.
-    pub(crate) fn of(&mut self, root: &Path, target: &Path, limit: usize) -> Vec<PathBuf> {
+    /// nearest first (breadth first, each level the smallest file first: the quickest for a
+    /// server to check), at most `limit`, none of `skip` (whose importers are still followed).
+    /// Blocking: it walks the workspace.
+    pub(crate) fn of(
+        &mut self,
+        root: &Path,
+        target: &Path,
+        limit: usize,
+        skip: &HashSet<PathBuf>,
+    ) -> Vec<PathBuf> {
         if limit == 0 || scan::lang_of(target).is_none() {
             return Vec::new();
         }
@@ -62,17 +69,21 @@ impl Importers {
         };
         let mut found = Vec::new();
         let mut seen: HashSet<PathBuf> = HashSet::from([target.to_path_buf()]);
-        let mut queue = VecDeque::from([target.to_path_buf()]);
-        while let Some(next) = queue.pop_front() {
-            for importer in reverse.direct(&next) {
-                if seen.insert(importer.clone()) {
-                    found.push(importer.clone());
-                    if found.len() == limit {
-                        return found;
-                    }
-                    queue.push_back(importer);
+        let mut level = vec![target.to_path_buf()];
+        while !level.is_empty() {
+            let mut next: Vec<PathBuf> = (level.iter())
+                .flat_map(|file| reverse.direct(file))
+                .filter(|importer| seen.insert(importer.clone()))
+                .collect();
+            // Stable: files of one size stay in path order.
+            next.sort_by_key(|file| self.files.get(file).map_or(u64::MAX, |f| f.len));
+            for importer in next.iter().filter(|file| !skip.contains(*file)) {
+                found.push(importer.clone());
+                if found.len() == limit {
+                    return found;
                 }
             }
+            level = next;
         }
         found
     }
@@ -207,11 +218,16 @@ mod tests {
     }
 
     #[test]
-    fn the_direct_importers_come_first_then_theirs() {
+    fn the_direct_importers_come_first_the_smallest_first_then_theirs() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         write(root, "src/util.ts", "export const x = 1;\n");
-        write(root, "src/a.ts", "import { x } from './util';\n");
+        write(
+            root,
+            "src/a.ts",
+            "import { x } from './util';\nconst long = 1;\n",
+        );
+        write(root, "src/b.ts", "import { x } from './util';\n");
         write(root, "src/index.ts", "export * from './util';\n");
         write(root, "app/main.ts", "import { x } from '../src';\n");
         write(root, "app/other.ts", "import { y } from './y';\n");
@@ -221,12 +237,18 @@ mod tests {
             "import { x } from '../../src/util';\n",
         );
         let mut importers = Importers::default();
-        let found = importers.of(root, &root.join("src/util.ts"), 10);
+        let none = HashSet::new();
+        let found = importers.of(root, &root.join("src/util.ts"), 10, &none);
         assert_eq!(
             names(root, &found),
-            ["src/a.ts", "src/index.ts", "app/main.ts"]
+            ["src/index.ts", "src/b.ts", "src/a.ts", "app/main.ts"]
         );
-        assert_eq!(importers.of(root, &root.join("src/util.ts"), 1).len(), 1);
+        let first = importers.of(root, &root.join("src/util.ts"), 1, &none);
+        assert_eq!(names(root, &first), ["src/index.ts"]);
+        // A file skipped is not named, but what imports it still is.
+        let skip = HashSet::from([root.join("src/index.ts")]);
+        let found = importers.of(root, &root.join("src/util.ts"), 10, &skip);
+        assert_eq!(names(root, &found), ["src/b.ts", "src/a.ts", "app/main.ts"]);
     }
 
     #[test]
@@ -244,7 +266,7 @@ mod tests {
         write(root, "tests/test_x.py", "import click\n");
         write(root, "tests/test_y.py", "from click.core import Context\n");
         let mut importers = Importers::default();
-        let found = importers.of(root, &root.join("src/click/core.py"), 10);
+        let found = importers.of(root, &root.join("src/click/core.py"), 10, &HashSet::new());
         assert_eq!(
             names(root, &found),
             [
@@ -263,15 +285,22 @@ mod tests {
         write(root, "m.py", "X = 1\n");
         write(root, "a.py", "import os\n");
         let mut importers = Importers::default();
-        assert!(importers.of(root, &root.join("m.py"), 10).is_empty());
+        assert!(importers
+            .of(root, &root.join("m.py"), 10, &HashSet::new())
+            .is_empty());
         // Another size: read again whatever the modification time says.
         write(root, "a.py", "import m  # now\n");
         assert_eq!(
-            names(root, &importers.of(root, &root.join("m.py"), 10)),
+            names(
+                root,
+                &importers.of(root, &root.join("m.py"), 10, &HashSet::new())
+            ),
             ["a.py"]
         );
         std::fs::remove_file(root.join("a.py")).unwrap();
-        assert!(importers.of(root, &root.join("m.py"), 10).is_empty());
+        assert!(importers
+            .of(root, &root.join("m.py"), 10, &HashSet::new())
+            .is_empty());
         assert_eq!(importers.files.len(), 1);
     }
 }

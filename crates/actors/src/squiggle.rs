@@ -97,6 +97,10 @@ struct Inner {
     /// Each importer's last final answer in a feedback, with the [`Inner::handed`] state it
     /// was given at: still its answer at that state.
     reach_known: std::sync::Mutex<HashMap<PathBuf, (u64, CheckResult)>>,
+    /// The importers a server took too long over to look at within an edit's search: never
+    /// searched again (what the server was handed it checks to the end, and the next check
+    /// waits for it).
+    slow_importers: std::sync::Mutex<HashSet<PathBuf>>,
     /// Whether a check got a final answer yet: before that, the store's lists are no
     /// baseline for what an edit changed.
     warm: std::sync::atomic::AtomicBool,
@@ -190,6 +194,7 @@ impl Squiggle {
                 held: std::sync::Mutex::default(),
                 handed: std::sync::Mutex::default(),
                 reach_known: std::sync::Mutex::default(),
+                slow_importers: std::sync::Mutex::default(),
                 warm: std::sync::atomic::AtomicBool::new(false),
                 importers: Arc::default(),
                 in_flight: std::sync::Mutex::default(),

@@ -41,12 +41,12 @@ keyed! {
         /// The most other files whose diagnostics are reported after an edit.
         #[serde(alias = "maxProjectDiagnosticsFiles")]
         pub max_other_files: usize = 5,
-        /// The most files that import an edited file (TypeScript, JavaScript, Python) checked
-        /// before and after an edit, for the errors it caused there (0: none).
+        /// The most files that import an edited file (TypeScript, JavaScript, Python) looked at
+        /// after an edit's own answer, for the errors it caused there (0: none).
         pub max_dependent_files: usize = 16,
-        /// How long each look at those files (before the edit, after it) may take, in
-        /// milliseconds; the files that did not answer by then are left out of that edit's
-        /// feedback.
+        /// How long each look at those files (after the edit; before it, for those with errors)
+        /// may take, in milliseconds; the files that did not answer by then are left out of that
+        /// edit's feedback.
         pub dependent_files_wait_ms: u64 = 750,
         /// The most lines of diagnostics reported in total.
         pub max_total_lines: usize = 50,

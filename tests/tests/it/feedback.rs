@@ -423,3 +423,31 @@ async fn an_importer_a_server_takes_seconds_over_never_costs_the_edit_its_answer
     assert!(feedback.others.is_empty(), "{:?}", feedback.others);
     squiggle.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_importer_a_server_took_too_long_over_is_not_searched_again() {
+    let (ws, edited, spec) = importers_workspace(json!({"slow_files": {"c.ts": 3000}}));
+    let squiggle = ws.start(vec![spec]).await;
+    let before = std::fs::read_to_string(&edited).unwrap();
+    let edit = "export const alpha = 1;\nexport const beta = 2;\n// ERROR new\n";
+    std::fs::write(&edited, edit).unwrap();
+    let first = (squiggle.feedback(&edited, None, Scope::Edit, Some(before.clone()))).await;
+    assert!(first.check.outcome().is_checked(), "{:?}", first.check);
+
+    // The server still works on the slow file (it finishes what it was handed): the next
+    // edit's answer waits for it, and its search leaves that file alone.
+    std::fs::write(&edited, &before).unwrap();
+    let undone = (squiggle.feedback(&edited, None, Scope::Edit, Some(edit.to_string()))).await;
+
+    assert!(undone.check.outcome().is_checked(), "{:?}", undone.check);
+    let opened = |name: &str| {
+        (ws.received("textDocument/didOpen").iter())
+            .filter(|m| {
+                (m["params"]["textDocument"]["uri"].as_str()).is_some_and(|u| u.ends_with(name))
+            })
+            .count()
+    };
+    assert_eq!(opened("src/c.ts"), 1, "the slow file was looked at once");
+    assert!(undone.others.is_empty(), "{:?}", undone.others);
+    squiggle.shutdown().await;
+}

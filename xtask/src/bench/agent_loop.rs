@@ -72,13 +72,15 @@ pub struct Tally {
     pub false_errors: usize,
     /// Reverts after which the block held an error the checker does not report.
     pub stale_after_revert: usize,
+    /// Reverts whose file the hook said was not checked.
+    pub reverts_not_checked: usize,
     /// Other files with new errors per the checker, over the edits whose file was checked.
     pub broken_files: usize,
     /// Of those, the files the block named.
     pub named_files: usize,
     /// Other files the block named with errors the checker does not call new.
     pub blamed_wrongly: usize,
-    /// The edits' hook calls.
+    /// The hook calls, the edits' and the reverts'.
     pub latency: Vec<Duration>,
     /// What went wrong, edit by edit.
     pub misses: Vec<Value>,
@@ -107,6 +109,7 @@ impl Tally {
             "false_or_stale_errors": self.false_errors,
             "not_checked": self.not_checked,
             "stale_after_revert": self.stale_after_revert,
+            "reverts_not_checked": self.reverts_not_checked,
             "other_files_broken": self.broken_files,
             "other_files_named": self.named_files,
             "other_files_blamed_wrongly": self.blamed_wrongly,
@@ -234,7 +237,8 @@ fn edit_loop(project: &Project, root: &Path, hook: &Hook, plan: Plan<'_>) -> any
         tally.latency.push(took);
         judge_edit(&mut tally, &relative, kind, &baseline, &after, &seen);
         std::fs::write(&file, &original)?;
-        let (reverted, _) = hook.call(&file, &edited, &edit.new, &edit.old)?;
+        let (reverted, took) = hook.call(&file, &edited, &edit.new, &edit.old)?;
+        tally.latency.push(took);
         judge_revert(&mut tally, &relative, &baseline, &reverted);
     }
     Ok(tally)
@@ -329,6 +333,7 @@ fn judge_revert(
     seen: &block::Seen,
 ) {
     if seen.not_checked.is_some() {
+        tally.reverts_not_checked += 1;
         return;
     }
     let known =
@@ -670,5 +675,12 @@ mod tests {
         judge_revert(&mut tally, "a.ts", &baseline, &seen(&[(1, 1), (4, 2)], &[]));
         judge_revert(&mut tally, "a.ts", &baseline, &seen(&[], &[("b.ts", 1, 1)]));
         assert_eq!(tally.stale_after_revert, 2);
+        let mut unknown = seen(&[(4, 2)], &[]);
+        unknown.not_checked = Some("LSP did not check a.ts".into());
+        judge_revert(&mut tally, "a.ts", &baseline, &unknown);
+        assert_eq!(
+            (tally.stale_after_revert, tally.reverts_not_checked),
+            (2, 1)
+        );
     }
 }

@@ -47,8 +47,8 @@ pub(crate) struct LookBefore {
 }
 
 impl Squiggle {
-    /// The importers of `path` this runtime can check (a server handles their type), at most
-    /// `max_dependent_files`.
+    /// The importers of `path` this runtime can check (a server handles their type) and looks
+    /// at (none a server was too slow over before), at most `max_dependent_files`.
     pub(crate) async fn importers_of(&self, path: &Path) -> Vec<PathBuf> {
         let limit = self.inner.config.max_dependent_files;
         if limit == 0 {
@@ -57,9 +57,11 @@ impl Squiggle {
         let root = self.inner.workspace_root.clone();
         let target = path.to_path_buf();
         let importers = self.inner.importers.clone();
-        let found = tokio::task::spawn_blocking(move || lock(&importers).of(&root, &target, limit))
-            .await
-            .unwrap_or_default();
+        let slow = lock(&self.inner.slow_importers).clone();
+        let found =
+            tokio::task::spawn_blocking(move || lock(&importers).of(&root, &target, limit, &slow))
+                .await
+                .unwrap_or_default();
         let config = &self.inner.config;
         found
             .into_iter()
@@ -182,23 +184,33 @@ impl Squiggle {
         LookBefore { edited, importers }
     }
 
-    /// Checks `paths` together (as [`Squiggle::check_files_for_feedback`]), keeping the
-    /// answers that came within `dependent_files_wait_ms`: the other files' search never holds
-    /// an edit's answer up for longer. The checks still under way then are dropped.
+    /// Checks `paths` one at a time, in order, while `dependent_files_wait_ms` lasts: the
+    /// other files' search never holds an edit's answer up for longer, and leaves a server
+    /// little to finish after it (a server checks what it was handed to the end, however long
+    /// that takes: pyright spends 5 s on isort's `core.py`, and the next check waits for it).
+    /// A file whose check took half that time or more without an answer is never looked at
+    /// by a search of this runtime again.
     pub(crate) async fn checks_within(&self, paths: &[&PathBuf]) -> Vec<Option<CheckResult>> {
         let wait = Duration::from_millis(self.inner.config.dependent_files_wait_ms);
         let deadline = tokio::time::Instant::now() + wait;
-        let mut pending: futures::stream::FuturesUnordered<_> = self
-            .batch(paths)
-            .into_iter()
-            .enumerate()
-            .map(|(i, check)| async move { (i, check.await) })
-            .collect();
         let mut results: Vec<Option<CheckResult>> = paths.iter().map(|_| None).collect();
-        while let Ok(Some((i, result))) =
-            tokio::time::timeout_at(deadline, futures::StreamExt::next(&mut pending)).await
-        {
-            results[i] = Some(result);
+        for (path, result) in paths.iter().zip(results.iter_mut()) {
+            let began = tokio::time::Instant::now();
+            if began >= deadline {
+                break;
+            }
+            let ticket = self.ticket(path);
+            let check = self.check_in_turn(ticket, path, None, Saved::IfOnDisk, Duration::ZERO);
+            match tokio::time::timeout_at(deadline, check).await {
+                Ok(answer) => *result = Some(answer),
+                Err(_) => {
+                    if began.elapsed() >= wait / 2 {
+                        tracing::debug!(path = %path.display(), "too slow to check: not searched again");
+                        lock(&self.inner.slow_importers).insert((*path).clone());
+                    }
+                    break;
+                }
+            }
         }
         results
     }
