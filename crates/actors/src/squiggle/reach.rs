@@ -188,15 +188,15 @@ impl Squiggle {
     /// other files' search never holds an edit's answer up for longer, and leaves a server
     /// little to finish after it (a server checks what it was handed to the end, however long
     /// that takes: pyright spends 5 s on isort's `core.py`, and the next check waits for it).
-    /// A file whose check took half that time or more without an answer is never looked at
-    /// by a search of this runtime again.
+    /// No check starts in the last third of the time, so the one the end cuts short had a third
+    /// of it at least: that file is never looked at by a search of this runtime again.
     pub(crate) async fn checks_within(&self, paths: &[&PathBuf]) -> Vec<Option<CheckResult>> {
         let wait = Duration::from_millis(self.inner.config.dependent_files_wait_ms);
         let deadline = tokio::time::Instant::now() + wait;
+        let last_start = deadline - wait / 3;
         let mut results: Vec<Option<CheckResult>> = paths.iter().map(|_| None).collect();
         for (path, result) in paths.iter().zip(results.iter_mut()) {
-            let began = tokio::time::Instant::now();
-            if began >= deadline {
+            if tokio::time::Instant::now() >= last_start {
                 break;
             }
             let ticket = self.ticket(path);
@@ -204,10 +204,8 @@ impl Squiggle {
             match tokio::time::timeout_at(deadline, check).await {
                 Ok(answer) => *result = Some(answer),
                 Err(_) => {
-                    if began.elapsed() >= wait / 2 {
-                        tracing::debug!(path = %path.display(), "too slow to check: not searched again");
-                        lock(&self.inner.slow_importers).insert((*path).clone());
-                    }
+                    tracing::debug!(path = %path.display(), "too slow to check: not searched again");
+                    lock(&self.inner.slow_importers).insert((*path).clone());
                     break;
                 }
             }
