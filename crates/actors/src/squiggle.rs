@@ -59,6 +59,9 @@ const SCAN_LIMIT: usize = 5_000;
 /// At most this many documents changed on disk are synced again at the start of one call (the
 /// most recently synced first); the file watcher brings the others.
 const MAX_DISK_SYNCS: usize = 64;
+/// A check that counts its text as saved when the file holds it, and may be answered by one
+/// of the same text under way: what most checks are.
+const JOIN_IF_ON_DISK: (Saved, Join) = (Saved::IfOnDisk, Join::SameText);
 /// How long a quick question to an actor may take.
 const ASK_LIMIT: Duration = Duration::from_secs(5);
 
@@ -94,9 +97,10 @@ struct Inner {
     /// The texts the servers were handed, as one state: the other files' answers given at
     /// one state hold while it is the state again.
     handed: std::sync::Mutex<handed::Handed>,
-    /// Each importer's last final answer in a feedback, with the [`Inner::handed`] state it
-    /// was given at: still its answer at that state.
-    reach_known: std::sync::Mutex<HashMap<PathBuf, (u64, CheckResult)>>,
+    /// Each importer's last final answers in a feedback (the newest last, a few), with the
+    /// [`Inner::handed`] state each was given at: still its answer at that state (an edit's
+    /// and the one from before it, for the edit and fix that follow, or its undoing).
+    reach_known: std::sync::Mutex<HashMap<PathBuf, Vec<(u64, CheckResult)>>>,
     /// The importers a server took too long over to look at within an edit's search: never
     /// searched again (what the server was handed it checks to the end, and the next check
     /// waits for it).
@@ -267,7 +271,7 @@ impl Squiggle {
             .map(|path| {
                 let path = path.as_ref();
                 let ticket = self.ticket(path);
-                self.check_in_turn(ticket, path, None, Saved::IfOnDisk, allowance)
+                self.check_in_turn(ticket, path, None, JOIN_IF_ON_DISK, allowance)
             })
             .collect()
     }
@@ -280,7 +284,7 @@ impl Squiggle {
         saved: Saved,
     ) -> CheckResult {
         let ticket = self.ticket(path);
-        self.check_in_turn(ticket, path, text, saved, Duration::ZERO)
+        self.check_in_turn(ticket, path, text, (saved, Join::SameText), Duration::ZERO)
             .await
     }
 
@@ -290,6 +294,11 @@ impl Squiggle {
         self.inner.turns.take(&self.locate(path).0)
     }
 
+    /// Tickets for the next `N` checks of `path`, with no other check's between them.
+    fn tickets<const N: usize>(&self, path: &Path) -> [Ticket; N] {
+        self.inner.turns.take_turns(&self.locate(path).0)
+    }
+
     /// [`Squiggle::check`], in the turn `ticket` holds; `allowance` is added to its servers'
     /// deadlines (a check among many).
     async fn check_in_turn(
@@ -297,7 +306,7 @@ impl Squiggle {
         ticket: Ticket,
         path: &Path,
         text: Option<String>,
-        saved: Saved,
+        (saved, join): (Saved, Join),
         allowance: Duration,
     ) -> CheckResult {
         // No server of a check under way is stopped as unused.
@@ -342,6 +351,7 @@ impl Squiggle {
         // sync and one wait, however many callers ask at once.
         let key = (path.clone(), saved);
         let joined = (lock(&inner.in_flight).get(&key))
+            .filter(|_| join == Join::SameText)
             .filter(|(under_way, _)| **under_way == *text)
             .and_then(|(_, check)| check.upgrade());
         if let Some(check) = joined {
@@ -577,7 +587,7 @@ impl Squiggle {
             return;
         }
         tracing::debug!(path = %path.display(), "changed on disk: synced again");
-        self.check_in_turn(ticket, path, None, Saved::IfOnDisk, Duration::ZERO)
+        self.check_in_turn(ticket, path, None, JOIN_IF_ON_DISK, Duration::ZERO)
             .await;
     }
 
@@ -702,8 +712,7 @@ impl Squiggle {
         // The turns are taken before anything is awaited, as the check is asked for: the
         // edit's, then the two a look at the importers from before the edit may take (the
         // text from before it, then the edit's again).
-        let ticket = self.ticket(path);
-        let back = (self.ticket(path), self.ticket(path));
+        let [ticket, back, again] = self.tickets(path);
         let (located, _) = self.locate(path);
         let importers = self.importers_of(&located).await;
         let mut except: Vec<&Path> = importers.iter().map(PathBuf::as_path).collect();
@@ -712,16 +721,24 @@ impl Squiggle {
         // The text from before the edit: the host's copy, else what the servers hold.
         let held = lock(&self.inner.held).get(&located).cloned();
         let before_text: Option<Arc<str>> = prior.map(Arc::from).or(held);
-        if let Some(before) = &before_text {
-            // A file never opened: its servers read the text from before the edit from disk.
-            lock(&self.inner.handed).seen_before(&located, disk_stamps::hash_of(before));
-        }
-        // The importers' answers while the servers hold what they held before the edit.
-        let known = self.known_answers(&importers).await;
+        // A file never opened: its servers read the text from before the edit from disk. The
+        // importers' answers kept for the texts the servers hold now are theirs from before
+        // the edit, unless the servers hold another text of the file than the one from before
+        // (it changed on disk in between, say).
+        let kept_hold = before_text.as_ref().is_some_and(|before| {
+            let hash = disk_stamps::hash_of(before);
+            let mut handed = lock(&self.inner.handed);
+            handed.seen_before(&located, hash);
+            handed.last(&located) == Some(hash)
+        });
+        let known = match kept_hold {
+            true => self.known_answers(&importers).await,
+            false => importers.iter().map(|_| None).collect(),
+        };
         let store_before = self.store_before().await;
         let epoch = self.epoch().await;
         // The edit's own answer first: nothing of the search runs before it.
-        let check = (self.check_in_turn(ticket, path, text, Saved::IfOnDisk, Duration::ZERO)).await;
+        let check = (self.check_in_turn(ticket, path, text, JOIN_IF_ON_DISK, Duration::ZERO)).await;
         let answered = began.elapsed();
         let outcome = check.outcome();
         let mut text = match outcome.reason() {
@@ -751,7 +768,7 @@ impl Squiggle {
                 .collect()
         };
         let after = match search {
-            true => self.importers_now(&importers).await,
+            true => self.importers_now(&importers, reach::Slow::Remember).await,
             false => Vec::new(),
         };
         let looked = began.elapsed();
@@ -789,20 +806,20 @@ impl Squiggle {
         let mut before = known;
         match texts.filter(|_| search && !needs.is_empty()) {
             Some(texts) => {
-                let (looked, open): (Vec<PathBuf>, Vec<&Path>) = {
-                    let looked: Vec<PathBuf> = needs.iter().map(|(_, path)| path.clone()).collect();
-                    let open = (opened_here.iter().copied())
-                        .filter(|path| looked.iter().any(|looked| looked == path))
-                        .collect();
-                    (looked, open)
-                };
+                let looked: Vec<PathBuf> = needs.iter().map(|(_, path)| path.clone()).collect();
+                let (open, rest): (Vec<&Path>, Vec<&Path>) = (opened_here.iter())
+                    .partition(|path| looked.iter().any(|looked| looked == *path));
                 // Those not looked at again are closed first: the servers need not analyse
                 // them again for the text from before.
-                let rest: Vec<&Path> = (opened_here.iter().copied())
-                    .filter(|path| !open.contains(path))
-                    .collect();
                 self.close_files(&rest).await;
-                let look = (self.look_before(back, path, texts, &looked, &open)).await;
+                let look = reach::Look {
+                    tickets: (back, again),
+                    path: located.clone(),
+                    texts,
+                    needs: looked,
+                    opened: open.iter().map(|path| path.to_path_buf()).collect(),
+                };
+                let look = self.look_before(look).await;
                 for ((i, _), answer) in needs.iter().zip(look.importers) {
                     before[*i] = answer;
                 }
@@ -815,7 +832,7 @@ impl Squiggle {
                 }
             }
             None => {
-                drop(back);
+                drop((back, again));
                 self.close_files(&opened_here).await;
             }
         }
@@ -1262,6 +1279,16 @@ fn remember_shown(shown: &mut HashMap<String, Baseline>, result: &CheckResult) {
         let baseline = Baseline::of(&result.diagnostics, result.text.as_deref());
         shown.insert(result.file.clone(), baseline);
     }
+}
+
+/// Whether a check may be answered by one of the same file and text under way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Join {
+    /// Yes: one sync and one wait, however many callers ask at once.
+    SameText,
+    /// No: the text is handed over in this check's own turn (a look at the importers hands
+    /// over the text from before an edit and the edit's again, in order, whatever else runs).
+    Never,
 }
 
 /// Whether a checked text counts as saved, so that didSave follows the change.

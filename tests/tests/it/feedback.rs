@@ -449,5 +449,38 @@ async fn an_importer_a_server_took_too_long_over_is_not_searched_again() {
     };
     assert_eq!(opened("src/c.ts"), 1, "the slow file was looked at once");
     assert!(undone.others.is_empty(), "{:?}", undone.others);
+
+    // The other importer is still searched: an edit that breaks it names it.
+    let breaking = "export const beta = 2;\n";
+    std::fs::write(&edited, breaking).unwrap();
+    let broke = (squiggle.feedback(&edited, None, Scope::Edit, Some(before.clone()))).await;
+    assert!(broke.check.outcome().is_checked(), "{:?}", broke.check);
+    assert_eq!(broke.others.keys().collect::<Vec<_>>(), vec!["src/b.ts"]);
+    assert_eq!(opened("src/c.ts"), 1, "the slow file is left alone");
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_error_a_change_on_disk_made_before_the_edit_is_not_the_edits() {
+    let (ws, edited, spec) = importers_workspace(json!({}));
+    let squiggle = ws.start(vec![spec]).await;
+    let first = std::fs::read_to_string(&edited).unwrap();
+    let kept = format!("{first}// one\n");
+    std::fs::write(&edited, &kept).unwrap();
+    let one = (squiggle.feedback(&edited, None, Scope::Edit, Some(first))).await;
+    assert!(one.others.is_empty(), "{:?}", one.others);
+
+    // Another tool drops `alpha` (b.ts breaks), then the agent edits what it finds.
+    let found = "export const beta = 2;\n";
+    std::fs::write(&edited, found).unwrap();
+    std::fs::write(&edited, format!("{found}// two\n")).unwrap();
+    let two = (squiggle.feedback(&edited, None, Scope::Edit, Some(found.to_string()))).await;
+
+    assert!(two.check.outcome().is_checked(), "{:?}", two.check);
+    assert!(
+        two.others.is_empty(),
+        "b.ts broke before this edit: {:?}",
+        two.others
+    );
     squiggle.shutdown().await;
 }

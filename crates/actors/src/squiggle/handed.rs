@@ -36,6 +36,11 @@ impl Handed {
         self.last.entry(path.to_path_buf()).or_insert(hash);
     }
 
+    /// The hash of the text last handed (or seen before) of `path`.
+    pub fn last(&self, path: &Path) -> Option<u64> {
+        self.last.get(path).copied()
+    }
+
     /// The state of the texts handed so far: equal states, equal texts (but for a hash clash).
     pub fn state(&self) -> u64 {
         self.state
@@ -120,6 +125,11 @@ mod tests {
         handed.seen_before(Path::new("/a"), 1);
         handed.seen_before(Path::new("/b"), 8);
         assert_eq!(handed.state(), before, "what was seen before is no change");
+        assert_eq!(
+            handed.last(Path::new("/b")),
+            Some(7),
+            "a text handed stays the last"
+        );
         handed.hand(Path::new("/a"), 2);
         assert_ne!(
             handed.state(),

@@ -23,9 +23,13 @@ use std::time::Duration;
 
 use squiggle_protocol::{Baseline, Basis, Diagnostic};
 
-use super::{lock, read_text, Saved, Squiggle};
+use super::{lock, read_text, Join, Saved, Squiggle, JOIN_IF_ON_DISK};
 use crate::check::CheckResult;
 use crate::squiggle::turns::Ticket;
+
+/// How many states of the texts each importer's answers are kept for: an edit's, the one from
+/// before it, and a few more (an edit, its fix, its undoing).
+const KEPT_STATES: usize = 4;
 
 /// The store as it was before the edit reached the servers.
 #[derive(Debug, Default)]
@@ -37,7 +41,32 @@ pub(crate) struct StoreBefore {
     pub warm: bool,
 }
 
-/// A look at the importers with the text from before the edit.
+/// A look at importers with the text from before an edit (see [`Squiggle::look_before`]).
+#[derive(Debug)]
+pub(crate) struct Look {
+    /// The turns of the edited file's two syncs: the text from before, the edit's again.
+    pub tickets: (Ticket, Ticket),
+    /// The edited file.
+    pub path: PathBuf,
+    /// Its text from before the edit, and the edit's.
+    pub texts: (Arc<str>, Arc<str>),
+    /// The importers to look at.
+    pub needs: Vec<PathBuf>,
+    /// Those of them the search opened, closed after the look.
+    pub opened: Vec<PathBuf>,
+}
+
+/// Whether a look at importers remembers one whose check it cut short as too slow to search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Slow {
+    /// Yes: the look after an edit, whose checks wait for nothing but the file's own.
+    Remember,
+    /// No: the look with the text from before, whose checks may wait for a server still at
+    /// one cut short before.
+    Forget,
+}
+
+/// What a look at the importers with the text from before the edit found.
 #[derive(Debug, Default)]
 pub(crate) struct LookBefore {
     /// The edited file's answer for the text from before, if it came while the look lasted.
@@ -65,6 +94,8 @@ impl Squiggle {
         let config = &self.inner.config;
         found
             .into_iter()
+            // A link to the edited file is not one of its importers.
+            .filter(|file| file != path)
             .filter(|file| {
                 config
                     .servers_matching(file)
@@ -90,8 +121,11 @@ impl Squiggle {
             let cache = lock(&self.inner.reach_known);
             importers
                 .iter()
-                .map(|path| cache.get(path).filter(|(at, _)| *at == state))
-                .map(|hit| hit.map(|(_, result)| result.clone()))
+                .map(|path| {
+                    let kept = cache.get(path).map(Vec::as_slice).unwrap_or_default();
+                    let hit = kept.iter().find(|(at, _)| *at == state);
+                    hit.map(|(_, result)| result.clone())
+                })
                 .collect()
         };
         if hits.iter().all(Option::is_none) {
@@ -119,22 +153,24 @@ impl Squiggle {
     /// The importers' answers now: each one's last answer where it still holds (the steady
     /// case of an agent's edit and fix, and of an edit undone), else a check, within
     /// `dependent_files_wait_ms`.
-    pub(crate) async fn importers_now(&self, importers: &[PathBuf]) -> Vec<Option<CheckResult>> {
+    pub(crate) async fn importers_now(
+        &self,
+        importers: &[PathBuf],
+        slow: Slow,
+    ) -> Vec<Option<CheckResult>> {
         let mut known = self.known_answers(importers).await;
-        let state = self.texts_state();
         let unknown: Vec<&PathBuf> = importers
             .iter()
             .zip(&known)
             .filter(|(_, hit)| hit.is_none())
             .map(|(path, _)| path)
             .collect();
-        let checked = self.checks_within(&unknown).await;
+        let checked = self.checks_within(&unknown, slow).await;
         let answered: Vec<(&PathBuf, CheckResult)> = unknown
             .iter()
             .zip(checked)
             .filter_map(|(path, result)| result.map(|result| (*path, result)))
             .collect();
-        self.remember_importers(state, &answered);
         // Each gap takes the unknown importer's answer, if it came in time.
         let mut answered: HashMap<&PathBuf, CheckResult> = answered.into_iter().collect();
         importers
@@ -144,39 +180,45 @@ impl Squiggle {
             .collect()
     }
 
-    /// The importers `needs` as they were before the edit of `path`: `before` (the text from
-    /// before it) is handed to the servers in the turn of `tickets.0`, the importers are
-    /// looked at ([`Squiggle::importers_now`]), those of `opened` are closed, and `after` (the
-    /// edit's text) is handed back in the turn of `tickets.1`. Nothing waits for the answer to
-    /// that (the servers' answer to the edit's text was given already), only for the hand-over.
-    pub(crate) async fn look_before(
-        &self,
-        tickets: (Ticket, Ticket),
-        path: &Path,
-        texts: (Arc<str>, Arc<str>),
-        needs: &[PathBuf],
-        opened: &[&Path],
-    ) -> LookBefore {
-        let (back, mut again) = tickets;
-        let (before, after) = texts;
+    /// The importers of `look.needs` as they were before the edit of `look.path`: its text from
+    /// before is handed to the servers in the turn of `look.tickets.0`, the importers are
+    /// looked at ([`Squiggle::importers_now`]), those of `look.opened` are closed, and the edit's
+    /// text is handed back in the turn of `look.tickets.1` and answered again, so that the
+    /// store holds what the servers say of the edit's text when the feedback ends. It runs as
+    /// a task of its own: a caller that gives up (a cancelled request) never leaves the
+    /// servers with the text from before.
+    pub(crate) async fn look_before(&self, look: Look) -> LookBefore {
         let this = self.clone();
-        let edited = path.to_path_buf();
+        tokio::spawn(async move { this.look_before_in_task(look).await })
+            .await
+            .unwrap_or_default()
+    }
+
+    /// [`Squiggle::look_before`], in its task.
+    async fn look_before_in_task(self, look: Look) -> LookBefore {
+        let Look {
+            tickets: (back, mut again),
+            path,
+            texts: (before, after),
+            needs,
+            opened,
+        } = look;
+        // Each sync in its own turn, never joined to a check of the same text under way: the
+        // servers see the text from before, then the edit's, whatever else runs.
+        let how = (Saved::IfOnDisk, Join::Never);
+        let this = self.clone();
+        let edited = path.clone();
         let prior = tokio::spawn(async move {
             let before = Some(before.to_string());
-            (this.check_in_turn(back, &edited, before, Saved::IfOnDisk, Duration::ZERO)).await
+            (this.check_in_turn(back, &edited, before, how, Duration::ZERO)).await
         });
         // The text from before was handed over when the next turn comes.
         again.turn().await;
-        let importers = self.importers_now(needs).await;
-        self.close_files(opened).await;
-        let this = self.clone();
-        let edited = path.to_path_buf();
-        tokio::spawn(async move {
-            let after = Some(after.to_string());
-            (this.check_in_turn(again, &edited, after, Saved::IfOnDisk, Duration::ZERO)).await
-        });
-        // Done once the edit's text was handed back: the servers hold it when a feedback ends.
-        self.ticket(path).turn().await;
+        let importers = self.importers_now(&needs, Slow::Forget).await;
+        let opened: Vec<&Path> = opened.iter().map(PathBuf::as_path).collect();
+        self.close_files(&opened).await;
+        let after = Some(after.to_string());
+        (self.check_in_turn(again, &path, after, how, Duration::ZERO)).await;
         let edited = match prior.is_finished() {
             true => prior.await.ok(),
             false => None,
@@ -190,7 +232,11 @@ impl Squiggle {
     /// that takes: pyright spends 5 s on isort's `core.py`, and the next check waits for it).
     /// No check starts in the last third of the time, so the one the end cuts short had a third
     /// of it at least: that file is never looked at by a search of this runtime again.
-    pub(crate) async fn checks_within(&self, paths: &[&PathBuf]) -> Vec<Option<CheckResult>> {
+    pub(crate) async fn checks_within(
+        &self,
+        paths: &[&PathBuf],
+        slow: Slow,
+    ) -> Vec<Option<CheckResult>> {
         let wait = Duration::from_millis(self.inner.config.dependent_files_wait_ms);
         let deadline = tokio::time::Instant::now() + wait;
         let last_start = deadline - wait / 3;
@@ -200,14 +246,23 @@ impl Squiggle {
                 break;
             }
             let ticket = self.ticket(path);
-            let check = self.check_in_turn(ticket, path, None, Saved::IfOnDisk, Duration::ZERO);
+            let state = self.texts_state();
+            let check = self.check_in_turn(ticket, path, None, JOIN_IF_ON_DISK, Duration::ZERO);
             match tokio::time::timeout_at(deadline, check).await {
-                Ok(answer) => *result = Some(answer),
-                Err(_) => {
+                Ok(answer) => {
+                    // Kept for the texts the servers held, unless they changed meanwhile (the
+                    // importer's own text changed on disk since it was last handed, say).
+                    if self.texts_state() == state {
+                        self.remember_importer(state, path, &answer);
+                    }
+                    *result = Some(answer);
+                }
+                Err(_) if slow == Slow::Remember => {
                     tracing::debug!(path = %path.display(), "too slow to check: not searched again");
                     lock(&self.inner.slow_importers).insert((*path).clone());
                     break;
                 }
+                Err(_) => break,
             }
         }
         results
@@ -218,15 +273,17 @@ impl Squiggle {
         lock(&self.inner.handed).state()
     }
 
-    /// Keeps the importers' final answers, given at texts state `state`.
-    fn remember_importers(&self, state: u64, answers: &[(&PathBuf, CheckResult)]) {
+    /// Keeps an importer's final answer, given at texts state `state`, beside its answers at
+    /// the [`KEPT_STATES`] states before.
+    fn remember_importer(&self, state: u64, path: &Path, result: &CheckResult) {
         let mut cache = lock(&self.inner.reach_known);
-        for (path, result) in answers {
-            match result.outcome().is_checked() {
-                true => cache.insert((*path).clone(), (state, result.clone())),
-                false => cache.remove(*path),
-            };
+        let kept = cache.entry(path.to_path_buf()).or_default();
+        kept.retain(|(at, _)| *at != state);
+        if result.outcome().is_checked() {
+            kept.push((state, result.clone()));
         }
+        let extra = kept.len().saturating_sub(KEPT_STATES);
+        kept.drain(..extra);
     }
 
     /// The errors the edit caused in the store's other files (not one of `searched`, not the

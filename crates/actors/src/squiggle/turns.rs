@@ -33,7 +33,22 @@ struct Line {
 impl Turns {
     /// A ticket for the next turn of `path`.
     pub fn take(&self, path: &Path) -> Ticket {
+        let [ticket] = self.take_turns(path);
+        ticket
+    }
+
+    /// Tickets for the next `N` turns of `path`, in order, with no other ticket between them.
+    pub fn take_turns<const N: usize>(&self, path: &Path) -> [Ticket; N] {
         let mut lines = lock(&self.lines);
+        std::array::from_fn(|_| Self::next_ticket(&self.lines, &mut lines, path))
+    }
+
+    /// The next ticket of `path`'s line, under the lock `lines` holds.
+    fn next_ticket(
+        shared: &Arc<Mutex<HashMap<PathBuf, Line>>>,
+        lines: &mut HashMap<PathBuf, Line>,
+        path: &Path,
+    ) -> Ticket {
         let line = lines.entry(path.to_path_buf()).or_insert_with(|| Line {
             next: 0,
             serving: watch::Sender::new(0),
@@ -42,7 +57,7 @@ impl Turns {
         let number = line.next;
         line.next += 1;
         Ticket {
-            lines: self.lines.clone(),
+            lines: shared.clone(),
             path: path.to_path_buf(),
             number,
             serving: line.serving.subscribe(),
@@ -120,6 +135,22 @@ mod tests {
         assert!(has_turn(&mut third));
         drop(third);
         assert_eq!(turns.len(), 0, "a document without checks keeps no queue");
+    }
+
+    #[test]
+    fn tickets_taken_together_follow_each_other() {
+        let turns = Turns::default();
+        let path = Path::new("/w/a.py");
+        let mut before = turns.take(path);
+        let [mut first, mut second] = turns.take_turns(path);
+        let mut after = turns.take(path);
+        assert!(has_turn(&mut before) && !has_turn(&mut first));
+        drop(before);
+        assert!(has_turn(&mut first) && !has_turn(&mut second));
+        drop(first);
+        assert!(has_turn(&mut second) && !has_turn(&mut after));
+        drop(second);
+        assert!(has_turn(&mut after));
     }
 
     #[test]
