@@ -2,9 +2,13 @@
 //! workspace's TypeScript, JavaScript and Python files, kept between calls and brought up to
 //! date at each one by the files' size and modification time (a file is read again only when
 //! those changed, and who-imports-what is made again only then). What each language's imports
-//! name is in `importers/scan`.
+//! name is in `importers/scan`; which importers an edit most likely reached, in
+//! `importers/changed`.
 
+mod changed;
 mod scan;
+
+pub(crate) use changed::{changed_names, names_any};
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};

@@ -30,7 +30,9 @@
 //! - `check`: what one check of a file produced, and why a file was not checked.
 //! - `feedback`: the text an edit tool appends after an edit; the new errors it introduced.
 //! - `importers`: the files that import a file (a reverse-import index of the workspace), for
-//!   the errors an edit caused elsewhere (`squiggle/reach`).
+//!   the errors an edit caused elsewhere (`squiggle/reach`; `importers/scan`: what each
+//!   language's imports name; `importers/changed`: the names an edit changed, and which
+//!   importers name them).
 //! - `events`: what the runtime tells subscribers as it happens.
 //! - `registry`: the registry actor (`registry/entries`: each server starting, with who waits
 //!   for it, active or unusable; `registry/restarts`: when a broken server may restart).

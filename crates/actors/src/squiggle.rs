@@ -714,10 +714,7 @@ impl Squiggle {
         // text from before it, then the edit's again).
         let [ticket, back, again] = self.tickets(path);
         let (located, _) = self.locate(path);
-        let importers = self.importers_of(&located).await;
-        let mut except: Vec<&Path> = importers.iter().map(PathBuf::as_path).collect();
-        except.push(path);
-        self.sync_disk(&except).await;
+        self.sync_disk(&[path]).await;
         // The text from before the edit: the host's copy, else what the servers hold.
         let held = lock(&self.inner.held).get(&located).cloned();
         let before_text: Option<Arc<str>> = prior.map(Arc::from).or(held);
@@ -731,10 +728,7 @@ impl Squiggle {
             handed.seen_before(&located, hash);
             handed.last(&located) == Some(hash)
         });
-        let known = match kept_hold {
-            true => self.known_answers(&importers).await,
-            false => importers.iter().map(|_| None).collect(),
-        };
+        let state_before = self.texts_state();
         let store_before = self.store_before().await;
         let epoch = self.epoch().await;
         // The edit's own answer first: nothing of the search runs before it.
@@ -759,7 +753,15 @@ impl Squiggle {
             (Some(before), Some(after)) if before != after => Some((before, after)),
             _ => None,
         };
-        let search = !importers.is_empty() && outcome.is_checked() && texts.is_some();
+        let importers = match (&texts, outcome.is_checked()) {
+            (Some((before, after)), true) => self.importers_of(&located, (before, after)).await,
+            _ => Vec::new(),
+        };
+        let known = match kept_hold {
+            true => self.known_answers(&importers, state_before).await,
+            false => importers.iter().map(|_| None).collect(),
+        };
+        let search = !importers.is_empty();
         let opened_here: Vec<&Path> = {
             let held = lock(&self.inner.held);
             (importers.iter())

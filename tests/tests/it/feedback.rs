@@ -484,3 +484,20 @@ async fn an_error_a_change_on_disk_made_before_the_edit_is_not_the_edits() {
     );
     squiggle.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_importers_that_name_what_the_edit_changed_are_looked_at_first() {
+    let (ws, edited, spec) = importers_workspace(json!({}));
+    // A smaller importer, nearer by size, that names nothing the edit changes.
+    ws.write("src/d.ts", "import { beta } from './a';\n");
+    let mut config = ws.config(vec![spec]);
+    config.max_dependent_files = 1;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+    let before = std::fs::read_to_string(&edited).unwrap();
+    std::fs::write(&edited, "export const beta = 2;\n").unwrap();
+
+    let feedback = (squiggle.feedback(&edited, None, Scope::Edit, Some(before))).await;
+
+    assert_eq!(feedback.others.keys().collect::<Vec<_>>(), vec!["src/b.ts"]);
+    squiggle.shutdown().await;
+}

@@ -27,6 +27,10 @@ use super::{lock, read_text, Join, Saved, Squiggle, JOIN_IF_ON_DISK};
 use crate::check::CheckResult;
 use crate::squiggle::turns::Ticket;
 
+/// How many times `max_dependent_files` importers are looked over for those that name what an
+/// edit changed.
+const CANDIDATES: usize = 4;
+
 /// How many states of the texts each importer's answers are kept for: an edit's, the one from
 /// before it, and a few more (an edit, its fix, its undoing).
 const KEPT_STATES: usize = 4;
@@ -77,8 +81,10 @@ pub(crate) struct LookBefore {
 
 impl Squiggle {
     /// The importers of `path` this runtime can check (a server handles their type) and looks
-    /// at (none a server was too slow over before), at most `max_dependent_files`.
-    pub(crate) async fn importers_of(&self, path: &Path) -> Vec<PathBuf> {
+    /// at (none a server was too slow over before), at most `max_dependent_files`, of the
+    /// nearest [`CANDIDATES`] times as many: those that name something on the lines the edit
+    /// from `texts.0` to `texts.1` changed first, then the others, each the nearest first.
+    pub(crate) async fn importers_of(&self, path: &Path, texts: (&str, &str)) -> Vec<PathBuf> {
         let limit = self.inner.config.max_dependent_files;
         if limit == 0 {
             return Vec::new();
@@ -87,22 +93,26 @@ impl Squiggle {
         let target = path.to_path_buf();
         let importers = self.inner.importers.clone();
         let slow = lock(&self.inner.slow_importers).clone();
-        let found =
-            tokio::task::spawn_blocking(move || lock(&importers).of(&root, &target, limit, &slow))
-                .await
-                .unwrap_or_default();
-        let config = &self.inner.config;
-        found
-            .into_iter()
-            // A link to the edited file is not one of its importers.
-            .filter(|file| file != path)
-            .filter(|file| {
-                config
-                    .servers_matching(file)
-                    .iter()
-                    .any(|spec| spec.enabled)
-            })
-            .collect()
+        let config = self.inner.config.clone();
+        let (before, after) = (texts.0.to_string(), texts.1.to_string());
+        tokio::task::spawn_blocking(move || {
+            let found = lock(&importers).of(&root, &target, limit * CANDIDATES, &slow);
+            let checkable = found
+                .into_iter()
+                // A link to the edited file is not one of its importers.
+                .filter(|file| *file != target)
+                .filter(|file| (config.servers_matching(file).iter()).any(|spec| spec.enabled));
+            let names = crate::importers::changed_names(&before, &after);
+            let (mut naming, others): (Vec<PathBuf>, Vec<PathBuf>) = checkable.partition(|file| {
+                read_text(file, config.max_file_bytes)
+                    .is_ok_and(|text| crate::importers::names_any(&text, &names))
+            });
+            naming.extend(others);
+            naming.truncate(limit);
+            naming
+        })
+        .await
+        .unwrap_or_default()
     }
 
     /// The store's lists now, the baseline of the files servers report on by themselves.
@@ -113,10 +123,13 @@ impl Squiggle {
         }
     }
 
-    /// Each importer's last final answer where it still holds: given while the servers held
-    /// the texts they hold now, for the text its file still holds on disk.
-    pub(crate) async fn known_answers(&self, importers: &[PathBuf]) -> Vec<Option<CheckResult>> {
-        let state = self.texts_state();
+    /// Each importer's kept final answer for the texts state `state` (see
+    /// [`Squiggle::texts_state`]), where its file still holds on disk the text it was for.
+    pub(crate) async fn known_answers(
+        &self,
+        importers: &[PathBuf],
+        state: u64,
+    ) -> Vec<Option<CheckResult>> {
         let hits: Vec<Option<CheckResult>> = {
             let cache = lock(&self.inner.reach_known);
             importers
@@ -158,7 +171,7 @@ impl Squiggle {
         importers: &[PathBuf],
         slow: Slow,
     ) -> Vec<Option<CheckResult>> {
-        let mut known = self.known_answers(importers).await;
+        let mut known = self.known_answers(importers, self.texts_state()).await;
         let unknown: Vec<&PathBuf> = importers
             .iter()
             .zip(&known)
