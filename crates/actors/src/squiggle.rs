@@ -774,7 +774,10 @@ impl Squiggle {
             false => Vec::new(),
         };
         let looked = began.elapsed();
-        let searched: HashSet<&str> = after.iter().flatten().map(|c| c.file.as_str()).collect();
+        // The importers' lists in the store are no baseline (those the search opened had none
+        // before), answered in time or not: only the search speaks for them.
+        let searched: Vec<String> = (importers.iter()).map(|p| self.relative_path(p)).collect();
+        let searched: HashSet<&str> = searched.iter().map(String::as_str).collect();
         let mut caused = (self.caused_in_store(&check, epoch, &store_before, &searched)).await;
         let mut others = match scope {
             Scope::Edit => BTreeMap::new(),
