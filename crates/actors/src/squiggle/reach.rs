@@ -2,8 +2,9 @@
 //!
 //! Two sources, for two kinds of server:
 //! - **The files that import the edited one**, directly or through others (`importers`:
-//!   TypeScript, JavaScript, Python), the nearest first. Their servers report on open files
-//!   only. After the edit's own answer they are checked with the edit's text. An importer
+//!   TypeScript, JavaScript, Python), those that name something on the lines the edit changed
+//!   first, then the nearest. Their servers report on open files only. After the edit's own
+//!   answer they are checked with the edit's text, one at a time, for a bounded time. An importer
 //!   with errors then is compared with its answer from before the edit: the one it gave last
 //!   while the servers held the texts they held before this edit, or else one asked for now,
 //!   with the text from before the edit handed to the servers for the time of that look and
