@@ -29,8 +29,9 @@ use crate::check::CheckResult;
 use crate::squiggle::turns::Ticket;
 
 /// How many times `max_dependent_files` importers are looked over for those that name what an
-/// edit changed.
-const CANDIDATES: usize = 4;
+/// edit changed (the nearest, each level's smallest first: a much-imported file has many
+/// importers on the first level alone, and the large ones name the most).
+const CANDIDATES: usize = 16;
 
 /// How many states of the texts each importer's answers are kept for: an edit's, the one from
 /// before it, and a few more (an edit, its fix, its undoing).
