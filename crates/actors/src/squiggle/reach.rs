@@ -101,8 +101,9 @@ impl Squiggle {
             let found = lock(&importers).of(&root, &target, limit * CANDIDATES, &slow);
             let checkable = found
                 .into_iter()
-                // A link to the edited file is not one of its importers.
-                .filter(|file| *file != target)
+                // A link to the edited file is not one of its importers (whose checks would
+                // wait for the edited file's turns).
+                .filter(|file| std::fs::canonicalize(file).map_or(true, |real| real != target))
                 .filter(|file| (config.servers_matching(file).iter()).any(|spec| spec.enabled));
             let names = crate::importers::changed_names(&before, &after);
             let (mut naming, others): (Vec<PathBuf>, Vec<PathBuf>) = checkable.partition(|file| {
