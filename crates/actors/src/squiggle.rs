@@ -257,23 +257,13 @@ impl Squiggle {
 
     /// Checks files together (see [`Squiggle::check_files`]), leaving their baselines.
     async fn check_batch<P: AsRef<Path>>(&self, paths: &[P]) -> Vec<CheckResult> {
-        futures::future::join_all(self.batch(paths)).await
-    }
-
-    /// The checks of files asked for together, each with its turn taken now (in order, before
-    /// anything is awaited) and its deadline grown for a batch of this size.
-    fn batch<'a, P: AsRef<Path>>(
-        &'a self,
-        paths: &'a [P],
-    ) -> Vec<impl std::future::Future<Output = CheckResult> + 'a> {
         let allowance = batch_deadline::allowance(paths.len());
-        (paths.iter())
-            .map(|path| {
-                let path = path.as_ref();
-                let ticket = self.ticket(path);
-                self.check_in_turn(ticket, path, None, JOIN_IF_ON_DISK, allowance)
-            })
-            .collect()
+        let checks = paths.iter().map(|path| {
+            let path = path.as_ref();
+            let ticket = self.ticket(path);
+            self.check_in_turn(ticket, path, None, JOIN_IF_ON_DISK, allowance)
+        });
+        futures::future::join_all(checks).await
     }
 
     /// [`Squiggle::check_file`], with who says whether the text is saved.
