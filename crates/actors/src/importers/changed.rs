@@ -4,12 +4,12 @@
 //! inferred type), so these come first, not alone.
 
 use std::collections::HashSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use similar::{Algorithm, DiffTag};
+use squiggle_protocol::navigation::changed_lines;
 
-/// How long the line diff of an edit may take: past it, the diff is still right but may be
-/// longer (a whole file rewritten gives more names, no fewer).
+/// How long the line diff of an edit may take (`changed_lines`): past it, the diff is still
+/// right but may be longer (a whole file rewritten gives more names, no fewer).
 const DIFF_TIME: Duration = Duration::from_millis(50);
 
 /// Words on changed lines that name nothing in particular (keywords and common built-ins of
@@ -99,25 +99,11 @@ const COMMON: &[&str] = &[
 
 /// The names on the lines that differ between `before` and `after`, but the common ones.
 pub(crate) fn changed_names(before: &str, after: &str) -> HashSet<String> {
-    let (old, new): (Vec<&str>, Vec<&str>) = (before.lines().collect(), after.lines().collect());
-    let deadline = Instant::now() + DIFF_TIME;
-    let ops = similar::capture_diff_slices_deadline(Algorithm::Myers, &old, &new, Some(deadline));
-    let mut names = HashSet::new();
-    for op in ops {
-        let (tag, gone, added) = op.as_tag_tuple();
-        if tag == DiffTag::Equal {
-            continue;
-        }
-        let lines = gone.map(|i| old[i]).chain(added.map(|i| new[i]));
-        for line in lines {
-            names.extend(
-                words(line)
-                    .filter(|word| word.len() > 1 && !COMMON.contains(word))
-                    .map(str::to_string),
-            );
-        }
-    }
-    names
+    (changed_lines(before, after, DIFF_TIME).into_iter())
+        .flat_map(words)
+        .filter(|word| word.len() > 1 && !COMMON.contains(word))
+        .map(str::to_string)
+        .collect()
 }
 
 /// Whether `text` has one of `names` as a whole word.

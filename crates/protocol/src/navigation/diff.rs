@@ -1,5 +1,5 @@
 //! A compact unified diff of an [`EditPlan`]: changed lines only (no context), per file, capped
-//! with counts of what was left out.
+//! with counts of what was left out; and the lines an edit changed, for the names on them.
 
 use std::time::{Duration, Instant};
 
@@ -32,9 +32,9 @@ fn lines(text: &str) -> Vec<&str> {
 }
 
 /// A shortest line diff of `a` and `b` (Myers', in linear space, by `similar`), as steps over
-/// both texts in order; past [`DIFF_TIME`], a correct one that may be longer.
-fn diff(a: &[&str], b: &[&str]) -> Vec<Step> {
-    let deadline = Instant::now() + DIFF_TIME;
+/// both texts in order; past `within`, a correct one that may be longer.
+fn diff(a: &[&str], b: &[&str], within: Duration) -> Vec<Step> {
+    let deadline = Instant::now() + within;
     let ops = similar::capture_diff_slices_deadline(Algorithm::Myers, a, b, Some(deadline));
     let mut steps = Vec::new();
     for op in ops {
@@ -52,10 +52,23 @@ fn diff(a: &[&str], b: &[&str]) -> Vec<Step> {
     steps
 }
 
+/// The lines of `before` and `after` a line diff of the two does not keep (those removed, then
+/// those added, hunk by hunk); past `within`, those of a correct diff that may be longer.
+pub fn changed_lines<'a>(before: &'a str, after: &'a str, within: Duration) -> Vec<&'a str> {
+    let (a, b) = (lines(before), lines(after));
+    (diff(&a, &b, within).into_iter())
+        .filter_map(|step| match step {
+            Step::Same(..) => None,
+            Step::Removed(x) => Some(a[x]),
+            Step::Added(y) => Some(b[y]),
+        })
+        .collect()
+}
+
 /// The hunks of a diff, as lines (`@@ -a,n +b,m @@`, then `-old` and `+new` lines).
 fn hunks(before: &str, after: &str) -> (Vec<String>, usize, usize) {
     let (a, b) = (lines(before), lines(after));
-    let steps = diff(&a, &b);
+    let steps = diff(&a, &b, DIFF_TIME);
     let mut out = Vec::new();
     let (mut added, mut removed) = (0, 0);
     let mut i = 0;
@@ -271,7 +284,7 @@ mod tests {
         ];
         for (before, after) in pairs {
             let (a, b) = (lines(before), lines(after));
-            let rebuilt: Vec<&str> = diff(&a, &b)
+            let rebuilt: Vec<&str> = diff(&a, &b, DIFF_TIME)
                 .into_iter()
                 .filter_map(|step| match step {
                     Step::Same(_, y) | Step::Added(y) => Some(b[y]),
@@ -280,6 +293,13 @@ mod tests {
                 .collect();
             assert_eq!(rebuilt, b, "{before:?} -> {after:?}");
         }
+    }
+
+    #[test]
+    fn the_changed_lines_are_those_removed_and_added() {
+        let changed = changed_lines("a\nb\nc\n", "a\nx\nc\ny\n", DIFF_TIME);
+        assert_eq!(changed, ["b", "x", "y"]);
+        assert!(changed_lines("a\n", "a\n", DIFF_TIME).is_empty());
     }
 
     #[test]
