@@ -52,19 +52,23 @@ struct Reverse {
 }
 
 impl Importers {
-    /// The workspace files under `root` that import `target`, directly or through files that
-    /// do (types flow on: a broken interface breaks what extends it, and what uses that), the
-    /// nearest first (breadth first, each level the smallest file first: the quickest for a
-    /// server to check), at most `limit`, none of `skip` (whose importers are still followed).
-    /// Blocking: it walks the workspace.
+    /// The workspace files under `root` that import one of `targets`, directly or through
+    /// files that do (types flow on: a broken interface breaks what extends it, and what uses
+    /// that), the nearest first (breadth first, each level the smallest file first: the
+    /// quickest for a server to check), at most `limit`, none of `skip` (whose importers are
+    /// still followed) nor the targets. Blocking: it walks the workspace.
     pub(crate) fn of(
         &mut self,
         root: &Path,
-        target: &Path,
+        targets: &[PathBuf],
         limit: usize,
         skip: &HashSet<PathBuf>,
     ) -> Vec<PathBuf> {
-        if limit == 0 || scan::lang_of(target).is_none() {
+        let level: Vec<PathBuf> = (targets.iter())
+            .filter(|target| scan::lang_of(target).is_some())
+            .cloned()
+            .collect();
+        if limit == 0 || level.is_empty() {
             return Vec::new();
         }
         self.refresh(root);
@@ -72,8 +76,8 @@ impl Importers {
             return Vec::new();
         };
         let mut found = Vec::new();
-        let mut seen: HashSet<PathBuf> = HashSet::from([target.to_path_buf()]);
-        let mut level = vec![target.to_path_buf()];
+        let mut seen: HashSet<PathBuf> = targets.iter().cloned().collect();
+        let mut level = level;
         while !level.is_empty() {
             let mut next: Vec<PathBuf> = (level.iter())
                 .flat_map(|file| reverse.direct(file))
@@ -242,17 +246,36 @@ mod tests {
         );
         let mut importers = Importers::default();
         let none = HashSet::new();
-        let found = importers.of(root, &root.join("src/util.ts"), 10, &none);
+        let found = importers.of(root, &[root.join("src/util.ts")], 10, &none);
         assert_eq!(
             names(root, &found),
             ["src/index.ts", "src/b.ts", "src/a.ts", "app/main.ts"]
         );
-        let first = importers.of(root, &root.join("src/util.ts"), 1, &none);
+        let first = importers.of(root, &[root.join("src/util.ts")], 1, &none);
         assert_eq!(names(root, &first), ["src/index.ts"]);
         // A file skipped is not named, but what imports it still is.
         let skip = HashSet::from([root.join("src/index.ts")]);
-        let found = importers.of(root, &root.join("src/util.ts"), 10, &skip);
+        let found = importers.of(root, &[root.join("src/util.ts")], 10, &skip);
         assert_eq!(names(root, &found), ["src/b.ts", "src/a.ts", "app/main.ts"]);
+    }
+
+    #[test]
+    fn the_importers_of_several_files_are_one_search_without_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "a.ts", "export const a = 1;\n");
+        write(root, "b.ts", "import { a } from './a';\n");
+        write(
+            root,
+            "c.ts",
+            "import { a } from './a';\nimport { b } from './b';\n",
+        );
+        write(root, "d.ts", "import { c } from './c';\n");
+        let mut importers = Importers::default();
+        let targets = [root.join("b.ts"), root.join("c.ts")];
+        let found = importers.of(root, &targets, 10, &HashSet::new());
+        // c.ts imports b.ts, but is one of the targets.
+        assert_eq!(names(root, &found), ["d.ts"]);
     }
 
     #[test]
@@ -270,7 +293,7 @@ mod tests {
         write(root, "tests/test_x.py", "import click\n");
         write(root, "tests/test_y.py", "from click.core import Context\n");
         let mut importers = Importers::default();
-        let found = importers.of(root, &root.join("src/click/core.py"), 10, &HashSet::new());
+        let found = importers.of(root, &[root.join("src/click/core.py")], 10, &HashSet::new());
         assert_eq!(
             names(root, &found),
             [
@@ -290,20 +313,20 @@ mod tests {
         write(root, "a.py", "import os\n");
         let mut importers = Importers::default();
         assert!(importers
-            .of(root, &root.join("m.py"), 10, &HashSet::new())
+            .of(root, &[root.join("m.py")], 10, &HashSet::new())
             .is_empty());
         // Another size: read again whatever the modification time says.
         write(root, "a.py", "import m  # now\n");
         assert_eq!(
             names(
                 root,
-                &importers.of(root, &root.join("m.py"), 10, &HashSet::new())
+                &importers.of(root, &[root.join("m.py")], 10, &HashSet::new())
             ),
             ["a.py"]
         );
         std::fs::remove_file(root.join("a.py")).unwrap();
         assert!(importers
-            .of(root, &root.join("m.py"), 10, &HashSet::new())
+            .of(root, &[root.join("m.py")], 10, &HashSet::new())
             .is_empty());
         assert_eq!(importers.files.len(), 1);
     }

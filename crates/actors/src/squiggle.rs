@@ -105,6 +105,9 @@ struct Inner {
     /// searched again (what the server was handed it checks to the end, and the next check
     /// waits for it).
     slow_importers: std::sync::Mutex<HashSet<PathBuf>>,
+    /// The store as it was before the last few documents changed on disk were synced (the
+    /// watcher saw an agent's write before its hook came), with the text each replaced.
+    synced_over: std::sync::Mutex<reach::SyncedOver>,
     /// Whether a check got a final answer yet: before that, the store's lists are no
     /// baseline for what an edit changed.
     warm: std::sync::atomic::AtomicBool,
@@ -199,6 +202,7 @@ impl Squiggle {
                 handed: std::sync::Mutex::default(),
                 reach_known: std::sync::Mutex::default(),
                 slow_importers: std::sync::Mutex::default(),
+                synced_over: std::sync::Mutex::default(),
                 warm: std::sync::atomic::AtomicBool::new(false),
                 importers: Arc::default(),
                 in_flight: std::sync::Mutex::default(),
@@ -572,11 +576,15 @@ impl Squiggle {
             .ok()
             .flatten();
         let held = lock(&self.inner.held).get(path).cloned();
-        if on_disk.is_some_and(|text| held.is_some_and(|held| *held == *text)) {
+        if on_disk.is_some_and(|text| held.as_ref().is_some_and(|held| **held == *text)) {
             tracing::debug!(path = %path.display(), "changed on disk: its servers hold it already");
             return;
         }
         tracing::debug!(path = %path.display(), "changed on disk: synced again");
+        if let Some(held) = held {
+            // The hook for this write may come after the servers answered it.
+            self.keep_store_before_sync(path, &held).await;
+        }
         self.check_in_turn(ticket, path, None, JOIN_IF_ON_DISK, Duration::ZERO)
             .await;
     }
@@ -719,7 +727,16 @@ impl Squiggle {
             handed.last(&located) == Some(hash)
         });
         let state_before = self.texts_state();
-        let store_before = self.store_before().await;
+        // The store before the edit: as it is, unless the servers were handed the edit from
+        // the disk already (the watcher saw the write first), and it was kept before that.
+        let store_before = match (kept_hold, &before_text) {
+            (false, Some(before)) => self.store_before_sync(&located, before),
+            _ => None,
+        };
+        let store_before = match store_before {
+            Some(kept) => kept,
+            None => self.store_before().await,
+        };
         let epoch = self.epoch().await;
         // The edit's own answer first: nothing of the search runs before it.
         let check = (self.check_in_turn(ticket, path, text, JOIN_IF_ON_DISK, Duration::ZERO)).await;
@@ -743,26 +760,19 @@ impl Squiggle {
             (Some(before), Some(after)) if before != after => Some((before, after)),
             _ => None,
         };
-        let importers = match (&texts, outcome.is_checked()) {
-            (Some((before, after)), true) => self.importers_of(&located, (before, after)).await,
-            _ => Vec::new(),
-        };
-        let known = match kept_hold {
-            true => self.known_answers(&importers, state_before).await,
-            false => importers.iter().map(|_| None).collect(),
+        let known_from = kept_hold.then_some(state_before);
+        let reach::Searched {
+            importers,
+            known,
+            after,
+            opened: opened_here,
+        } = match (&texts, outcome.is_checked()) {
+            (Some((before, after)), true) => {
+                (self.search_importers(&located, (before, after), known_from)).await
+            }
+            _ => reach::Searched::default(),
         };
         let search = !importers.is_empty();
-        let opened_here: Vec<&Path> = {
-            let held = lock(&self.inner.held);
-            (importers.iter())
-                .filter(|path| search && !held.contains_key(*path))
-                .map(PathBuf::as_path)
-                .collect()
-        };
-        let after = match search {
-            true => self.importers_now(&importers, reach::Slow::Remember).await,
-            false => Vec::new(),
-        };
         let looked = began.elapsed();
         // The importers' lists in the store are no baseline (those the search opened had none
         // before), answered in time or not: only the search speaks for them.
@@ -803,6 +813,7 @@ impl Squiggle {
             Some(texts) => {
                 let looked: Vec<PathBuf> = needs.iter().map(|(_, path)| path.clone()).collect();
                 let (open, rest): (Vec<&Path>, Vec<&Path>) = (opened_here.iter())
+                    .map(PathBuf::as_path)
                     .partition(|path| looked.iter().any(|looked| looked == *path));
                 // Those not looked at again are closed first: the servers need not analyse
                 // them again for the text from before.
@@ -828,7 +839,8 @@ impl Squiggle {
             }
             None => {
                 drop((back, again));
-                self.close_files(&opened_here).await;
+                let opened: Vec<&Path> = opened_here.iter().map(PathBuf::as_path).collect();
+                self.close_files(&opened).await;
             }
         }
         caused.extend(reach::caused_in_importers(&before, &after));

@@ -1,5 +1,7 @@
 //! The fake server's check on save (like rust-analyzer's `cargo check`): what it finds in a
-//! saved text, which its own pull answers never hold.
+//! saved text, which its own pull answers never hold, and the project's files it looks at.
+
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
@@ -20,6 +22,29 @@ pub fn findings(text: &str) -> Vec<Value> {
                 "source": "fake-check",
                 "message": format!("check found: {}", line.trim()),
             })
+        })
+        .collect()
+}
+
+/// The files under `dir`, in name order, but for hidden ones and those in hidden folders.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| {
+            !path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .collect();
+    entries.sort();
+    entries
+        .into_iter()
+        .flat_map(|path| match path.is_dir() {
+            true => files_under(&path),
+            false => vec![path],
         })
         .collect()
 }

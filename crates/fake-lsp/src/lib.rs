@@ -483,6 +483,26 @@ impl Server {
             publish_params(uri, version, found),
             takes + Duration::from_millis(30),
         );
+        // The whole project is checked: every other file with `NEEDS` lines gets its list.
+        let root = (self.root.as_deref().unwrap_or("file://")).trim_end_matches('/');
+        let text_of = |file: &str| self.text_of(&format!("{root}/{file}"));
+        let others = self
+            .root_dir
+            .as_deref()
+            .map(check::files_under)
+            .unwrap_or_default();
+        for path in others {
+            let other = format!("file://{}", path.display());
+            let text = self.text_of(&other);
+            if other == uri || !text.contains("NEEDS ") {
+                continue;
+            }
+            let found = diagnose::unmet_needs(&text, self.encoding, &text_of);
+            self.publisher.publish(
+                publish_params(&other, None, found),
+                takes + Duration::from_millis(30),
+            );
+        }
     }
 
     /// Crashes when the script says so for a document holding this text.

@@ -206,7 +206,7 @@ async fn concurrent_checks_of_one_text_share_one_sync_and_one_wait() {
 /// A server like rust-analyzer: pulled, loading its project for a while (quiescent false,
 /// empty pull answers meanwhile), and, with `check_ms`, running a check on save (`CHECK`
 /// lines) whose results come after its progress ends; `timeout_ms` bounds each check.
-async fn start_like_rust_analyzer(
+pub(crate) async fn start_like_rust_analyzer(
     ws: &FakeWorkspace,
     check_ms: Option<u64>,
     timeout_ms: u64,

@@ -501,3 +501,61 @@ async fn the_importers_that_name_what_the_edit_changed_are_looked_at_first() {
     assert_eq!(feedback.others.keys().collect::<Vec<_>>(), vec!["src/b.ts"]);
     squiggle.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_importer_broken_through_another_importer_is_named_too() {
+    let (ws, edited, spec) = importers_workspace(json!({}));
+    // c.ts imports a.ts only through b.ts, and breaks with it: past `max_dependent_files` of
+    // a.ts's importers, it is found as an importer of one the edit broke.
+    ws.write(
+        "src/c.ts",
+        "import { b } from './b';\n// NEEDS src/a.ts alpha\n",
+    );
+    let mut config = ws.config(vec![spec]);
+    config.max_dependent_files = 1;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+    let before = std::fs::read_to_string(&edited).unwrap();
+    std::fs::write(&edited, "export const beta = 2;\n").unwrap();
+
+    let feedback = (squiggle.feedback(&edited, None, Scope::Edit, Some(before))).await;
+
+    let named: Vec<&String> = feedback.others.keys().collect();
+    assert_eq!(named, vec!["src/b.ts", "src/c.ts"], "{}", feedback.text);
+    let codes: Vec<String> = (feedback.others["src/c.ts"].iter())
+        .map(|d| d.code.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(codes, ["E3"]);
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_write_whose_build_check_answered_before_the_hook_still_names_what_it_broke() {
+    let ws = FakeWorkspace::new();
+    let edited = ws.write("src/a.fake", "alpha\n");
+    ws.write("src/b.fake", "// NEEDS src/a.fake alpha\n");
+    // Like rust-analyzer: a check on save over the whole project reports other files.
+    let squiggle = crate::completion::start_like_rust_analyzer(&ws, Some(200), 20_000).await;
+    squiggle.follow_disk();
+    let first = squiggle.check_file(&edited, None).await;
+    assert!(first.outcome().is_checked(), "{first:?}");
+
+    // The agent writes; the watcher sees the write first, and the check it starts answers
+    // before the hook comes.
+    std::fs::write(&edited, "beta\n").unwrap();
+    let broken = async {
+        loop {
+            let all = squiggle.diagnostics().await;
+            if all.get("src/b.fake").is_some_and(|d| !d.is_empty()) {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    };
+    let waited = tokio::time::timeout(std::time::Duration::from_secs(20), broken).await;
+    assert!(waited.is_ok(), "the check on save reported src/b.fake");
+    let feedback = (squiggle.feedback(&edited, None, Scope::Edit, Some("alpha\n".into()))).await;
+
+    let named: Vec<&String> = feedback.others.keys().collect();
+    assert_eq!(named, vec!["src/b.fake"], "{}", feedback.text);
+    squiggle.shutdown().await;
+}

@@ -4,7 +4,9 @@
 //! - **The files that import the edited one**, directly or through others (`importers`:
 //!   TypeScript, JavaScript, Python), those that name something on the lines the edit changed
 //!   first, then the nearest. Their servers report on open files only. After the edit's own
-//!   answer they are checked with the edit's text, one at a time, for a bounded time. An importer
+//!   answer they are checked with the edit's text, one at a time, for a bounded time, and then
+//!   the importers of those that have errors the edit may have caused, while time is left
+//!   (a type broken in one file breaks the files that use it). An importer
 //!   with errors then is compared with its answer from before the edit: the one it gave last
 //!   while the servers held the texts they held before this edit, or else one asked for now,
 //!   with the text from before the edit handed to the servers for the time of that look and
@@ -17,12 +19,13 @@
 //! edit is unknown (a file never synced, with no original from the host), the importers are
 //! not searched: their errors before the edit cannot be known.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use squiggle_protocol::{Baseline, Basis, Diagnostic};
+use squiggle_protocol::{Baseline, Basis, Diagnostic, Severity};
+use tokio::time::Instant;
 
 use super::{lock, read_text, Join, Saved, Squiggle, JOIN_IF_ON_DISK};
 use crate::check::CheckResult;
@@ -47,6 +50,13 @@ pub(crate) struct StoreBefore {
     pub warm: bool,
 }
 
+/// How many documents' syncs from the disk the store before them is kept for.
+const KEPT_SYNCS: usize = 4;
+
+/// The store before each of the last [`KEPT_SYNCS`] documents changed on disk was synced: the
+/// document, the hash of the text the sync replaced, and the store then.
+pub(crate) type SyncedOver = VecDeque<(PathBuf, u64, Arc<StoreBefore>)>;
+
 /// A look at importers with the text from before an edit (see [`Squiggle::look_before`]).
 #[derive(Debug)]
 pub(crate) struct Look {
@@ -59,6 +69,43 @@ pub(crate) struct Look {
     /// The importers to look at.
     pub needs: Vec<PathBuf>,
     /// Those of them the search opened, closed after the look.
+    pub opened: Vec<PathBuf>,
+}
+
+/// The time a look at importers has: a check starts before the last third of it only, and
+/// ends with it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Window {
+    last_start: Instant,
+    deadline: Instant,
+}
+
+impl Window {
+    /// A window of `wait` from now.
+    pub(crate) fn of(wait: Duration) -> Self {
+        let deadline = Instant::now() + wait;
+        Window {
+            last_start: deadline - wait / 3,
+            deadline,
+        }
+    }
+
+    /// Whether a check may start now.
+    fn open(&self) -> bool {
+        Instant::now() < self.last_start
+    }
+}
+
+/// What the search of an edit's importers found, one entry per importer in each list.
+#[derive(Debug, Default)]
+pub(crate) struct Searched {
+    /// The importers looked at, in the order they were.
+    pub importers: Vec<PathBuf>,
+    /// Each one's answer from before the edit, where one was kept.
+    pub known: Vec<Option<CheckResult>>,
+    /// Each one's answer with the edit's text, if it came in time.
+    pub after: Vec<Option<CheckResult>>,
+    /// Those of them the servers did not hold before the search opened them.
     pub opened: Vec<PathBuf>,
 }
 
@@ -82,28 +129,38 @@ pub(crate) struct LookBefore {
 }
 
 impl Squiggle {
-    /// The importers of `path` this runtime can check (a server handles their type) and looks
-    /// at (none a server was too slow over before), at most `max_dependent_files`, of the
-    /// nearest [`CANDIDATES`] times as many: those that name something on the lines the edit
-    /// from `texts.0` to `texts.1` changed first, then the others, each the nearest first.
-    pub(crate) async fn importers_of(&self, path: &Path, texts: (&str, &str)) -> Vec<PathBuf> {
+    /// The importers of `targets` this runtime can check (a server handles their type) and
+    /// looks at (none a server was too slow over before, none of `skip`, not `edited`), at most
+    /// `max_dependent_files`, of the nearest [`CANDIDATES`] times as many: those that name
+    /// something on the lines the edit of `edited` from `texts.0` to `texts.1` changed first,
+    /// then the others, each the nearest first.
+    async fn importers_of(
+        &self,
+        targets: &[PathBuf],
+        edited: &Path,
+        texts: (&str, &str),
+        skip: &HashSet<PathBuf>,
+    ) -> Vec<PathBuf> {
         let limit = self.inner.config.max_dependent_files;
         if limit == 0 {
             return Vec::new();
         }
         let root = self.inner.workspace_root.clone();
-        let target = path.to_path_buf();
+        let targets = targets.to_vec();
+        let edited = edited.to_path_buf();
         let importers = self.inner.importers.clone();
-        let slow = lock(&self.inner.slow_importers).clone();
+        let mut skip = skip.clone();
+        skip.extend(lock(&self.inner.slow_importers).iter().cloned());
+        skip.insert(edited.clone());
         let config = self.inner.config.clone();
         let (before, after) = (texts.0.to_string(), texts.1.to_string());
         tokio::task::spawn_blocking(move || {
-            let found = lock(&importers).of(&root, &target, limit * CANDIDATES, &slow);
+            let found = lock(&importers).of(&root, &targets, limit * CANDIDATES, &skip);
             let checkable = found
                 .into_iter()
                 // A link to the edited file is not one of its importers (whose checks would
                 // wait for the edited file's turns).
-                .filter(|file| std::fs::canonicalize(file).map_or(true, |real| real != target))
+                .filter(|file| std::fs::canonicalize(file).map_or(true, |real| real != edited))
                 .filter(|file| (config.servers_matching(file).iter()).any(|spec| spec.enabled));
             let names = crate::importers::changed_names(&before, &after);
             let (mut naming, others): (Vec<PathBuf>, Vec<PathBuf>) = checkable.partition(|file| {
@@ -118,12 +175,90 @@ impl Squiggle {
         .unwrap_or_default()
     }
 
+    /// The importers of the edit of `edited` from `texts.0` to `texts.1`, checked with the
+    /// edit's text while `dependent_files_wait_ms` lasts, in rounds: the importers of the
+    /// edited file ([`Squiggle::importers_of`]), then those of the importers the edit may have
+    /// broken (with errors now that were not known there before it: a type broken there breaks
+    /// what uses it, like `Foldable.ts` through `Applicative.ts` after `Pointed` is no longer
+    /// exported in fp-ts), and so on while the time lasts. `known_from` is the texts state the
+    /// answers from before the edit were kept at, if the servers still held those texts.
+    pub(crate) async fn search_importers(
+        &self,
+        edited: &Path,
+        texts: (&str, &str),
+        known_from: Option<u64>,
+    ) -> Searched {
+        let window = Window::of(Duration::from_millis(
+            self.inner.config.dependent_files_wait_ms,
+        ));
+        let shown = self.inner.config.include_severities.clone();
+        let mut searched = Searched::default();
+        let mut targets = vec![edited.to_path_buf()];
+        while !targets.is_empty() && window.open() {
+            let skip: HashSet<PathBuf> = searched.importers.iter().cloned().collect();
+            let round = self.importers_of(&targets, edited, texts, &skip).await;
+            if round.is_empty() {
+                break;
+            }
+            let known = match known_from {
+                Some(state) => self.known_answers(&round, state).await,
+                None => round.iter().map(|_| None).collect(),
+            };
+            let opened: Vec<PathBuf> = {
+                let held = lock(&self.inner.held);
+                (round.iter())
+                    .filter(|path| !held.contains_key(*path))
+                    .cloned()
+                    .collect()
+            };
+            let after = self.importers_now(&round, Slow::Remember, window).await;
+            targets = (round.iter().zip(&after).zip(&known))
+                .filter(|((_, now), then)| {
+                    now.as_ref()
+                        .is_some_and(|now| may_have_caused(then.as_ref(), now, &shown))
+                })
+                .map(|((path, _), _)| path.clone())
+                .collect();
+            searched.importers.extend(round);
+            searched.known.extend(known);
+            searched.after.extend(after);
+            searched.opened.extend(opened);
+        }
+        searched
+    }
+
     /// The store's lists now, the baseline of the files servers report on by themselves.
     pub(crate) async fn store_before(&self) -> StoreBefore {
         StoreBefore {
             warm: self.inner.warm.load(std::sync::atomic::Ordering::Relaxed),
             lists: self.diagnostics().await,
         }
+    }
+
+    /// Keeps the store as it is now, before `path`, whose servers hold `held`, is synced with
+    /// what the disk holds: an edit the watcher saw before its hook came was answered before
+    /// the hook, so the store at the hook's start already holds what it caused elsewhere.
+    pub(crate) async fn keep_store_before_sync(&self, path: &Path, held: &str) {
+        let store = Arc::new(self.store_before().await);
+        let hash = super::disk_stamps::hash_of(held);
+        let mut kept = lock(&self.inner.synced_over);
+        kept.retain(|(kept, _, _)| kept != path);
+        kept.push_back((path.to_path_buf(), hash, store));
+        if kept.len() > KEPT_SYNCS {
+            kept.pop_front();
+        }
+    }
+
+    /// The store kept before `path` was last synced from the disk, if the text that sync
+    /// replaced was `before` (see [`Squiggle::keep_store_before_sync`]).
+    pub(crate) fn store_before_sync(&self, path: &Path, before: &str) -> Option<StoreBefore> {
+        let hash = super::disk_stamps::hash_of(before);
+        let kept = lock(&self.inner.synced_over);
+        let (_, at, store) = kept.iter().rev().find(|(kept, _, _)| kept == path)?;
+        (*at == hash).then(|| StoreBefore {
+            lists: store.lists.clone(),
+            warm: store.warm,
+        })
     }
 
     /// Each importer's kept final answer for the texts state `state` (see
@@ -173,6 +308,7 @@ impl Squiggle {
         &self,
         importers: &[PathBuf],
         slow: Slow,
+        window: Window,
     ) -> Vec<Option<CheckResult>> {
         let mut known = self.known_answers(importers, self.texts_state()).await;
         let unknown: Vec<&PathBuf> = importers
@@ -181,7 +317,7 @@ impl Squiggle {
             .filter(|(_, hit)| hit.is_none())
             .map(|(path, _)| path)
             .collect();
-        let checked = self.checks_within(&unknown, slow).await;
+        let checked = self.checks_within(&unknown, slow, window).await;
         let answered: Vec<(&PathBuf, CheckResult)> = unknown
             .iter()
             .zip(checked)
@@ -230,7 +366,10 @@ impl Squiggle {
         });
         // The text from before was handed over when the next turn comes.
         again.turn().await;
-        let importers = self.importers_now(&needs, Slow::Forget).await;
+        let window = Window::of(Duration::from_millis(
+            self.inner.config.dependent_files_wait_ms,
+        ));
+        let importers = self.importers_now(&needs, Slow::Forget, window).await;
         let opened: Vec<&Path> = opened.iter().map(PathBuf::as_path).collect();
         self.close_files(&opened).await;
         let after = Some(after.to_string());
@@ -242,29 +381,27 @@ impl Squiggle {
         LookBefore { edited, importers }
     }
 
-    /// Checks `paths` one at a time, in order, while `dependent_files_wait_ms` lasts: the
-    /// other files' search never holds an edit's answer up for longer, and leaves a server
-    /// little to finish after it (a server checks what it was handed to the end, however long
-    /// that takes: pyright spends 5 s on isort's `core.py`, and the next check waits for it).
-    /// No check starts in the last third of the time, so the one the end cuts short had a third
-    /// of it at least: that file is never looked at by a search of this runtime again.
+    /// Checks `paths` one at a time, in order, while `window` lasts: the other files' search
+    /// never holds an edit's answer up for longer, and leaves a server little to finish after
+    /// it (a server checks what it was handed to the end, however long that takes: pyright
+    /// spends 5 s on isort's `core.py`, and the next check waits for it). No check starts in
+    /// the last third of the window, so the one the end cuts short had a third of it at least:
+    /// with [`Slow::Remember`], that file is never looked at by a search of this runtime again.
     pub(crate) async fn checks_within(
         &self,
         paths: &[&PathBuf],
         slow: Slow,
+        window: Window,
     ) -> Vec<Option<CheckResult>> {
-        let wait = Duration::from_millis(self.inner.config.dependent_files_wait_ms);
-        let deadline = tokio::time::Instant::now() + wait;
-        let last_start = deadline - wait / 3;
         let mut results: Vec<Option<CheckResult>> = paths.iter().map(|_| None).collect();
         for (path, result) in paths.iter().zip(results.iter_mut()) {
-            if tokio::time::Instant::now() >= last_start {
+            if !window.open() {
                 break;
             }
             let ticket = self.ticket(path);
             let state = self.texts_state();
             let check = self.check_in_turn(ticket, path, None, JOIN_IF_ON_DISK, Duration::ZERO);
-            match tokio::time::timeout_at(deadline, check).await {
+            match tokio::time::timeout_at(window.deadline, check).await {
                 Ok(answer) => {
                     // Kept for the texts the servers held, unless they changed meanwhile (the
                     // importer's own text changed on disk since it was last handed, say).
@@ -362,8 +499,7 @@ pub(crate) fn caused_in_importers(
         if !then.outcome().is_checked() || !now.outcome().is_checked() {
             continue;
         }
-        let baseline = Baseline::of(&then.diagnostics, then.text.as_deref());
-        let new = only_new(&baseline, &now.diagnostics, now.text.as_deref());
+        let new = caused_by(then, now);
         if !new.is_empty() {
             caused.insert(now.file.clone(), new);
         }
@@ -371,6 +507,26 @@ pub(crate) fn caused_in_importers(
     caused
 }
 
+/// The diagnostics of `now` that are not the same as one of `then`, the file's answer from
+/// before.
+fn caused_by(then: &CheckResult, now: &CheckResult) -> Vec<Diagnostic> {
+    let baseline = Baseline::of(&then.diagnostics, then.text.as_deref());
+    only_new(&baseline, &now.diagnostics, now.text.as_deref())
+}
+
+/// Whether an importer's answer `now`, with the edit's text, may hold errors (of the
+/// severities in `shown`) the edit caused: it has some, and its answer from before the edit,
+/// `then`, is unknown or did not have them all.
+fn may_have_caused(then: Option<&CheckResult>, now: &CheckResult, shown: &[Severity]) -> bool {
+    let errors = |list: &[Diagnostic]| list.iter().any(|d| shown.contains(&d.severity));
+    if !now.outcome().is_checked() || !errors(&now.diagnostics) {
+        return false;
+    }
+    match then.filter(|then| then.outcome().is_checked()) {
+        Some(then) => errors(&caused_by(then, now)),
+        None => true,
+    }
+}
 /// The diagnostics of `now` that are not the same as one of `baseline`.
 fn only_new(baseline: &Baseline, now: &[Diagnostic], text: Option<&str>) -> Vec<Diagnostic> {
     let flags = baseline.new_flags(now, text);
