@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use squiggle_protocol::{Diagnostic, NewMarks};
+use squiggle_protocol::{Diagnostic, NewMarks, Unsearched};
 
 use crate::check::CheckResult;
 
@@ -19,6 +19,9 @@ pub struct Feedback {
     /// Which diagnostics of the edited file and of `others` are new since each file's
     /// baseline (files without a baseline have no entry).
     pub new: NewMarks,
+    /// The files that import the edited one and were not checked for errors the edit caused
+    /// there (the text says so in a line of its own).
+    pub unsearched: Unsearched,
 }
 
 /// The errors that are new since the previous call for each file.

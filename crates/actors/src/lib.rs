@@ -84,7 +84,7 @@ pub use squiggle_protocol::folder_report::FolderReport;
 pub use squiggle_protocol::navigation::{Body, Call, Direction};
 pub use squiggle_protocol::{
     Basis, Diagnostic, Location, Outcome, OutcomeKind, Scope, ServerReport, ServerState,
-    ServerStatus, Severity, Symbol,
+    ServerStatus, Severity, Symbol, Unsearched,
 };
 
 /// Errors starting the runtime.

@@ -27,8 +27,8 @@ use futures::FutureExt;
 use ractor::{Actor, ActorRef};
 use squiggle_config::{find_root, read_regular_file, Availability, Config, ReadError, ServerSpec};
 use squiggle_protocol::{
-    delta, merge, not_checked_section, paths, render_feedback_marked, Baseline, DeltaKey,
-    Diagnostic, NewMarks, Scope, ServerReport, ServerState, ServerStatus,
+    delta, merge, not_checked_section, paths, render_feedback_marked, unsearched_section, Baseline,
+    DeltaKey, Diagnostic, NewMarks, Scope, ServerReport, ServerState, ServerStatus, Unsearched,
 };
 use tokio::sync::broadcast;
 use tokio::time::Instant;
@@ -101,10 +101,10 @@ struct Inner {
     /// [`Inner::handed`] state each was given at: still its answer at that state (an edit's
     /// and the one from before it, for the edit and fix that follow, or its undoing).
     reach_known: std::sync::Mutex<HashMap<PathBuf, Vec<(u64, CheckResult)>>>,
-    /// The importers a server took too long over to look at within an edit's search: never
-    /// searched again (what the server was handed it checks to the end, and the next check
-    /// waits for it).
-    slow_importers: std::sync::Mutex<HashSet<PathBuf>>,
+    /// The importers a server took too long over to look at within an edit's search, and
+    /// when: not searched again for a while (what the server was handed it checks to the
+    /// end, and the next check waits for it).
+    slow_importers: std::sync::Mutex<HashMap<PathBuf, Instant>>,
     /// The store as it was before the last few documents changed on disk were synced (the
     /// watcher saw an agent's write before its hook came), with the text each replaced.
     synced_over: std::sync::Mutex<reach::SyncedOver>,
@@ -752,8 +752,10 @@ impl Squiggle {
                 check,
                 others: BTreeMap::new(),
                 new: NewMarks::new(),
+                unsearched: Unsearched::default(),
             };
         }
+        let before_unknown = before_text.is_none() && check.text.is_some();
         // The importers, when what they saw of the file changed and the edit has an answer
         // (else what it caused elsewhere is not known either).
         let texts = match (before_text, check.text.clone()) {
@@ -766,6 +768,8 @@ impl Squiggle {
             known,
             after,
             opened: opened_here,
+            found,
+            more,
         } = match (&texts, outcome.is_checked()) {
             (Some((before, after)), true) => {
                 (self.search_importers(&located, (before, after), known_from)).await
@@ -844,6 +848,14 @@ impl Squiggle {
             }
         }
         caused.extend(reach::caused_in_importers(&before, &after));
+        let shown = &self.inner.config.include_severities;
+        // A write shows every other file's errors the servers report (the open ones', the
+        // importers' checked): there, what was there before is not needed to show them.
+        let shows_all = scope == Scope::Write;
+        let unsearched = match (before_unknown, outcome.is_checked()) {
+            (true, true) => self.unsearched_before_unknown(&located, shows_all).await,
+            _ => reach::unsearched((found, more), (&after, &before), shown, shows_all),
+        };
         tracing::debug!(
             file = %check.file,
             answered_ms = answered.as_millis() as u64,
@@ -852,6 +864,7 @@ impl Squiggle {
             looked_ms = looked.as_millis() as u64,
             looked_before = needs.len(),
             before_answered = (needs.iter()).filter(|(i, _)| before[*i].is_some()).count(),
+            unsearched = unsearched.files,
             done_ms = began.elapsed().as_millis() as u64,
             "feedback: the edit's answer, the importers after it, those looked at before it"
         );
@@ -867,11 +880,13 @@ impl Squiggle {
             &caps,
             &new,
         ));
+        text.push_str(&unsearched_section(&check.file, &unsearched));
         Feedback {
             text,
             check,
             others,
             new,
+            unsearched,
         }
     }
 

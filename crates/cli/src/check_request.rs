@@ -14,8 +14,8 @@ use clap::ValueEnum;
 use squiggle_actors::{CheckResult, Config, Feedback, Scope, Squiggle};
 use squiggle_protocol::render::{display_path, github, json, llm, one_line, sarif, text};
 use squiggle_protocol::{
-    merge, not_checked_section, paths, render_feedback_marked, Caps, Report, ServerReport,
-    ServerState, Severity,
+    merge, not_checked_section, paths, render_feedback_marked, unsearched_section, Caps, Report,
+    ServerReport, ServerState, Severity,
 };
 
 /// How `check` prints its result.
@@ -201,6 +201,7 @@ fn feedback_text(feedback: &Feedback, severities: &[Severity], config: &Config) 
             &caps,
             &feedback.new,
         ));
+        text.push_str(&unsearched_section(&check.file, &feedback.unsearched));
     }
     text
 }

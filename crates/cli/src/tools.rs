@@ -21,7 +21,7 @@ use squiggle_actors::{Answer, Location, Scope, Severity, Squiggle};
 use squiggle_protocol::navigation::{render_locations, render_outline, render_symbols};
 use squiggle_protocol::render::render_text;
 use squiggle_protocol::service::service_diagnostics;
-use squiggle_protocol::{merge, Report};
+use squiggle_protocol::{merge, unsearched_section, Report};
 
 pub use catalog::{by_method, Tool};
 use catalog::{DiagnosticsArgs, ToolCall, TOOLS};
@@ -161,6 +161,7 @@ impl Toolbox {
                 // that import it (against their state before it reached the servers).
                 let feedback = squiggle.feedback(file, None, Scope::Edit, None).await;
                 let check = feedback.check;
+                let unsearched = unsearched_section(&check.file, &feedback.unsearched);
                 let mut elsewhere = Vec::new();
                 for (other, diagnostics) in feedback.others {
                     let kept = merge::filter_severities(diagnostics, &self.severities);
@@ -175,6 +176,9 @@ impl Toolbox {
                         check.file,
                         elsewhere.join(", ")
                     ));
+                }
+                if !unsearched.is_empty() {
+                    notes.push(unsearched.trim().to_string());
                 }
                 let outcome = check.outcome();
                 // A server that did not answer must not pass unnoticed; one that is not

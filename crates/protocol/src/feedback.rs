@@ -182,6 +182,41 @@ pub fn not_checked_section(file: &str, reason: &str) -> String {
     format!("\n{}", not_checked_note(file, reason))
 }
 
+/// The files that import an edited one and were not checked for errors the edit caused there.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Unsearched {
+    /// How many: of the importers found, those not checked (over the search's time or file
+    /// limit, or not answered in time), or whose errors from before the edit are not known.
+    pub files: usize,
+    /// Whether more were not looked for (the search looks over the nearest few hundred, and
+    /// the importers of broken importers only while time is left).
+    pub more: bool,
+    /// Whether none was checked because the edited file's text from before the edit is unknown.
+    pub before_unknown: bool,
+}
+
+/// The feedback section for the importers of `file` not checked for errors the edit caused:
+/// "\n" + one line; empty when there are none.
+pub fn unsearched_section(file: &str, unsearched: &Unsearched) -> String {
+    let count = match (unsearched.files, unsearched.more) {
+        (0, false) => return String::new(),
+        (0, true) => "some".to_string(),
+        (files, true) => format!("{files} or more"),
+        (files, false) => files.to_string(),
+    };
+    let files = match (unsearched.files, unsearched.more) {
+        (1, false) => "other file that imports",
+        _ => "other files that import",
+    };
+    let why = match unsearched.before_unknown {
+        true => ": its text from before the edit is unknown",
+        false => "",
+    };
+    format!(
+        "\nLSP did not check {count} {files} {file}, so errors this edit caused there are unknown{why}."
+    )
+}
+
 /// One section: "\n" + header + "\n" + blocks joined by "\n".
 fn section(header: &str, blocks: &[String]) -> String {
     format!("\n{header}\n{}", blocks.join("\n"))
@@ -190,6 +225,35 @@ fn section(header: &str, blocks: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_importers_not_checked_are_one_line() {
+        let line = |files, more, before_unknown| {
+            let unsearched = Unsearched {
+                files,
+                more,
+                before_unknown,
+            };
+            unsearched_section("src/a.ts", &unsearched)
+        };
+        assert_eq!(line(0, false, false), "");
+        assert_eq!(
+            line(0, true, false),
+            "\nLSP did not check some other files that import src/a.ts, so errors this edit caused there are unknown."
+        );
+        assert_eq!(
+            line(1, false, false),
+            "\nLSP did not check 1 other file that imports src/a.ts, so errors this edit caused there are unknown."
+        );
+        assert_eq!(
+            line(256, true, false),
+            "\nLSP did not check 256 or more other files that import src/a.ts, so errors this edit caused there are unknown."
+        );
+        assert_eq!(
+            line(3, false, true),
+            "\nLSP did not check 3 other files that import src/a.ts, so errors this edit caused there are unknown: its text from before the edit is unknown."
+        );
+    }
 
     fn diag(line: u32, severity: Severity, message: &str, code: Option<&str>) -> Diagnostic {
         Diagnostic::at(line, 1, severity, message).with_code(code)

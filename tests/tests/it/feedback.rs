@@ -5,7 +5,7 @@
 
 use crate::support::{squiggle, FakeWorkspace};
 use serde_json::json;
-use squiggle_actors::{Outcome, Scope, Skip, Squiggle};
+use squiggle_actors::{Outcome, Scope, Skip, Squiggle, Unsearched};
 use squiggle_config::ServerSpec;
 
 /// A fake server that, on every touch, also publishes errors for two other files.
@@ -499,6 +499,41 @@ async fn the_importers_that_name_what_the_edit_changed_are_looked_at_first() {
     let feedback = (squiggle.feedback(&edited, None, Scope::Edit, Some(before))).await;
 
     assert_eq!(feedback.others.keys().collect::<Vec<_>>(), vec!["src/b.ts"]);
+    // d.ts was never looked at (c.ts was, as an importer of the broken b.ts): said, not silent.
+    let unsearched = Unsearched {
+        files: 1,
+        more: false,
+        before_unknown: false,
+    };
+    assert_eq!(feedback.unsearched, unsearched, "{}", feedback.text);
+    assert!(
+        feedback.text.ends_with("\nLSP did not check 1 other file that imports src/a.ts, so errors this edit caused there are unknown."),
+        "{}",
+        feedback.text
+    );
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_edit_whose_text_from_before_is_unknown_says_its_importers_were_not_checked() {
+    let (ws, edited, spec) = importers_workspace(json!({}));
+    let squiggle = ws.start(vec![spec]).await;
+    // Never synced, no copy from the host: what the importers had before cannot be known.
+    std::fs::write(&edited, "export const beta = 2;\n").unwrap();
+
+    let feedback = squiggle.feedback(&edited, None, Scope::Edit, None).await;
+
+    let unsearched = Unsearched {
+        files: 2,
+        more: false,
+        before_unknown: true,
+    };
+    assert_eq!(feedback.unsearched, unsearched, "{}", feedback.text);
+    assert!(feedback.others.is_empty(), "{:?}", feedback.others);
+    assert_eq!(
+        feedback.text,
+        "\nLSP did not check 2 other files that import src/a.ts, so errors this edit caused there are unknown: its text from before the edit is unknown."
+    );
     squiggle.shutdown().await;
 }
 

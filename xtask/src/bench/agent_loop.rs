@@ -78,6 +78,11 @@ pub struct Tally {
     pub broken_files: usize,
     /// Of those, the files the block named.
     pub named_files: usize,
+    /// Of those, the files neither named nor covered by a line saying importers were not
+    /// checked: missed in silence.
+    pub missed_silently: usize,
+    /// Edits whose answer said files that import the edited one were not checked.
+    pub unsearched: usize,
     /// Other files the block named with errors the checker does not call new.
     pub blamed_wrongly: usize,
     /// The hook calls, the edits' and the reverts'.
@@ -112,6 +117,8 @@ impl Tally {
             "reverts_not_checked": self.reverts_not_checked,
             "other_files_broken": self.broken_files,
             "other_files_named": self.named_files,
+            "other_files_missed_silently": self.missed_silently,
+            "edits_saying_importers_unchecked": self.unsearched,
             "other_files_blamed_wrongly": self.blamed_wrongly,
             "hook_median_ms": stats.median_ms,
             "hook_p90_ms": stats.p90_ms,
@@ -274,9 +281,11 @@ fn judge_edit(
         .collect();
     let named = broken.iter().filter(|f| seen.names(f)).count();
     if named < broken.len() && seen.not_checked.is_none() {
+        let said: Vec<&String> = (seen.others.keys()).chain(&seen.named_only).collect();
+        let unsearched = seen.unsearched.as_deref();
         miss(
             "other files not named",
-            json!({"broken": broken, "named": seen.others.keys().collect::<Vec<_>>()}),
+            json!({"broken": broken, "named": said, "unsearched": unsearched}),
         );
     }
     let mut wrong = 0;
@@ -303,6 +312,11 @@ fn judge_edit(
     }
     tally.broken_files += broken.len();
     tally.named_files += named;
+    if seen.unsearched.is_some() {
+        tally.unsearched += 1;
+    } else {
+        tally.missed_silently += broken.len() - named;
+    }
     let missing: Vec<_> = expected.difference(&seen.file).collect();
     let extra: Vec<_> = seen.file.difference(&expected).collect();
     if !expected.is_empty() && seen.file.is_empty() {

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use squiggle_protocol::{Baseline, Basis, Diagnostic, Severity};
+use squiggle_protocol::{Baseline, Basis, Diagnostic, Severity, Unsearched};
 use tokio::time::Instant;
 
 use super::{lock, read_text, Join, Saved, Squiggle, JOIN_IF_ON_DISK};
@@ -35,6 +35,10 @@ use crate::squiggle::turns::Ticket;
 /// edit changed (the nearest, each level's smallest first: a much-imported file has many
 /// importers on the first level alone, and the large ones name the most).
 const CANDIDATES: usize = 16;
+
+/// How long an importer whose check a search cut short is not searched again: a busy machine
+/// may have made it slow once, and its server will have finished with it long before.
+const SLOW_FOR: Duration = Duration::from_secs(600);
 
 /// How many states of the texts each importer's answers are kept for: an edit's, the one from
 /// before it, and a few more (an edit, its fix, its undoing).
@@ -107,6 +111,22 @@ pub(crate) struct Searched {
     pub after: Vec<Option<CheckResult>>,
     /// Those of them the servers did not hold before the search opened them.
     pub opened: Vec<PathBuf>,
+    /// How many importers the search found, looked at or not.
+    pub found: usize,
+    /// Whether it left more unfound: a round found as many as it looks over, or the time ended
+    /// before the importers of those the edit may have broken were looked for.
+    pub more: bool,
+}
+
+/// The importers a round of the search found, and those it chose to look at.
+#[derive(Debug, Default)]
+pub(crate) struct Candidates {
+    /// Those to look at, in order.
+    pub chosen: Vec<PathBuf>,
+    /// All it found.
+    pub found: Vec<PathBuf>,
+    /// Whether it found as many as it looks over.
+    pub more: bool,
 }
 
 /// Whether a look at importers remembers one whose check it cut short as too slow to search.
@@ -140,36 +160,50 @@ impl Squiggle {
         edited: &Path,
         texts: (&str, &str),
         skip: &HashSet<PathBuf>,
-    ) -> Vec<PathBuf> {
+    ) -> Candidates {
         let limit = self.inner.config.max_dependent_files;
         if limit == 0 {
-            return Vec::new();
+            return Candidates::default();
         }
         let root = self.inner.workspace_root.clone();
         let targets = targets.to_vec();
         let edited = edited.to_path_buf();
         let importers = self.inner.importers.clone();
         let mut skip = skip.clone();
-        skip.extend(lock(&self.inner.slow_importers).iter().cloned());
         skip.insert(edited.clone());
+        let slow: HashSet<PathBuf> = {
+            let mut slow = lock(&self.inner.slow_importers);
+            slow.retain(|_, at| at.elapsed() < SLOW_FOR);
+            slow.keys().cloned().collect()
+        };
         let config = self.inner.config.clone();
         let (before, after) = (texts.0.to_string(), texts.1.to_string());
         tokio::task::spawn_blocking(move || {
             let found = lock(&importers).of(&root, &targets, limit * CANDIDATES, &skip);
-            let checkable = found
+            let more = found.len() == limit * CANDIDATES;
+            let found: Vec<PathBuf> = found
                 .into_iter()
                 // A link to the edited file is not one of its importers (whose checks would
                 // wait for the edited file's turns).
                 .filter(|file| std::fs::canonicalize(file).map_or(true, |real| real != edited))
-                .filter(|file| (config.servers_matching(file).iter()).any(|spec| spec.enabled));
+                .filter(|file| (config.servers_matching(file).iter()).any(|spec| spec.enabled))
+                .collect();
             let names = crate::importers::changed_names(&before, &after);
-            let (mut naming, others): (Vec<PathBuf>, Vec<PathBuf>) = checkable.partition(|file| {
-                read_text(file, config.max_file_bytes)
-                    .is_ok_and(|text| crate::importers::names_any(&text, &names))
-            });
-            naming.extend(others);
-            naming.truncate(limit);
-            naming
+            let (mut chosen, others): (Vec<PathBuf>, Vec<PathBuf>) = (found.iter())
+                .filter(|file| !slow.contains(*file))
+                .cloned()
+                .partition(|file| {
+                    !names.is_empty()
+                        && read_text(file, config.max_file_bytes)
+                            .is_ok_and(|text| crate::importers::names_any(&text, &names))
+                });
+            chosen.extend(others);
+            chosen.truncate(limit);
+            Candidates {
+                chosen,
+                found,
+                more,
+            }
         })
         .await
         .unwrap_or_default()
@@ -193,11 +227,16 @@ impl Squiggle {
         ));
         let shown = self.inner.config.include_severities.clone();
         let mut searched = Searched::default();
+        let mut found: HashSet<PathBuf> = HashSet::new();
         let mut targets = vec![edited.to_path_buf()];
         while !targets.is_empty() && window.open() {
             let skip: HashSet<PathBuf> = searched.importers.iter().cloned().collect();
-            let round = self.importers_of(&targets, edited, texts, &skip).await;
+            let candidates = self.importers_of(&targets, edited, texts, &skip).await;
+            found.extend(candidates.found);
+            searched.more |= candidates.more;
+            let round = candidates.chosen;
             if round.is_empty() {
+                targets.clear();
                 break;
             }
             let known = match known_from {
@@ -224,7 +263,32 @@ impl Squiggle {
             searched.after.extend(after);
             searched.opened.extend(opened);
         }
+        searched.found = found.len();
+        // The time ended before the importers of those the edit may have broken were found.
+        searched.more |= !targets.is_empty();
         searched
+    }
+
+    /// The importers of `edited` whose errors the edit caused cannot be known, when its text
+    /// from before the edit is not: all those the search would look over, but, with
+    /// `shows_all` (a write's feedback shows every file's errors the servers report), those
+    /// open: the servers report on those by themselves.
+    pub(crate) async fn unsearched_before_unknown(
+        &self,
+        edited: &Path,
+        shows_all: bool,
+    ) -> Unsearched {
+        let targets = [edited.to_path_buf()];
+        let candidates = (self.importers_of(&targets, edited, ("", ""), &HashSet::new())).await;
+        let held = lock(&self.inner.held);
+        let files = (candidates.found.iter())
+            .filter(|file| !shows_all || !held.contains_key(*file))
+            .count();
+        Unsearched {
+            files,
+            more: candidates.more,
+            before_unknown: true,
+        }
     }
 
     /// The store's lists now, the baseline of the files servers report on by themselves.
@@ -386,7 +450,7 @@ impl Squiggle {
     /// it (a server checks what it was handed to the end, however long that takes: pyright
     /// spends 5 s on isort's `core.py`, and the next check waits for it). No check starts in
     /// the last third of the window, so the one the end cuts short had a third of it at least:
-    /// with [`Slow::Remember`], that file is never looked at by a search of this runtime again.
+    /// with [`Slow::Remember`], that file is not looked at by a search again for [`SLOW_FOR`].
     pub(crate) async fn checks_within(
         &self,
         paths: &[&PathBuf],
@@ -411,8 +475,8 @@ impl Squiggle {
                     *result = Some(answer);
                 }
                 Err(_) if slow == Slow::Remember => {
-                    tracing::debug!(path = %path.display(), "too slow to check: not searched again");
-                    lock(&self.inner.slow_importers).insert((*path).clone());
+                    tracing::debug!(path = %path.display(), "too slow to check: not searched for a while");
+                    lock(&self.inner.slow_importers).insert((*path).clone(), Instant::now());
                     break;
                 }
                 Err(_) => break,
@@ -512,6 +576,36 @@ pub(crate) fn caused_in_importers(
 fn caused_by(then: &CheckResult, now: &CheckResult) -> Vec<Diagnostic> {
     let baseline = Baseline::of(&then.diagnostics, then.text.as_deref());
     only_new(&baseline, &now.diagnostics, now.text.as_deref())
+}
+
+/// The importers of a search where what the edit caused is not known: of the `found` (and
+/// `more`, see [`Searched`]), those not answered with the edit's text (`answers.0`), and, but
+/// with `shows_all` (a write's feedback shows their errors whatever was there before), those
+/// answered with errors (of the severities in `shown`) whose answer from before the edit
+/// (`answers.1`) is not known.
+pub(crate) fn unsearched(
+    (found, more): (usize, bool),
+    (after, before): (&[Option<CheckResult>], &[Option<CheckResult>]),
+    shown: &[Severity],
+    shows_all: bool,
+) -> Unsearched {
+    let known = (after.iter().zip(before))
+        .filter(|(now, then)| match now {
+            Some(now) if now.outcome().is_checked() => {
+                let errors = (now.diagnostics.iter()).any(|d| shown.contains(&d.severity));
+                let then_known = then
+                    .as_ref()
+                    .is_some_and(|then| then.outcome().is_checked());
+                shows_all || !errors || then_known
+            }
+            _ => false,
+        })
+        .count();
+    Unsearched {
+        files: found.saturating_sub(known),
+        more,
+        before_unknown: false,
+    }
 }
 
 /// Whether an importer's answer `now`, with the edit's text, may hold errors (of the

@@ -18,6 +18,9 @@ pub struct Seen {
     pub others: BTreeMap<String, BTreeSet<(u64, u64)>>,
     /// Other files named, past the caps, as having new errors (without them).
     pub named_only: BTreeSet<String>,
+    /// Whether it said files that import the edited one were not checked for what the edit
+    /// caused there (the line saying so).
+    pub unsearched: Option<String>,
 }
 
 impl Seen {
@@ -53,6 +56,8 @@ fn read_text(text: &str, file: &str) -> Seen {
         if let Some(rest) = line.strip_prefix("LSP did not check ") {
             if rest.starts_with(file) {
                 seen.not_checked = Some(line.to_owned());
+            } else if line.contains(" that import") {
+                seen.unsearched = Some(line.to_owned());
             }
             continue;
         }
@@ -116,5 +121,17 @@ mod tests {
         assert!(seen.names("b.py") && seen.names("c.py") && seen.names("d.py"));
         assert!(!seen.names("e.py"));
         assert_eq!(read("", "a.py").unwrap(), Seen::default());
+    }
+
+    #[test]
+    fn a_line_saying_importers_were_not_checked_is_not_the_files() {
+        let line = "LSP did not check 3 other files that import a.py, so errors this edit \
+                    caused there are unknown.";
+        let text = format!("LSP errors detected in other files:\nb.py:\nNEW 1:2 m (E3)\n{line}");
+        let answer = serde_json::json!({"decision": "block", "reason": text}).to_string();
+        let seen = read(&answer, "a.py").unwrap();
+        assert_eq!(seen.unsearched.as_deref(), Some(line));
+        assert!(seen.not_checked.is_none());
+        assert_eq!(seen.others.keys().collect::<Vec<_>>(), ["b.py"]);
     }
 }
