@@ -763,19 +763,15 @@ impl Squiggle {
             _ => None,
         };
         let known_from = kept_hold.then_some(state_before);
-        let reach::Searched {
-            importers,
-            known,
-            after,
-            opened: opened_here,
-            found,
-            more,
-        } = match (&texts, outcome.is_checked()) {
+        let mut reached = match (&texts, outcome.is_checked()) {
             (Some((before, after)), true) => {
                 (self.search_importers(&located, (before, after), known_from)).await
             }
             _ => reach::Searched::default(),
         };
+        let known = std::mem::take(&mut reached.known);
+        let opened_here = std::mem::take(&mut reached.opened);
+        let (importers, after) = (&reached.importers, &reached.after);
         let search = !importers.is_empty();
         let looked = began.elapsed();
         // The importers' lists in the store are no baseline (those the search opened had none
@@ -847,14 +843,13 @@ impl Squiggle {
                 self.close_files(&opened).await;
             }
         }
-        caused.extend(reach::caused_in_importers(&before, &after));
-        let shown = &self.inner.config.include_severities;
+        caused.extend(reach::caused_in_importers(&before, after));
         // A write shows every other file's errors the servers report (the open ones', the
         // importers' checked): there, what was there before is not needed to show them.
         let shows_all = scope == Scope::Write;
         let unsearched = match (before_unknown, outcome.is_checked()) {
             (true, true) => self.unsearched_before_unknown(&located, shows_all).await,
-            _ => reach::unsearched((found, more), (&after, &before), shown, shows_all),
+            _ => self.unsearched(&reached, &before, shows_all),
         };
         tracing::debug!(
             file = %check.file,

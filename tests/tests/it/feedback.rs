@@ -563,6 +563,58 @@ async fn an_importer_broken_through_another_importer_is_named_too() {
     squiggle.shutdown().await;
 }
 
+/// Waits until the store holds diagnostics for `file` (a relative path) or none, as `some` says.
+async fn store_has(squiggle: &Squiggle, file: &str, some: bool) {
+    let reached = async {
+        loop {
+            let all = squiggle.diagnostics().await;
+            if all.get(file).is_some_and(|d| !d.is_empty()) == some {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    };
+    let waited = tokio::time::timeout(std::time::Duration::from_secs(20), reached).await;
+    assert!(
+        waited.is_ok(),
+        "the store's {file} never had errors: {some}"
+    );
+}
+
+#[tokio::test]
+async fn the_store_from_before_an_older_disk_sync_never_stands_for_a_later_edits() {
+    let ws = FakeWorkspace::new();
+    let edited = ws.write("src/a.fake", "alpha\n");
+    ws.write("src/b.fake", "// NEEDS src/a.fake alpha\n");
+    let other = ws.write("src/c.fake", "gamma\n");
+    ws.write("src/w.fake", "// NEEDS src/c.fake gamma\n");
+    let squiggle = crate::completion::start_like_rust_analyzer(&ws, Some(100), 20_000).await;
+    squiggle.follow_disk();
+    squiggle.check_file(&edited, None).await;
+    // A write the watcher syncs (the store before it is kept), then undone by a check.
+    std::fs::write(&edited, "beta\n").unwrap();
+    store_has(&squiggle, "src/b.fake", true).await;
+    std::fs::write(&edited, "alpha\n").unwrap();
+    squiggle.check_file(&edited, None).await;
+    store_has(&squiggle, "src/b.fake", false).await;
+    // Another file breaks w.fake: not the edit's doing.
+    std::fs::write(&other, "x\n").unwrap();
+    squiggle.check_file(&other, None).await;
+    store_has(&squiggle, "src/w.fake", true).await;
+
+    // The same write again, handed over by a check before its hook comes.
+    std::fs::write(&edited, "beta\n").unwrap();
+    squiggle.check_file(&edited, None).await;
+    let feedback = (squiggle.feedback(&edited, None, Scope::Edit, Some("alpha\n".into()))).await;
+
+    assert!(
+        !feedback.others.contains_key("src/w.fake"),
+        "w.fake broke before this edit: {}",
+        feedback.text
+    );
+    squiggle.shutdown().await;
+}
+
 #[tokio::test]
 async fn a_write_whose_build_check_answered_before_the_hook_still_names_what_it_broke() {
     let ws = FakeWorkspace::new();

@@ -13,12 +13,17 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Default)]
 pub(crate) struct Handed {
     last: HashMap<PathBuf, u64>,
+    /// How many times each document was handed a text other than its last.
+    changes: HashMap<PathBuf, u64>,
     state: u64,
 }
 
 impl Handed {
     /// Notes that the servers were handed a text with this hash for `path`.
     pub fn hand(&mut self, path: &Path, hash: u64) {
+        if self.last.get(path) != Some(&hash) {
+            *self.changes.entry(path.to_path_buf()).or_default() += 1;
+        }
         match self.last.insert(path.to_path_buf(), hash) {
             // Each document adds (by xor) its current text and takes away its first: a text
             // handed again, in any order, gives the same state.
@@ -41,6 +46,12 @@ impl Handed {
         self.last.get(path).copied()
     }
 
+    /// How many times `path` was handed a text other than its last: a hand-over between two
+    /// looks changes it, whatever the texts.
+    pub fn changes(&self, path: &Path) -> u64 {
+        self.changes.get(path).copied().unwrap_or_default()
+    }
+
     /// The state of the texts handed so far: equal states, equal texts (but for a hash clash).
     pub fn state(&self) -> u64 {
         self.state
@@ -58,6 +69,20 @@ fn mark(path: &Path, hash: u64) -> u64 {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn every_hand_over_of_another_text_is_counted() {
+        let mut handed = Handed::default();
+        let a = Path::new("/a");
+        handed.seen_before(a, 1);
+        assert_eq!(handed.changes(a), 0);
+        // (hash handed, changes after)
+        for (hash, changes) in [(1, 0), (2, 1), (2, 1), (1, 2), (2, 3)] {
+            handed.hand(a, hash);
+            assert_eq!(handed.changes(a), changes, "after handing {hash}");
+        }
+        assert_eq!(handed.changes(Path::new("/b")), 0);
+    }
 
     /// Texts handed, in order: (path, the text's hash).
     type Steps<'a> = &'a [(&'a str, u64)];

@@ -57,9 +57,28 @@ pub(crate) struct StoreBefore {
 /// How many documents' syncs from the disk the store before them is kept for.
 const KEPT_SYNCS: usize = 4;
 
-/// The store before each of the last [`KEPT_SYNCS`] documents changed on disk was synced: the
-/// document, the hash of the text the sync replaced, and the store then.
-pub(crate) type SyncedOver = VecDeque<(PathBuf, u64, Arc<StoreBefore>)>;
+/// How long the store from before a disk sync stands for "before" the hook of that write.
+const SYNCED_FOR: Duration = Duration::from_secs(60);
+
+/// The store before each of the last [`KEPT_SYNCS`] documents changed on disk was synced.
+pub(crate) type SyncedOver = VecDeque<SyncedStore>;
+
+/// The store before a document changed on disk was synced.
+#[derive(Debug)]
+pub(crate) struct SyncedStore {
+    /// The document.
+    path: PathBuf,
+    /// The hash of the text the sync replaced.
+    replaced: u64,
+    /// The document's count of hand-overs once the sync handed the disk's text (see
+    /// [`super::handed::Handed::changes`]): another hand-over since, and this is not the
+    /// store from before the text the servers hold.
+    changes: u64,
+    /// When it was kept.
+    at: Instant,
+    /// The store then.
+    store: StoreBefore,
+}
 
 /// A look at importers with the text from before an edit (see [`Squiggle::look_before`]).
 #[derive(Debug)]
@@ -111,10 +130,10 @@ pub(crate) struct Searched {
     pub after: Vec<Option<CheckResult>>,
     /// Those of them the servers did not hold before the search opened them.
     pub opened: Vec<PathBuf>,
-    /// How many importers the search found, looked at or not.
-    pub found: usize,
-    /// Whether it left more unfound: a round found as many as it looks over, or the time ended
-    /// before the importers of those the edit may have broken were looked for.
+    /// The importers the search found, looked at or not (each round follows imports through
+    /// other files: the importers of those the edit broke are among them).
+    pub found: Vec<PathBuf>,
+    /// Whether it left more unfound: a round found as many as it looks over.
     pub more: bool,
 }
 
@@ -263,16 +282,13 @@ impl Squiggle {
             searched.after.extend(after);
             searched.opened.extend(opened);
         }
-        searched.found = found.len();
-        // The time ended before the importers of those the edit may have broken were found.
-        searched.more |= !targets.is_empty();
+        searched.found = found.into_iter().collect();
         searched
     }
 
     /// The importers of `edited` whose errors the edit caused cannot be known, when its text
-    /// from before the edit is not: all those the search would look over, but, with
-    /// `shows_all` (a write's feedback shows every file's errors the servers report), those
-    /// open: the servers report on those by themselves.
+    /// from before the edit is not: all those the search would look over (see
+    /// [`Squiggle::unsearched`]).
     pub(crate) async fn unsearched_before_unknown(
         &self,
         edited: &Path,
@@ -280,14 +296,58 @@ impl Squiggle {
     ) -> Unsearched {
         let targets = [edited.to_path_buf()];
         let candidates = (self.importers_of(&targets, edited, ("", ""), &HashSet::new())).await;
+        let searched = Searched {
+            found: candidates.found,
+            more: candidates.more,
+            ..Searched::default()
+        };
+        Unsearched {
+            before_unknown: true,
+            ..self.unsearched(&searched, &[], shows_all)
+        }
+    }
+
+    /// The importers a search found where what the edit caused is not known: those not
+    /// answered with the edit's text, and those answered with errors (of the severities shown)
+    /// whose answer from before the edit (in `before`, one per importer searched) is not known.
+    /// With `shows_all` (a write's feedback, which shows every file's errors whatever was there
+    /// before), those answered are known, and those open are too (the servers report on them).
+    pub(crate) fn unsearched(
+        &self,
+        searched: &Searched,
+        before: &[Option<CheckResult>],
+        shows_all: bool,
+    ) -> Unsearched {
+        let shown = &self.inner.config.include_severities;
+        let known: HashSet<&PathBuf> = (searched.importers.iter())
+            .zip(
+                searched
+                    .after
+                    .iter()
+                    .zip(before.iter().chain(std::iter::repeat(&None))),
+            )
+            .filter(|(_, (now, then))| match now {
+                Some(now) if now.outcome().is_checked() => {
+                    let errors = (now.diagnostics.iter()).any(|d| shown.contains(&d.severity));
+                    let then_known =
+                        (then.as_ref()).is_some_and(|then| then.outcome().is_checked());
+                    shows_all || !errors || then_known
+                }
+                _ => false,
+            })
+            .map(|(path, _)| path)
+            .collect();
         let held = lock(&self.inner.held);
-        let files = (candidates.found.iter())
-            .filter(|file| !shows_all || !held.contains_key(*file))
+        let files = (searched.found.iter())
+            .filter(|file| {
+                let shown_anyway = shows_all && held.contains_key(*file);
+                !known.contains(file) && !shown_anyway
+            })
             .count();
         Unsearched {
             files,
-            more: candidates.more,
-            before_unknown: true,
+            more: searched.more,
+            before_unknown: false,
         }
     }
 
@@ -300,29 +360,38 @@ impl Squiggle {
     }
 
     /// Keeps the store as it is now, before `path`, whose servers hold `held`, is synced with
-    /// what the disk holds: an edit the watcher saw before its hook came was answered before
-    /// the hook, so the store at the hook's start already holds what it caused elsewhere.
+    /// what the disk holds (another text): an edit the watcher saw before its hook came was
+    /// answered before the hook, so the store at the hook's start already holds what it
+    /// caused elsewhere. Called in the document's turn, right before that sync.
     pub(crate) async fn keep_store_before_sync(&self, path: &Path, held: &str) {
-        let store = Arc::new(self.store_before().await);
-        let hash = super::disk_stamps::hash_of(held);
+        let store = self.store_before().await;
+        let changes = lock(&self.inner.handed).changes(path) + 1;
         let mut kept = lock(&self.inner.synced_over);
-        kept.retain(|(kept, _, _)| kept != path);
-        kept.push_back((path.to_path_buf(), hash, store));
+        kept.retain(|kept| kept.path != path);
+        kept.push_back(SyncedStore {
+            path: path.to_path_buf(),
+            replaced: super::disk_stamps::hash_of(held),
+            changes,
+            at: Instant::now(),
+            store,
+        });
         if kept.len() > KEPT_SYNCS {
             kept.pop_front();
         }
     }
 
-    /// The store kept before `path` was last synced from the disk, if the text that sync
-    /// replaced was `before` (see [`Squiggle::keep_store_before_sync`]).
+    /// The store kept before `path` was last synced from the disk (see
+    /// [`Squiggle::keep_store_before_sync`]), taken: only if that sync replaced `before`, was
+    /// the last hand-over of `path`, and came less than [`SYNCED_FOR`] ago.
     pub(crate) fn store_before_sync(&self, path: &Path, before: &str) -> Option<StoreBefore> {
-        let hash = super::disk_stamps::hash_of(before);
-        let kept = lock(&self.inner.synced_over);
-        let (_, at, store) = kept.iter().rev().find(|(kept, _, _)| kept == path)?;
-        (*at == hash).then(|| StoreBefore {
-            lists: store.lists.clone(),
-            warm: store.warm,
-        })
+        let changes = lock(&self.inner.handed).changes(path);
+        let mut kept = lock(&self.inner.synced_over);
+        let at = kept.iter().position(|kept| kept.path == path)?;
+        let found = kept.remove(at)?;
+        let fits = found.replaced == super::disk_stamps::hash_of(before)
+            && found.changes == changes
+            && found.at.elapsed() < SYNCED_FOR;
+        fits.then_some(found.store)
     }
 
     /// Each importer's kept final answer for the texts state `state` (see
@@ -576,36 +645,6 @@ pub(crate) fn caused_in_importers(
 fn caused_by(then: &CheckResult, now: &CheckResult) -> Vec<Diagnostic> {
     let baseline = Baseline::of(&then.diagnostics, then.text.as_deref());
     only_new(&baseline, &now.diagnostics, now.text.as_deref())
-}
-
-/// The importers of a search where what the edit caused is not known: of the `found` (and
-/// `more`, see [`Searched`]), those not answered with the edit's text (`answers.0`), and, but
-/// with `shows_all` (a write's feedback shows their errors whatever was there before), those
-/// answered with errors (of the severities in `shown`) whose answer from before the edit
-/// (`answers.1`) is not known.
-pub(crate) fn unsearched(
-    (found, more): (usize, bool),
-    (after, before): (&[Option<CheckResult>], &[Option<CheckResult>]),
-    shown: &[Severity],
-    shows_all: bool,
-) -> Unsearched {
-    let known = (after.iter().zip(before))
-        .filter(|(now, then)| match now {
-            Some(now) if now.outcome().is_checked() => {
-                let errors = (now.diagnostics.iter()).any(|d| shown.contains(&d.severity));
-                let then_known = then
-                    .as_ref()
-                    .is_some_and(|then| then.outcome().is_checked());
-                shows_all || !errors || then_known
-            }
-            _ => false,
-        })
-        .count();
-    Unsearched {
-        files: found.saturating_sub(known),
-        more,
-        before_unknown: false,
-    }
 }
 
 /// Whether an importer's answer `now`, with the edit's text, may hold errors (of the
