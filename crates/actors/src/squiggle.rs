@@ -801,9 +801,7 @@ impl Squiggle {
             .zip(after.iter().zip(&known))
             .filter(|(_, (now, then))| {
                 let shown = &self.inner.config.include_severities;
-                let errors = |now: &CheckResult| {
-                    (now.diagnostics.iter()).any(|d| shown.contains(&d.severity))
-                };
+                let errors = |now: &CheckResult| reach::shows_errors(&now.diagnostics, shown);
                 then.is_none() && now.as_ref().is_some_and(errors)
             })
             .map(|((i, path), _)| (i, path.clone()))

@@ -320,18 +320,12 @@ impl Squiggle {
     ) -> Unsearched {
         let shown = &self.inner.config.include_severities;
         let known: HashSet<&PathBuf> = (searched.importers.iter())
-            .zip(
-                searched
-                    .after
-                    .iter()
-                    .zip(before.iter().chain(std::iter::repeat(&None))),
-            )
+            .zip(searched.after.iter().zip(before))
             .filter(|(_, (now, then))| match now {
                 Some(now) if now.outcome().is_checked() => {
-                    let errors = (now.diagnostics.iter()).any(|d| shown.contains(&d.severity));
                     let then_known =
                         (then.as_ref()).is_some_and(|then| then.outcome().is_checked());
-                    shows_all || !errors || then_known
+                    shows_all || !shows_errors(&now.diagnostics, shown) || then_known
                 }
                 _ => false,
             })
@@ -651,15 +645,20 @@ fn caused_by(then: &CheckResult, now: &CheckResult) -> Vec<Diagnostic> {
 /// severities in `shown`) the edit caused: it has some, and its answer from before the edit,
 /// `then`, is unknown or did not have them all.
 fn may_have_caused(then: Option<&CheckResult>, now: &CheckResult, shown: &[Severity]) -> bool {
-    let errors = |list: &[Diagnostic]| list.iter().any(|d| shown.contains(&d.severity));
-    if !now.outcome().is_checked() || !errors(&now.diagnostics) {
+    if !now.outcome().is_checked() || !shows_errors(&now.diagnostics, shown) {
         return false;
     }
     match then.filter(|then| then.outcome().is_checked()) {
-        Some(then) => errors(&caused_by(then, now)),
+        Some(then) => shows_errors(&caused_by(then, now), shown),
         None => true,
     }
 }
+
+/// Whether `list` holds a diagnostic of one of the severities in `shown`.
+pub(crate) fn shows_errors(list: &[Diagnostic], shown: &[Severity]) -> bool {
+    list.iter().any(|d| shown.contains(&d.severity))
+}
+
 /// The diagnostics of `now` that are not the same as one of `baseline`.
 fn only_new(baseline: &Baseline, now: &[Diagnostic], text: Option<&str>) -> Vec<Diagnostic> {
     let flags = baseline.new_flags(now, text);
