@@ -485,18 +485,28 @@ async fn an_error_a_change_on_disk_made_before_the_edit_is_not_the_edits() {
     squiggle.shutdown().await;
 }
 
+/// The edit that drops `alpha` from a.ts of [`importers_workspace`], and its feedback, with
+/// one importer looked at a round (`max_dependent_files = 1`).
+async fn drop_alpha_one_importer_a_round(
+    ws: &FakeWorkspace,
+    edited: &std::path::Path,
+    spec: ServerSpec,
+) -> (Squiggle, squiggle_actors::Feedback) {
+    let mut config = ws.config(vec![spec]);
+    config.max_dependent_files = 1;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+    let before = std::fs::read_to_string(edited).unwrap();
+    std::fs::write(edited, "export const beta = 2;\n").unwrap();
+    let feedback = (squiggle.feedback(edited, None, Scope::Edit, Some(before))).await;
+    (squiggle, feedback)
+}
+
 #[tokio::test]
 async fn the_importers_that_name_what_the_edit_changed_are_looked_at_first() {
     let (ws, edited, spec) = importers_workspace(json!({}));
     // A smaller importer, nearer by size, that names nothing the edit changes.
     ws.write("src/d.ts", "import { beta } from './a';\n");
-    let mut config = ws.config(vec![spec]);
-    config.max_dependent_files = 1;
-    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
-    let before = std::fs::read_to_string(&edited).unwrap();
-    std::fs::write(&edited, "export const beta = 2;\n").unwrap();
-
-    let feedback = (squiggle.feedback(&edited, None, Scope::Edit, Some(before))).await;
+    let (squiggle, feedback) = drop_alpha_one_importer_a_round(&ws, &edited, spec).await;
 
     assert_eq!(feedback.others.keys().collect::<Vec<_>>(), vec!["src/b.ts"]);
     // d.ts was never looked at (c.ts was, as an importer of the broken b.ts): said, not silent.
@@ -546,13 +556,7 @@ async fn an_importer_broken_through_another_importer_is_named_too() {
         "src/c.ts",
         "import { b } from './b';\n// NEEDS src/a.ts alpha\n",
     );
-    let mut config = ws.config(vec![spec]);
-    config.max_dependent_files = 1;
-    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
-    let before = std::fs::read_to_string(&edited).unwrap();
-    std::fs::write(&edited, "export const beta = 2;\n").unwrap();
-
-    let feedback = (squiggle.feedback(&edited, None, Scope::Edit, Some(before))).await;
+    let (squiggle, feedback) = drop_alpha_one_importer_a_round(&ws, &edited, spec).await;
 
     let named: Vec<&String> = feedback.others.keys().collect();
     assert_eq!(named, vec!["src/b.ts", "src/c.ts"], "{}", feedback.text);
