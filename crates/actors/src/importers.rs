@@ -8,7 +8,7 @@
 mod changed;
 mod scan;
 
-pub(crate) use changed::{changed_names, names_any};
+pub(crate) use changed::{changed_names, names_in, quoted_names};
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -30,6 +30,18 @@ struct Indexed {
     modified: Option<SystemTime>,
     lang: Lang,
     imports: Vec<Import>,
+}
+
+/// What a file's imports of some files take of some names.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Takes {
+    /// Its imports of them list what they take: these of the names.
+    Listed(HashSet<String>),
+    /// One takes a whole module or its default (it can use any name: its text says), or the
+    /// file is not an indexed script (a Python import may take a module by a listed name).
+    Whole,
+    /// None of its imports takes one of them: it imports them through others.
+    Through,
 }
 
 /// The reverse-import index of one workspace.
@@ -96,6 +108,32 @@ impl Importers {
         found
     }
 
+    /// Which of `names` `file`'s imports of `targets` take, as far as they say (see
+    /// [`Takes`]).
+    pub(crate) fn taken(&self, file: &Path, targets: &[PathBuf], names: &HashSet<String>) -> Takes {
+        let Some(indexed) = self.files.get(file).filter(|f| f.lang == Lang::Script) else {
+            return Takes::Whole;
+        };
+        let of_targets = (indexed.imports.iter()).filter_map(|import| match import {
+            Import::Relative { spec, names } => (targets.iter())
+                .any(|target| scan::script_names(file, spec, target))
+                .then_some(names),
+            Import::Module { .. } => None,
+        });
+        let mut taken = Takes::Through;
+        for listed in of_targets {
+            let Some(listed) = listed else {
+                return Takes::Whole;
+            };
+            let listed = listed.iter().filter(|name| names.contains(*name)).cloned();
+            match &mut taken {
+                Takes::Listed(taken) => taken.extend(listed),
+                _ => taken = Takes::Listed(listed.collect()),
+            }
+        }
+        taken
+    }
+
     /// Brings the index up to date with the files under `root`.
     fn refresh(&mut self, root: &Path) {
         let (paths, _) =
@@ -152,7 +190,7 @@ impl Reverse {
             match indexed.lang {
                 Lang::Script => {
                     for import in &indexed.imports {
-                        if let Import::Relative(spec) = import {
+                        if let Import::Relative { spec, .. } = import {
                             let key = scan::script_key(path, spec);
                             reverse.scripts.entry(key).or_default().insert(path.clone());
                         }
@@ -257,6 +295,39 @@ mod tests {
         let skip = HashSet::from([root.join("src/index.ts")]);
         let found = importers.of(root, &[root.join("src/util.ts")], 10, &skip);
         assert_eq!(names(root, &found), ["src/b.ts", "src/a.ts", "app/main.ts"]);
+    }
+
+    #[test]
+    fn an_importer_takes_the_names_its_imports_list_any_through_a_whole_module_or_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "a.ts", "export const x = 1;\nexport const z = 2;\n");
+        write(root, "b.ts", "import { y, x as w } from './a';\n");
+        write(
+            root,
+            "c.ts",
+            "import { z } from './a';\nimport * as m from './m';\n",
+        );
+        write(root, "d.ts", "import * as a from './a';\n");
+        write(root, "e.ts", "import { c } from './c';\n");
+        write(root, "f.py", "from a import x\n");
+        let mut importers = Importers::default();
+        let targets = [root.join("a.ts")];
+        importers.of(root, &targets, 10, &HashSet::new());
+        let names: HashSet<String> = ["x".to_string()].into();
+        let listed = |names: &[&str]| Takes::Listed(names.iter().map(|n| n.to_string()).collect());
+        let table = [
+            ("b.ts", listed(&["x"])),
+            ("c.ts", listed(&[])),
+            ("d.ts", Takes::Whole),
+            ("e.ts", Takes::Through),
+            ("f.py", Takes::Whole),
+            ("missing.ts", Takes::Whole),
+        ];
+        for (file, takes) in table {
+            let found = importers.taken(&root.join(file), &targets, &names);
+            assert_eq!(found, takes, "{file}");
+        }
     }
 
     #[test]

@@ -765,14 +765,14 @@ impl Squiggle {
         let known_from = kept_hold.then_some(state_before);
         let mut reached = match (&texts, outcome.is_checked()) {
             (Some((before, after)), true) => {
-                (self.search_importers(&located, (before, after), known_from)).await
+                let errors = &check.diagnostics;
+                (self.search_importers(&located, (before, after), errors, known_from)).await
             }
             _ => reach::Searched::default(),
         };
         let known = std::mem::take(&mut reached.known);
         let opened_here = std::mem::take(&mut reached.opened);
         let (importers, after) = (&reached.importers, &reached.after);
-        let search = !importers.is_empty();
         let looked = began.elapsed();
         // The importers' lists in the store are no baseline (those the search opened had none
         // before), answered in time or not: only the search speaks for them.
@@ -795,52 +795,24 @@ impl Squiggle {
                 all
             }
         };
-        // The importers with errors now (of the severities shown) whose errors from before are
-        // not known: looked at with the text from before, for the time of the look.
-        let needs: Vec<(usize, PathBuf)> = (importers.iter().enumerate())
-            .zip(after.iter().zip(&known))
-            .filter(|(_, (now, then))| {
-                let shown = &self.inner.config.include_severities;
-                let errors = |now: &CheckResult| reach::shows_errors(&now.diagnostics, shown);
-                then.is_none() && now.as_ref().is_some_and(errors)
-            })
-            .map(|((i, path), _)| (i, path.clone()))
-            .collect();
-        let mut before = known;
-        match texts.filter(|_| search && !needs.is_empty()) {
+        // The importers with errors now whose errors from before are not known: looked at
+        // with the text from before, for the time of the look.
+        let before = match texts {
             Some(texts) => {
-                let looked: Vec<PathBuf> = needs.iter().map(|(_, path)| path.clone()).collect();
-                let (open, rest): (Vec<&Path>, Vec<&Path>) = (opened_here.iter())
-                    .map(PathBuf::as_path)
-                    .partition(|path| looked.iter().any(|looked| looked == *path));
-                // Those not looked at again are closed first: the servers need not analyse
-                // them again for the text from before.
-                self.close_files(&rest).await;
-                let look = reach::Look {
-                    tickets: (back, again),
-                    path: located.clone(),
-                    texts,
-                    needs: looked,
-                    opened: open.iter().map(|path| path.to_path_buf()).collect(),
+                let found = reach::Found {
+                    importers,
+                    after,
+                    known,
+                    opened: opened_here,
                 };
-                let look = self.look_before(look).await;
-                for ((i, _), answer) in needs.iter().zip(look.importers) {
-                    before[*i] = answer;
-                }
-                if let Some(edited) = look.edited.filter(|edited| edited.outcome().is_checked()) {
-                    // The file's errors from before the edit are its baseline, if it had none.
-                    let mut shown = lock(&self.inner.shown);
-                    if !shown.contains_key(&edited.file) {
-                        remember_shown(&mut shown, &edited);
-                    }
-                }
+                (self.answers_before(&located, texts, found, (back, again))).await
             }
+            // Not searched: nothing opened, nothing known.
             None => {
                 drop((back, again));
-                let opened: Vec<&Path> = opened_here.iter().map(PathBuf::as_path).collect();
-                self.close_files(&opened).await;
+                known
             }
-        }
+        };
         caused.extend(reach::caused_in_importers(&before, after));
         // A write shows every other file's errors the servers report (the open ones', the
         // importers' checked): there, what was there before is not needed to show them.
@@ -855,8 +827,7 @@ impl Squiggle {
             importers = importers.len(),
             importers_answered = after.iter().flatten().count(),
             looked_ms = looked.as_millis() as u64,
-            looked_before = needs.len(),
-            before_answered = (needs.iter()).filter(|(i, _)| before[*i].is_some()).count(),
+            before_known = before.iter().flatten().count(),
             unsearched = unsearched.files,
             done_ms = began.elapsed().as_millis() as u64,
             "feedback: the edit's answer, the importers after it, those looked at before it"

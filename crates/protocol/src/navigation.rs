@@ -26,7 +26,7 @@ pub use convert::{
     definition_targets, document_symbols, location_from_lsp, symbol_kind_name,
     workspace_symbol_entries, WorkspaceSymbolEntry,
 };
-pub use diff::{changed_lines, render_diff};
+pub use diff::{changed_lines, render_diff, ChangedLine};
 pub use locals::without_locals;
 pub use lookup::{resolve_symbol, Candidate, Resolved};
 pub use markdown::hover_text;

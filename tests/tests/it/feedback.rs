@@ -567,6 +567,40 @@ async fn an_importer_broken_through_another_importer_is_named_too() {
     squiggle.shutdown().await;
 }
 
+#[tokio::test]
+async fn the_importers_of_a_broken_importer_come_before_those_that_name_nothing_changed() {
+    let (ws, edited, spec) = importers_workspace(json!({}));
+    // c.ts breaks through b.ts (a.ts loses `lpha` with `alpha`); neither it nor d.ts, the
+    // smallest importer of a.ts, names what the edit changes: b.ts is looked at first, then
+    // c.ts as an importer of the broken b.ts, then d.ts. The time is the test's: the order is.
+    ws.write(
+        "src/c.ts",
+        "import { b } from './b';\n// NEEDS src/a.ts lpha\n",
+    );
+    ws.write("src/d.ts", "import { beta } from './a';\n");
+    let mut config = ws.config(vec![spec]);
+    config.max_dependent_files = 2;
+    config.dependent_files_wait_ms = 30_000;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+    let before = std::fs::read_to_string(&edited).unwrap();
+    std::fs::write(&edited, "export const beta = 2;\n").unwrap();
+
+    let feedback = (squiggle.feedback(&edited, None, Scope::Edit, Some(before))).await;
+
+    let named: Vec<&String> = feedback.others.keys().collect();
+    assert_eq!(named, vec!["src/b.ts", "src/c.ts"], "{}", feedback.text);
+    let mut opened: Vec<String> = Vec::new();
+    for message in ws.received("textDocument/didOpen") {
+        let uri = message["params"]["textDocument"]["uri"].as_str().unwrap();
+        let name = uri.rsplit('/').next().unwrap().to_string();
+        if name != "a.ts" && !opened.contains(&name) {
+            opened.push(name);
+        }
+    }
+    assert_eq!(opened, ["b.ts", "c.ts", "d.ts"], "{}", feedback.text);
+    squiggle.shutdown().await;
+}
+
 /// Waits until the store holds diagnostics for `file` (a relative path) or none, as `some` says.
 async fn store_has(squiggle: &Squiggle, file: &str, some: bool) {
     let reached = async {

@@ -36,8 +36,16 @@ pub(crate) fn lang_of(path: &Path) -> Option<Lang> {
 /// One import read from a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Import {
-    /// A script specifier that starts with `./` or `../`, as written.
-    Relative(String),
+    /// A script specifier that starts with `./` or `../`, as written, with the names the
+    /// import takes from it where it lists them (`import { a, b as c } from`, `export { d }
+    /// from`: `a`, `b`, `d`); none where it takes the whole module or its default (`* as m`,
+    /// `export *`, a default import, `require`, `import()`, an import for its effects).
+    Relative {
+        /// The specifier.
+        spec: String,
+        /// The names listed.
+        names: Option<Vec<String>>,
+    },
     /// A Python module: `level` leading dots (0: absolute) and the dotted name after them
     /// (empty for `from . import x`), with the names imported from it (`from m import a, b`:
     /// each may be a submodule).
@@ -59,10 +67,13 @@ pub(crate) fn imports(lang: Lang, text: &str) -> Vec<Import> {
     }
 }
 
-/// A script's relative specifiers after `from`, `import`, `import(` and `require(`.
+/// A script's relative specifiers after `from`, `import`, `import(` and `require(`, with the
+/// names listed between the `import` or `export` before a `from` and it.
 fn script_imports(text: &str) -> Vec<Import> {
     let bytes = text.as_bytes();
     let mut found = Vec::new();
+    // Where the last `import` or `export` ended: a `from`'s clause starts there.
+    let mut clause_from = None;
     let mut i = 0;
     while i < bytes.len() {
         let word_start = i == 0 || !is_word(bytes[i - 1]);
@@ -74,6 +85,12 @@ fn script_imports(text: &str) -> Vec<Import> {
             .find(|&j| !is_word(bytes[j]))
             .unwrap_or(bytes.len());
         let word = &text[i..end];
+        let clause = (word == "from")
+            .then(|| clause_from.map(|from| &text[from..i]))
+            .flatten();
+        if matches!(word, "import" | "export") {
+            clause_from = Some(end);
+        }
         if matches!(word, "from" | "import" | "require") {
             let mut j = end;
             while j < bytes.len() && bytes[j].is_ascii_whitespace() {
@@ -87,13 +104,57 @@ fn script_imports(text: &str) -> Vec<Import> {
             }
             if let Some(spec) = quoted_at(text, j) {
                 if spec.starts_with("./") || spec.starts_with("../") {
-                    found.push(Import::Relative(spec.to_owned()));
+                    found.push(Import::Relative {
+                        spec: spec.to_owned(),
+                        names: clause.and_then(listed_names),
+                    });
                 }
             }
         }
         i = end;
     }
     found
+}
+
+/// The names an import or export clause lists (`{ a, type b, c as d }`: `a`, `b`, `c`), if it
+/// takes nothing else (no `*`, no default import).
+fn listed_names(clause: &str) -> Option<Vec<String>> {
+    let clause = without_comments(clause);
+    let clause = clause.trim();
+    let clause = clause.strip_prefix("type ").unwrap_or(clause);
+    let (open, close) = (clause.find('{')?, clause.rfind('}')?);
+    let outside = format!("{}{}", &clause[..open], clause.get(close + 1..)?);
+    if clause.contains('*') || outside.contains(|c: char| c != ',' && !c.is_whitespace()) {
+        return None;
+    }
+    let names = (clause[open + 1..close].split(','))
+        .filter_map(|part| {
+            let part = part.trim();
+            let part = part.strip_prefix("type ").unwrap_or(part);
+            part.split_whitespace().next().map(str::to_owned)
+        })
+        .collect();
+    Some(names)
+}
+
+/// A script's text without its `//` and `/* */` comments.
+fn without_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('/') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at..];
+        rest = match (after.strip_prefix("//"), after.strip_prefix("/*")) {
+            (Some(line), _) => line.find('\n').map_or("", |end| &line[end..]),
+            (_, Some(block)) => block.find("*/").map_or("", |end| &block[end + 2..]),
+            _ => {
+                out.push('/');
+                &after[1..]
+            }
+        };
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Whether a byte continues an identifier.
@@ -226,8 +287,7 @@ pub(crate) fn script_keys(target: &Path) -> Vec<PathBuf> {
 }
 
 /// Whether a script import of `importer` names `target`.
-#[cfg(test)]
-fn script_names(importer: &Path, spec: &str, target: &Path) -> bool {
+pub(crate) fn script_names(importer: &Path, spec: &str, target: &Path) -> bool {
     script_keys(target).contains(&script_key(importer, spec))
 }
 
@@ -297,7 +357,17 @@ mod tests {
     use super::*;
 
     fn relative(spec: &str) -> Import {
-        Import::Relative(spec.into())
+        Import::Relative {
+            spec: spec.into(),
+            names: None,
+        }
+    }
+
+    fn listing(spec: &str, names: &[&str]) -> Import {
+        Import::Relative {
+            spec: spec.into(),
+            names: Some(names.iter().map(|name| name.to_string()).collect()),
+        }
     }
 
     #[test]
@@ -313,19 +383,27 @@ export const e = 1; import f from './f'
 const g = require('./g')
 const h = await import( './h')
 import type { T } from "./types"
+import {
+  type U,
+  V as W, // the V of v
+  /* Z */ Z,
+} from './v'
+import X, { Y } from './x'
 "#;
         assert_eq!(
             script_imports(text),
             vec![
-                relative("./a"),
+                listing("./a", &["a"]),
                 relative("../lib/b.js"),
                 relative("./side-effect"),
-                relative("./c"),
+                listing("./c", &["c"]),
                 relative("./d"),
                 relative("./f"),
                 relative("./g"),
                 relative("./h"),
-                relative("./types"),
+                listing("./types", &["T"]),
+                listing("./v", &["U", "V", "Z"]),
+                relative("./x"),
             ]
         );
     }

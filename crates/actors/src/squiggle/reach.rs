@@ -29,6 +29,7 @@ use tokio::time::Instant;
 
 use super::{lock, read_text, Join, Saved, Squiggle, JOIN_IF_ON_DISK};
 use crate::check::CheckResult;
+use crate::importers::Takes;
 use crate::squiggle::turns::Ticket;
 
 /// How many times `max_dependent_files` importers are looked over for those that name what an
@@ -78,6 +79,20 @@ pub(crate) struct SyncedStore {
     at: Instant,
     /// The store then.
     store: StoreBefore,
+}
+
+/// The importers a search looked at (see [`Squiggle::answers_before`]), one entry per
+/// importer in each list.
+#[derive(Debug)]
+pub(crate) struct Found<'a> {
+    /// The importers, in the order they were looked at.
+    pub importers: &'a [PathBuf],
+    /// Each one's answer with the edit's text, if it came in time.
+    pub after: &'a [Option<CheckResult>],
+    /// Each one's answer from before the edit, where one was kept.
+    pub known: Vec<Option<CheckResult>>,
+    /// Those the servers did not hold before the search opened them.
+    pub opened: Vec<PathBuf>,
 }
 
 /// A look at importers with the text from before an edit (see [`Squiggle::look_before`]).
@@ -142,10 +157,22 @@ pub(crate) struct Searched {
 pub(crate) struct Candidates {
     /// Those to look at, in order.
     pub chosen: Vec<PathBuf>,
+    /// How many of `chosen`, the first ones, name something the edit changed.
+    pub naming: usize,
     /// All it found.
     pub found: Vec<PathBuf>,
     /// Whether it found as many as it looks over.
     pub more: bool,
+}
+
+/// The names that rank a round's importers (see [`Squiggle::importers_of`]).
+#[derive(Debug, Clone)]
+pub(crate) enum Names {
+    /// Those on the lines the edit changed, for the edited file's importers.
+    Changed(HashSet<String>),
+    /// Those the errors of the importers the edit broke quote, for their importers: each
+    /// tells only where at most half of them take it (not a type every module uses).
+    Quoted(HashSet<String>),
 }
 
 /// Whether a look at importers remembers one whose check it cut short as too slow to search.
@@ -170,14 +197,14 @@ pub(crate) struct LookBefore {
 impl Squiggle {
     /// The importers of `targets` this runtime can check (a server handles their type) and
     /// looks at (none a server was too slow over before, none of `skip`, not `edited`), at most
-    /// `max_dependent_files`, of the nearest [`CANDIDATES`] times as many: those that name
-    /// something on the lines the edit of `edited` from `texts.0` to `texts.1` changed first,
-    /// then the others, each the nearest first.
+    /// `max_dependent_files`, of the nearest [`CANDIDATES`] times as many: those that take
+    /// one of `names` first (an import of a target lists it, or one takes a whole module and
+    /// the text names it), then the others, each the nearest first.
     async fn importers_of(
         &self,
         targets: &[PathBuf],
         edited: &Path,
-        texts: (&str, &str),
+        names: &Names,
         skip: &HashSet<PathBuf>,
     ) -> Candidates {
         let limit = self.inner.config.max_dependent_files;
@@ -196,9 +223,10 @@ impl Squiggle {
             slow.keys().cloned().collect()
         };
         let config = self.inner.config.clone();
-        let (before, after) = (texts.0.to_string(), texts.1.to_string());
+        let names = names.clone();
         tokio::task::spawn_blocking(move || {
-            let found = lock(&importers).of(&root, &targets, limit * CANDIDATES, &skip);
+            let mut importers = lock(&importers);
+            let found = importers.of(&root, &targets, limit * CANDIDATES, &skip);
             let more = found.len() == limit * CANDIDATES;
             let found: Vec<PathBuf> = found
                 .into_iter()
@@ -207,19 +235,34 @@ impl Squiggle {
                 .filter(|file| std::fs::canonicalize(file).map_or(true, |real| real != edited))
                 .filter(|file| (config.servers_matching(file).iter()).any(|spec| spec.enabled))
                 .collect();
-            let names = crate::importers::changed_names(&before, &after);
-            let (mut chosen, others): (Vec<PathBuf>, Vec<PathBuf>) = (found.iter())
+            // An import that lists what it takes says; one that takes a whole module leaves
+            // it to the text (`m.Shape`).
+            let all = match &names {
+                Names::Changed(all) | Names::Quoted(all) => all,
+            };
+            let taken: Vec<(PathBuf, HashSet<String>)> = (found.iter())
                 .filter(|file| !slow.contains(*file))
-                .cloned()
-                .partition(|file| {
-                    !names.is_empty()
-                        && read_text(file, config.max_file_bytes)
-                            .is_ok_and(|text| crate::importers::names_any(&text, &names))
-                });
-            chosen.extend(others);
-            chosen.truncate(limit);
+                .map(|file| {
+                    let text = || read_text(file, config.max_file_bytes).ok();
+                    let taken = match (importers.taken(file, &targets, all), &names) {
+                        (Takes::Listed(taken), _) => taken,
+                        // What a broken importer lacks, taken from elsewhere, is another thing.
+                        (Takes::Through, Names::Quoted(_)) => HashSet::new(),
+                        _ => (text().map(|text| crate::importers::names_in(&text, all)))
+                            .unwrap_or_default(),
+                    };
+                    (file.clone(), taken)
+                })
+                .collect();
+            let (chosen, naming) = naming_first(&taken, &names, limit);
+            tracing::debug!(
+                found = found.len(),
+                naming,
+                "importers: the candidates, those taking a name first"
+            );
             Candidates {
                 chosen,
+                naming,
                 found,
                 more,
             }
@@ -233,12 +276,19 @@ impl Squiggle {
     /// edited file ([`Squiggle::importers_of`]), then those of the importers the edit may have
     /// broken (with errors now that were not known there before it: a type broken there breaks
     /// what uses it, like `Foldable.ts` through `Applicative.ts` after `Pointed` is no longer
-    /// exported in fp-ts), and so on while the time lasts. `known_from` is the texts state the
-    /// answers from before the edit were kept at, if the servers still held those texts.
+    /// exported in fp-ts), and so on while the time lasts. Where some of a round's importers
+    /// take a name the edit changed (see [`crate::importers::changed_names`]: the edited
+    /// file's errors now are `edited_errors`), or one the errors of the importers it broke
+    /// quote (`Applicative` in fp-ts's `Property 'of' does not exist on type
+    /// 'Applicative<F>'`), the round is those, and the others wait until the rounds run out
+    /// (each check costs a server a file: the likeliest broken first, wherever they are).
+    /// `known_from` is the texts state the answers from before the edit were kept at, if the
+    /// servers still held those texts.
     pub(crate) async fn search_importers(
         &self,
         edited: &Path,
         texts: (&str, &str),
+        edited_errors: &[Diagnostic],
         known_from: Option<u64>,
     ) -> Searched {
         let window = Window::of(Duration::from_millis(
@@ -248,15 +298,48 @@ impl Squiggle {
         let mut searched = Searched::default();
         let mut found: HashSet<PathBuf> = HashSet::new();
         let mut targets = vec![edited.to_path_buf()];
-        while !targets.is_empty() && window.open() {
-            let skip: HashSet<PathBuf> = searched.importers.iter().cloned().collect();
-            let candidates = self.importers_of(&targets, edited, texts, &skip).await;
-            found.extend(candidates.found);
-            searched.more |= candidates.more;
-            let round = candidates.chosen;
+        let (before, after) = (texts.0.to_string(), texts.1.to_string());
+        let errors: Vec<u32> = (edited_errors.iter())
+            .filter(|d| shown.contains(&d.severity))
+            .map(|d| d.line)
+            .collect();
+        let changed = tokio::task::spawn_blocking(move || {
+            crate::importers::changed_names(&before, &after, &errors)
+        });
+        let changed = changed.await.unwrap_or_default();
+        let mut names = Names::Changed(changed.clone());
+        // The importers found that take none of the names, while others did.
+        let mut waiting: Vec<PathBuf> = Vec::new();
+        while window.open() {
+            let round = match targets.is_empty() {
+                true => std::mem::take(&mut waiting),
+                false => {
+                    let skip: HashSet<PathBuf> = searched.importers.iter().cloned().collect();
+                    let candidates = self.importers_of(&targets, edited, &names, &skip).await;
+                    found.extend(candidates.found);
+                    searched.more |= candidates.more;
+                    let mut round = candidates.chosen;
+                    if candidates.naming > 0 {
+                        let others = round.split_off(candidates.naming);
+                        for file in others {
+                            if !waiting.contains(&file) {
+                                waiting.push(file);
+                            }
+                        }
+                    }
+                    // One waiting that this round looks at waits no more.
+                    waiting.retain(|file| !round.contains(file));
+                    round
+                }
+            };
             if round.is_empty() {
-                targets.clear();
-                break;
+                match waiting.is_empty() {
+                    true => break,
+                    false => {
+                        targets.clear();
+                        continue;
+                    }
+                }
             }
             let known = match known_from {
                 Some(state) => self.known_answers(&round, state).await,
@@ -270,13 +353,27 @@ impl Squiggle {
                     .collect()
             };
             let after = self.importers_now(&round, Slow::Remember, window).await;
-            targets = (round.iter().zip(&after).zip(&known))
-                .filter(|((_, now), then)| {
-                    now.as_ref()
-                        .is_some_and(|now| may_have_caused(then.as_ref(), now, &shown))
+            let broken: Vec<(&PathBuf, &CheckResult)> = (round.iter().zip(&after).zip(&known))
+                .filter_map(|((path, now), then)| {
+                    let now = now.as_ref()?;
+                    may_have_caused(then.as_ref(), now, &shown).then_some((path, now))
                 })
-                .map(|((path, _), _)| path.clone())
                 .collect();
+            // What the broken ones now lack, as their errors say (the names the edit changed
+            // ranked the importers that take them already).
+            let errors = (broken.iter())
+                .flat_map(|(_, now)| &now.diagnostics)
+                .filter(|d| shown.contains(&d.severity));
+            let quoted = errors.flat_map(|d| crate::importers::quoted_names(&d.message));
+            names = Names::Quoted(quoted.filter(|name| !changed.contains(name)).collect());
+            targets = broken.into_iter().map(|(path, _)| path.clone()).collect();
+            tracing::debug!(
+                looked = round.len(),
+                answered = after.iter().flatten().count(),
+                broken = targets.len(),
+                waiting = waiting.len(),
+                "importers: a round"
+            );
             searched.importers.extend(round);
             searched.known.extend(known);
             searched.after.extend(after);
@@ -295,7 +392,8 @@ impl Squiggle {
         shows_all: bool,
     ) -> Unsearched {
         let targets = [edited.to_path_buf()];
-        let candidates = (self.importers_of(&targets, edited, ("", ""), &HashSet::new())).await;
+        let (names, skip) = (Names::Changed(HashSet::new()), HashSet::new());
+        let candidates = (self.importers_of(&targets, edited, &names, &skip)).await;
         let searched = Searched {
             found: candidates.found,
             more: candidates.more,
@@ -457,6 +555,68 @@ impl Squiggle {
             .zip(known.iter_mut())
             .map(|(path, hit)| hit.take().or_else(|| answered.remove(path)))
             .collect()
+    }
+
+    /// Each importer's answer from before the edit of `edited` from `texts.0` to `texts.1`:
+    /// the one kept, else, for those with errors now (of the severities shown), one from a
+    /// look with the text from before ([`Squiggle::look_before`], in the turns of `tickets`).
+    /// The importers the search opened are closed. A first answer for the text from before
+    /// the edit is the edited file's baseline, if it had none.
+    pub(crate) async fn answers_before(
+        &self,
+        edited: &Path,
+        texts: (Arc<str>, Arc<str>),
+        found: Found<'_>,
+        tickets: (Ticket, Ticket),
+    ) -> Vec<Option<CheckResult>> {
+        let shown = &self.inner.config.include_severities;
+        let Found {
+            importers,
+            after,
+            known: mut before,
+            opened,
+        } = found;
+        let needs: Vec<(usize, PathBuf)> = (importers.iter().enumerate())
+            .zip(after.iter().zip(&before))
+            .filter(|(_, (now, then))| {
+                let errors = |now: &CheckResult| shows_errors(&now.diagnostics, shown);
+                then.is_none() && now.as_ref().is_some_and(errors)
+            })
+            .map(|((i, path), _)| (i, path.clone()))
+            .collect();
+        let looked: Vec<PathBuf> = needs.iter().map(|(_, path)| path.clone()).collect();
+        let (open, rest): (Vec<&Path>, Vec<&Path>) = (opened.iter())
+            .map(PathBuf::as_path)
+            .partition(|path| looked.iter().any(|looked| looked == *path));
+        // Those not looked at again are closed first: the servers need not analyse them again
+        // for the text from before.
+        self.close_files(&rest).await;
+        if needs.is_empty() {
+            return before;
+        }
+        let look = Look {
+            tickets,
+            path: edited.to_path_buf(),
+            texts,
+            needs: looked,
+            opened: open.iter().map(|path| path.to_path_buf()).collect(),
+        };
+        let look = self.look_before(look).await;
+        for ((i, _), answer) in needs.iter().zip(look.importers) {
+            before[*i] = answer;
+        }
+        if let Some(edited) = look.edited.filter(|edited| edited.outcome().is_checked()) {
+            let mut shown = lock(&self.inner.shown);
+            if !shown.contains_key(&edited.file) {
+                super::remember_shown(&mut shown, &edited);
+            }
+        }
+        tracing::debug!(
+            looked = needs.len(),
+            answered = (needs.iter()).filter(|(i, _)| before[*i].is_some()).count(),
+            "importers: their answers from before the edit"
+        );
+        before
     }
 
     /// The importers of `look.needs` as they were before the edit of `look.path`: its text from
@@ -641,6 +801,31 @@ fn caused_by(then: &CheckResult, now: &CheckResult) -> Vec<Diagnostic> {
     only_new(&baseline, &now.diagnostics, now.text.as_deref())
 }
 
+/// The importers to look at, at most `limit`, and how many of them, the first ones, take a
+/// telling one of `names`: each importer with the names it takes, in the order found. A quoted
+/// name tells only if at most half of them take it.
+fn naming_first(
+    taken: &[(PathBuf, HashSet<String>)],
+    names: &Names,
+    limit: usize,
+) -> (Vec<PathBuf>, usize) {
+    let telling = |name: &String| match names {
+        Names::Changed(_) => true,
+        Names::Quoted(_) => {
+            let takers = taken.iter().filter(|(_, taken)| taken.contains(name));
+            2 * takers.count() <= taken.len()
+        }
+    };
+    let (naming, others): (Vec<_>, Vec<_>) =
+        (taken.iter()).partition(|(_, taken)| taken.iter().any(telling));
+    let count = naming.len().min(limit);
+    let chosen = (naming.into_iter().chain(others))
+        .map(|(file, _)| file.clone())
+        .take(limit)
+        .collect();
+    (chosen, count)
+}
+
 /// Whether an importer's answer `now`, with the edit's text, may hold errors (of the
 /// severities in `shown`) the edit caused: it has some, and its answer from before the edit,
 /// `then`, is unknown or did not have them all.
@@ -667,4 +852,78 @@ fn only_new(baseline: &Baseline, now: &[Diagnostic], text: Option<&str>) -> Vec<
         .filter(|(_, new)| *new)
         .map(|(diagnostic, _)| diagnostic.clone())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn taken(list: &[(&str, &[&str])]) -> Vec<(PathBuf, HashSet<String>)> {
+        (list.iter())
+            .map(|(file, names)| {
+                let names = names.iter().map(|name| name.to_string()).collect();
+                (PathBuf::from(file), names)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_importers_that_take_a_telling_name_come_first() {
+        let changed = Names::Changed(HashSet::from(["X".to_string()]));
+        let quoted = Names::Quoted(HashSet::from(["HKT".to_string(), "App".to_string()]));
+        // (case, names, each importer with the names it takes, limit, chosen, how many take one)
+        type Case<'a> = (
+            &'a str,
+            &'a Names,
+            &'a [(&'a str, &'a [&'a str])],
+            usize,
+            &'a [&'a str],
+            usize,
+        );
+        let table: &[Case] = &[
+            (
+                "a changed name",
+                &changed,
+                &[("a", &[]), ("b", &["X"]), ("c", &[]), ("d", &["X"])],
+                3,
+                &["b", "d", "a"],
+                2,
+            ),
+            (
+                "a quoted name most take tells nothing",
+                &quoted,
+                &[
+                    ("a", &["HKT"]),
+                    ("b", &["HKT", "App"]),
+                    ("c", &["HKT"]),
+                    ("d", &[]),
+                ],
+                4,
+                &["b", "a", "c", "d"],
+                1,
+            ),
+            (
+                "more take one than are looked at",
+                &changed,
+                &[("a", &["X"]), ("b", &["X"]), ("c", &[])],
+                1,
+                &["a"],
+                1,
+            ),
+            (
+                "none takes one",
+                &changed,
+                &[("a", &[]), ("b", &[])],
+                4,
+                &["a", "b"],
+                0,
+            ),
+        ];
+        for (case, names, list, limit, chosen, naming) in table {
+            let (found, count) = naming_first(&taken(list), names, *limit);
+            let found: Vec<&str> = found.iter().map(|f| f.to_str().unwrap()).collect();
+            assert_eq!((found.as_slice(), count), (*chosen, *naming), "{case}");
+        }
+    }
 }

@@ -52,15 +52,37 @@ fn diff(a: &[&str], b: &[&str], within: Duration) -> Vec<Step> {
     steps
 }
 
+/// A line a line diff does not keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangedLine<'a> {
+    /// A line of the text before: its 0-based index, and it.
+    Removed(usize, &'a str),
+    /// A line of the text after: its 0-based index, and it.
+    Added(usize, &'a str),
+}
+
+impl<'a> ChangedLine<'a> {
+    /// The line's text.
+    pub fn text(&self) -> &'a str {
+        match self {
+            ChangedLine::Removed(_, text) | ChangedLine::Added(_, text) => text,
+        }
+    }
+}
+
 /// The lines of `before` and `after` a line diff of the two does not keep (those removed, then
 /// those added, hunk by hunk); past `within`, those of a correct diff that may be longer.
-pub fn changed_lines<'a>(before: &'a str, after: &'a str, within: Duration) -> Vec<&'a str> {
+pub fn changed_lines<'a>(
+    before: &'a str,
+    after: &'a str,
+    within: Duration,
+) -> Vec<ChangedLine<'a>> {
     let (a, b) = (lines(before), lines(after));
     (diff(&a, &b, within).into_iter())
         .filter_map(|step| match step {
             Step::Same(..) => None,
-            Step::Removed(x) => Some(a[x]),
-            Step::Added(y) => Some(b[y]),
+            Step::Removed(x) => Some(ChangedLine::Removed(x, a[x])),
+            Step::Added(y) => Some(ChangedLine::Added(y, b[y])),
         })
         .collect()
 }
@@ -298,7 +320,12 @@ mod tests {
     #[test]
     fn the_changed_lines_are_those_removed_and_added() {
         let changed = changed_lines("a\nb\nc\n", "a\nx\nc\ny\n", DIFF_TIME);
-        assert_eq!(changed, ["b", "x", "y"]);
+        let expected = [
+            ChangedLine::Removed(1, "b"),
+            ChangedLine::Added(1, "x"),
+            ChangedLine::Added(3, "y"),
+        ];
+        assert_eq!(changed, expected);
         assert!(changed_lines("a\n", "a\n", DIFF_TIME).is_empty());
     }
 
