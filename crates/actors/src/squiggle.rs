@@ -108,6 +108,10 @@ struct Inner {
     /// The store as it was before the last few documents changed on disk were synced (the
     /// watcher saw an agent's write before its hook came), with the text each replaced.
     synced_over: std::sync::Mutex<reach::SyncedOver>,
+    /// Held while a look at importers with an edited file's text from before the edit hands
+    /// the edit's text back and waits for its answer (see [`Squiggle::look_before`]): a
+    /// feedback's "before" is taken once the servers hold the edit again.
+    restoring: Arc<tokio::sync::Mutex<()>>,
     /// Whether a check got a final answer yet: before that, the store's lists are no
     /// baseline for what an edit changed.
     warm: std::sync::atomic::AtomicBool,
@@ -203,6 +207,7 @@ impl Squiggle {
                 reach_known: std::sync::Mutex::default(),
                 slow_importers: std::sync::Mutex::default(),
                 synced_over: std::sync::Mutex::default(),
+                restoring: Arc::default(),
                 warm: std::sync::atomic::AtomicBool::new(false),
                 importers: Arc::default(),
                 in_flight: std::sync::Mutex::default(),
@@ -712,6 +717,8 @@ impl Squiggle {
         // text from before it, then the edit's again).
         let [ticket, back, again] = self.tickets(path);
         let (located, _) = self.locate(path);
+        // The last look from before an edit handed its text back.
+        drop(self.inner.restoring.lock().await);
         self.sync_disk(&[path]).await;
         // The text from before the edit: the host's copy, else what the servers hold.
         let held = lock(&self.inner.held).get(&located).cloned();

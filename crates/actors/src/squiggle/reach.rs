@@ -623,18 +623,29 @@ impl Squiggle {
     /// before is handed to the servers in the turn of `look.tickets.0`, the importers are
     /// looked at ([`Squiggle::importers_now`]), those of `look.opened` are closed, and the edit's
     /// text is handed back in the turn of `look.tickets.1` and answered again, so that the
-    /// store holds what the servers say of the edit's text when the feedback ends. It runs as
-    /// a task of its own: a caller that gives up (a cancelled request) never leaves the
-    /// servers with the text from before.
+    /// store holds what the servers say of the edit's text. It runs as a task of its own: a
+    /// caller that gives up (a cancelled request) never leaves the servers with the text from
+    /// before. What it found is returned once the importers are answered; the answer to the
+    /// edit's text handed back is waited for by the next feedback (under
+    /// [`Inner::restoring`](super::Inner)), not by this one (a server may take seconds over it).
     pub(crate) async fn look_before(&self, look: Look) -> LookBefore {
         let this = self.clone();
-        tokio::spawn(async move { this.look_before_in_task(look).await })
-            .await
-            .unwrap_or_default()
+        let restoring = self.inner.restoring.clone().lock_owned().await;
+        let (found, answer) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let _restoring = restoring;
+            this.look_before_in_task(look, found).await;
+        });
+        answer.await.unwrap_or_default()
     }
 
-    /// [`Squiggle::look_before`], in its task.
-    async fn look_before_in_task(self, look: Look) -> LookBefore {
+    /// [`Squiggle::look_before`], in its task: what it found goes to `found` before the edit's
+    /// text is answered again.
+    async fn look_before_in_task(
+        self,
+        look: Look,
+        found: tokio::sync::oneshot::Sender<LookBefore>,
+    ) {
         let Look {
             tickets: (back, mut again),
             path,
@@ -659,13 +670,14 @@ impl Squiggle {
         let importers = self.importers_now(&needs, Slow::Forget, window).await;
         let opened: Vec<&Path> = opened.iter().map(PathBuf::as_path).collect();
         self.close_files(&opened).await;
-        let after = Some(after.to_string());
-        (self.check_in_turn(again, &path, after, how, Duration::ZERO)).await;
         let edited = match prior.is_finished() {
             true => prior.await.ok(),
             false => None,
         };
-        LookBefore { edited, importers }
+        // The caller may have given up: the edit's text goes back all the same.
+        let _ = found.send(LookBefore { edited, importers });
+        let after = Some(after.to_string());
+        (self.check_in_turn(again, &path, after, how, Duration::ZERO)).await;
     }
 
     /// Checks `paths` one at a time, in order, while `window` lasts: the other files' search
