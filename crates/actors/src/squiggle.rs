@@ -108,9 +108,9 @@ struct Inner {
     /// The store as it was before the last few documents changed on disk were synced (the
     /// watcher saw an agent's write before its hook came), with the text each replaced.
     synced_over: std::sync::Mutex<reach::SyncedOver>,
-    /// Held while a look at importers with an edited file's text from before the edit hands
-    /// the edit's text back and waits for its answer (see [`Squiggle::look_before`]): a
-    /// feedback's "before" is taken once the servers hold the edit again.
+    /// Held by a look at importers with an edited file's text from before the edit, from its
+    /// start until the edit's text handed back is answered (see [`Squiggle::look_before`] and
+    /// [`Squiggle::restored`]).
     restoring: Arc<tokio::sync::Mutex<()>>,
     /// Whether a check got a final answer yet: before that, the store's lists are no
     /// baseline for what an edit changed.
@@ -238,6 +238,7 @@ impl Squiggle {
     /// The file's diagnostics become its baseline: a later [`Squiggle::feedback`] marks the
     /// errors that were not among them.
     pub async fn check_file(&self, path: impl AsRef<Path>, text: Option<String>) -> CheckResult {
+        self.restored().await;
         let result = self.check(path.as_ref(), text, Saved::IfOnDisk).await;
         remember_shown(&mut lock(&self.inner.shown), &result);
         result
@@ -266,6 +267,7 @@ impl Squiggle {
 
     /// Checks files together (see [`Squiggle::check_files`]), leaving their baselines.
     async fn check_batch<P: AsRef<Path>>(&self, paths: &[P]) -> Vec<CheckResult> {
+        self.restored().await;
         let allowance = batch_deadline::allowance(paths.len());
         let checks = paths.iter().map(|path| {
             let path = path.as_ref();
@@ -462,12 +464,28 @@ impl Squiggle {
         result
     }
 
-    /// Every file with diagnostics (relative path), merged across servers and sorted.
+    /// Every file with diagnostics (relative path), merged across servers and sorted: once the
+    /// servers hold the texts of the last edit again ([`Squiggle::restored`]).
     pub async fn diagnostics(&self) -> BTreeMap<String, Vec<Diagnostic>> {
+        self.restored().await;
+        self.store_lists().await
+    }
+
+    /// [`Squiggle::diagnostics`] as the store holds them now.
+    pub(crate) async fn store_lists(&self) -> BTreeMap<String, Vec<Diagnostic>> {
         let all = ask(&self.inner.diagnostics, DiagnosticsMsg::All, ASK_LIMIT)
             .await
             .unwrap_or_default();
         self.relative(all)
+    }
+
+    /// Waits until the last look at importers with an edited file's text from before the
+    /// edit handed the edit's text back and had it answered (see [`Squiggle::look_before`]):
+    /// until then, the store holds what the servers said of the text from before. Each public
+    /// call that checks or reads the store waits for it before it takes its turns (never in
+    /// one: the hand-back waits for its own turn).
+    async fn restored(&self) {
+        drop(self.inner.restoring.lock().await);
     }
 
     /// A snapshot keyed by paths relative to the workspace root.
@@ -672,6 +690,16 @@ impl Squiggle {
         after_epoch: u64,
         wait: Duration,
     ) -> BTreeMap<String, Vec<Diagnostic>> {
+        self.restored().await;
+        self.store_lists_after(after_epoch, wait).await
+    }
+
+    /// [`Squiggle::diagnostics_after`], without waiting for [`Squiggle::restored`].
+    pub(crate) async fn store_lists_after(
+        &self,
+        after_epoch: u64,
+        wait: Duration,
+    ) -> BTreeMap<String, Vec<Diagnostic>> {
         let deadline = Instant::now() + wait;
         let message = |reply| DiagnosticsMsg::AllAfter {
             after: after_epoch,
@@ -712,13 +740,12 @@ impl Squiggle {
     ) -> Feedback {
         let path = path.as_ref();
         let began = Instant::now();
-        // The turns are taken before anything is awaited, as the check is asked for: the
+        // The turns are taken before anything else is awaited, as the check is asked for: the
         // edit's, then the two a look at the importers from before the edit may take (the
         // text from before it, then the edit's again).
+        self.restored().await;
         let [ticket, back, again] = self.tickets(path);
         let (located, _) = self.locate(path);
-        // The last look from before an edit handed its text back.
-        drop(self.inner.restoring.lock().await);
         self.sync_disk(&[path]).await;
         // The text from before the edit: the host's copy, else what the servers hold.
         let held = lock(&self.inner.held).get(&located).cloned();
@@ -790,7 +817,7 @@ impl Squiggle {
             Scope::Edit => BTreeMap::new(),
             Scope::Write => {
                 let wait = Duration::from_millis(self.inner.config.other_files_wait_ms);
-                let mut all = self.diagnostics_after(epoch, wait).await;
+                let mut all = self.store_lists_after(epoch, wait).await;
                 for checked in after
                     .iter()
                     .flatten()

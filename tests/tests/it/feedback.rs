@@ -601,6 +601,42 @@ async fn the_importers_of_a_broken_importer_come_before_those_that_name_nothing_
     squiggle.shutdown().await;
 }
 
+#[tokio::test]
+async fn a_store_read_after_a_feedback_waits_for_the_edits_text_handed_back() {
+    // a.ts is answered 1.5 s late: the look at b.ts with a.ts's text from before ends (it
+    // lasts `dependent_files_wait_ms`) before the servers answer the edit's text handed back.
+    let (ws, edited, spec) = importers_workspace(json!({"slow_files": {"a.ts": 1500}}));
+    let squiggle = ws.start(vec![spec]).await;
+    let before = std::fs::read_to_string(&edited).unwrap();
+    std::fs::write(&edited, "export const beta = 2;\n// ERROR new\n").unwrap();
+    let mut events = squiggle.subscribe();
+
+    let feedback = (squiggle.feedback(&edited, None, Scope::Edit, Some(before))).await;
+    assert_eq!(feedback.check.diagnostics.len(), 1, "{:?}", feedback.check);
+
+    // The answer to the text from before (no error) reaches the store after the feedback.
+    let emptied = async {
+        loop {
+            match events.recv().await {
+                Ok(squiggle_actors::LspEvent::Diagnostics { path, items })
+                    if path == "src/a.ts" && items.is_empty() =>
+                {
+                    return
+                }
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(err) => panic!("{err}"),
+            }
+        }
+    };
+    let waited = tokio::time::timeout(std::time::Duration::from_secs(20), emptied).await;
+    assert!(waited.is_ok(), "the text from before was never answered");
+    // A read waits for the edit's text to be answered again.
+    let all = squiggle.diagnostics().await;
+    let errors = all.get("src/a.ts").map_or(0, Vec::len);
+    assert_eq!(errors, 1, "the store holds the text from before: {all:?}");
+    squiggle.shutdown().await;
+}
+
 /// Waits until the store holds diagnostics for `file` (a relative path) or none, as `some` says.
 async fn store_has(squiggle: &Squiggle, file: &str, some: bool) {
     let reached = async {

@@ -117,7 +117,7 @@ fn script_imports(text: &str) -> Vec<Import> {
 }
 
 /// The names an import or export clause lists (`{ a, type b, c as d }`: `a`, `b`, `c`), if it
-/// takes nothing else (no `*`, no default import).
+/// takes nothing else (no `*`, no default import, no `default as`).
 fn listed_names(clause: &str) -> Option<Vec<String>> {
     let clause = without_comments(clause);
     let clause = clause.trim();
@@ -127,14 +127,15 @@ fn listed_names(clause: &str) -> Option<Vec<String>> {
     if clause.contains('*') || outside.contains(|c: char| c != ',' && !c.is_whitespace()) {
         return None;
     }
-    let names = (clause[open + 1..close].split(','))
+    let names: Vec<String> = (clause[open + 1..close].split(','))
         .filter_map(|part| {
             let part = part.trim();
             let part = part.strip_prefix("type ").unwrap_or(part);
             part.split_whitespace().next().map(str::to_owned)
         })
         .collect();
-    Some(names)
+    // `{ default as Foo }` takes the default export, whatever its name.
+    (!names.iter().any(|name| name == "default")).then_some(names)
 }
 
 /// A script's text without its `//` and `/* */` comments.
@@ -389,6 +390,7 @@ import {
   /* Z */ Z,
 } from './v'
 import X, { Y } from './x'
+export { default as Z } from './z'
 "#;
         assert_eq!(
             script_imports(text),
@@ -404,6 +406,7 @@ import X, { Y } from './x'
                 listing("./types", &["T"]),
                 listing("./v", &["U", "V", "Z"]),
                 relative("./x"),
+                relative("./z"),
             ]
         );
     }

@@ -2,11 +2,12 @@
 //!
 //! Two sources, for two kinds of server:
 //! - **The files that import the edited one**, directly or through others (`importers`:
-//!   TypeScript, JavaScript, Python), those that name something on the lines the edit changed
-//!   first, then the nearest. Their servers report on open files only. After the edit's own
-//!   answer they are checked with the edit's text, one at a time, for a bounded time, and then
-//!   the importers of those that have errors the edit may have caused, while time is left
-//!   (a type broken in one file breaks the files that use it). An importer
+//!   TypeScript, JavaScript, Python), those that take a name the edit changed first, then the
+//!   nearest. Their servers report on open files only. After the edit's own answer they are
+//!   checked with the edit's text, one at a time, for a bounded time, and then the importers
+//!   of those that have errors the edit may have caused (those that take a name the errors
+//!   quote first), while time is left (a type broken in one file breaks the files that use
+//!   it). An importer
 //!   with errors then is compared with its answer from before the edit: the one it gave last
 //!   while the servers held the texts they held before this edit, or else one asked for now,
 //!   with the text from before the edit handed to the servers for the time of that look and
@@ -81,15 +82,14 @@ pub(crate) struct SyncedStore {
     store: StoreBefore,
 }
 
-/// The importers a search looked at (see [`Squiggle::answers_before`]), one entry per
-/// importer in each list.
+/// The importers a search looked at (see [`Squiggle::answers_before`]).
 #[derive(Debug)]
 pub(crate) struct Found<'a> {
     /// The importers, in the order they were looked at.
     pub importers: &'a [PathBuf],
-    /// Each one's answer with the edit's text, if it came in time.
+    /// Each one's answer with the edit's text, if it came in time (one per importer).
     pub after: &'a [Option<CheckResult>],
-    /// Each one's answer from before the edit, where one was kept.
+    /// Each one's answer from before the edit, where one was kept (one per importer).
     pub known: Vec<Option<CheckResult>>,
     /// Those the servers did not hold before the search opened them.
     pub opened: Vec<PathBuf>,
@@ -157,7 +157,7 @@ pub(crate) struct Searched {
 pub(crate) struct Candidates {
     /// Those to look at, in order.
     pub chosen: Vec<PathBuf>,
-    /// How many of `chosen`, the first ones, name something the edit changed.
+    /// How many of `chosen`, the first ones, take a telling name (see [`naming_first`]).
     pub naming: usize,
     /// All it found.
     pub found: Vec<PathBuf>,
@@ -225,8 +225,7 @@ impl Squiggle {
         let config = self.inner.config.clone();
         let names = names.clone();
         tokio::task::spawn_blocking(move || {
-            let mut importers = lock(&importers);
-            let found = importers.of(&root, &targets, limit * CANDIDATES, &skip);
+            let found = lock(&importers).of(&root, &targets, limit * CANDIDATES, &skip);
             let more = found.len() == limit * CANDIDATES;
             let found: Vec<PathBuf> = found
                 .into_iter()
@@ -240,15 +239,27 @@ impl Squiggle {
             let all = match &names {
                 Names::Changed(all) | Names::Quoted(all) => all,
             };
-            let taken: Vec<(PathBuf, HashSet<String>)> = (found.iter())
-                .filter(|file| !slow.contains(*file))
-                .map(|file| {
-                    let text = || read_text(file, config.max_file_bytes).ok();
-                    let taken = match (importers.taken(file, &targets, all), &names) {
+            let looked: Vec<&PathBuf> = found.iter().filter(|f| !slow.contains(*f)).collect();
+            let takes: Vec<Takes> = match all.is_empty() {
+                true => looked
+                    .iter()
+                    .map(|_| Takes::Listed(HashSet::new()))
+                    .collect(),
+                false => {
+                    let importers = lock(&importers);
+                    (looked.iter())
+                        .map(|file| importers.taken(file, &targets, all))
+                        .collect()
+                }
+            };
+            let taken: Vec<(PathBuf, HashSet<String>)> = (looked.into_iter().zip(takes))
+                .map(|(file, takes)| {
+                    let taken = match (takes, &names) {
                         (Takes::Listed(taken), _) => taken,
                         // What a broken importer lacks, taken from elsewhere, is another thing.
                         (Takes::Through, Names::Quoted(_)) => HashSet::new(),
-                        _ => (text().map(|text| crate::importers::names_in(&text, all)))
+                        _ => (read_text(file, config.max_file_bytes).ok())
+                            .map(|text| crate::importers::names_in(&text, all))
                             .unwrap_or_default(),
                     };
                     (file.clone(), taken)
@@ -312,7 +323,10 @@ impl Squiggle {
         let mut waiting: Vec<PathBuf> = Vec::new();
         while window.open() {
             let round = match targets.is_empty() {
-                true => std::mem::take(&mut waiting),
+                true => {
+                    let limit = self.inner.config.max_dependent_files.min(waiting.len());
+                    waiting.drain(..limit).collect()
+                }
                 false => {
                     let skip: HashSet<PathBuf> = searched.importers.iter().cloned().collect();
                     let candidates = self.importers_of(&targets, edited, &names, &skip).await;
@@ -447,7 +461,7 @@ impl Squiggle {
     pub(crate) async fn store_before(&self) -> StoreBefore {
         StoreBefore {
             warm: self.inner.warm.load(std::sync::atomic::Ordering::Relaxed),
-            lists: self.diagnostics().await,
+            lists: self.store_lists().await,
         }
     }
 
@@ -670,10 +684,10 @@ impl Squiggle {
         let importers = self.importers_now(&needs, Slow::Forget, window).await;
         let opened: Vec<&Path> = opened.iter().map(PathBuf::as_path).collect();
         self.close_files(&opened).await;
-        let edited = match prior.is_finished() {
-            true => prior.await.ok(),
-            false => None,
-        };
+        // The edited file's answer for the text from before, if it comes while the look lasts.
+        let edited = (tokio::time::timeout_at(window.deadline, prior).await)
+            .ok()
+            .and_then(Result::ok);
         // The caller may have given up: the edit's text goes back all the same.
         let _ = found.send(LookBefore { edited, importers });
         let after = Some(after.to_string());
@@ -762,9 +776,9 @@ impl Squiggle {
         let now = match built {
             true => {
                 let wait = Duration::from_millis(self.inner.config.other_files_wait_ms);
-                self.diagnostics_after(epoch, wait).await
+                self.store_lists_after(epoch, wait).await
             }
-            false => self.diagnostics().await,
+            false => self.store_lists().await,
         };
         for (file, now) in now {
             if file == edited.file || searched.contains(file.as_str()) {
