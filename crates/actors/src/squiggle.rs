@@ -740,9 +740,10 @@ impl Squiggle {
     ) -> Feedback {
         let path = path.as_ref();
         let began = Instant::now();
-        // The turns are taken before anything else is awaited, as the check is asked for: the
-        // edit's, then the two a look at the importers from before the edit may take (the
-        // text from before it, then the edit's again).
+        // Once the last look's hand-back is answered, the turns are taken before anything else
+        // is awaited, as the check is asked for: the edit's, then the two a look at the
+        // importers from before the edit may take (the text from before it, then the edit's
+        // again).
         self.restored().await;
         let [ticket, back, again] = self.tickets(path);
         let (located, _) = self.locate(path);
