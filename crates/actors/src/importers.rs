@@ -76,6 +76,20 @@ impl Importers {
         limit: usize,
         skip: &HashSet<PathBuf>,
     ) -> Vec<PathBuf> {
+        if limit > 0 && targets.iter().any(|target| scan::lang_of(target).is_some()) {
+            self.refresh(root);
+        }
+        self.of_indexed(targets, limit, skip)
+    }
+
+    /// [`Importers::of`], over the index as it was last brought up to date (no walk of the
+    /// workspace: for a search's later rounds, which the files it looks at cannot change).
+    pub(crate) fn of_indexed(
+        &self,
+        targets: &[PathBuf],
+        limit: usize,
+        skip: &HashSet<PathBuf>,
+    ) -> Vec<PathBuf> {
         let level: Vec<PathBuf> = (targets.iter())
             .filter(|target| scan::lang_of(target).is_some())
             .cloned()
@@ -83,7 +97,6 @@ impl Importers {
         if limit == 0 || level.is_empty() {
             return Vec::new();
         }
-        self.refresh(root);
         let Some(reverse) = &self.reverse else {
             return Vec::new();
         };
@@ -114,9 +127,10 @@ impl Importers {
         let Some(indexed) = self.files.get(file).filter(|f| f.lang == Lang::Script) else {
             return Takes::Whole;
         };
+        let keys: Vec<PathBuf> = targets.iter().flat_map(|t| scan::script_keys(t)).collect();
         let of_targets = (indexed.imports.iter()).filter_map(|import| match import {
-            Import::Relative { spec, names } => (targets.iter())
-                .any(|target| scan::script_names(file, spec, target))
+            Import::Relative { spec, names } => keys
+                .contains(&scan::script_key(file, spec))
                 .then_some(names),
             Import::Module { .. } => None,
         });

@@ -288,7 +288,8 @@ pub(crate) fn script_keys(target: &Path) -> Vec<PathBuf> {
 }
 
 /// Whether a script import of `importer` names `target`.
-pub(crate) fn script_names(importer: &Path, spec: &str, target: &Path) -> bool {
+#[cfg(test)]
+fn script_names(importer: &Path, spec: &str, target: &Path) -> bool {
     script_keys(target).contains(&script_key(importer, spec))
 }
 

@@ -199,13 +199,15 @@ impl Squiggle {
     /// looks at (none a server was too slow over before, none of `skip`, not `edited`), at most
     /// `max_dependent_files`, of the nearest [`CANDIDATES`] times as many: those that take
     /// one of `names` first (an import of a target lists it, or one takes a whole module and
-    /// the text names it), then the others, each the nearest first.
+    /// the text names it), then the others, each the nearest first. With `refresh`, the index
+    /// is brought up to date with the workspace first (a search's first round).
     async fn importers_of(
         &self,
         targets: &[PathBuf],
         edited: &Path,
         names: &Names,
         skip: &HashSet<PathBuf>,
+        refresh: bool,
     ) -> Candidates {
         let limit = self.inner.config.max_dependent_files;
         if limit == 0 {
@@ -225,7 +227,10 @@ impl Squiggle {
         let config = self.inner.config.clone();
         let names = names.clone();
         tokio::task::spawn_blocking(move || {
-            let found = lock(&importers).of(&root, &targets, limit * CANDIDATES, &skip);
+            let found = match refresh {
+                true => lock(&importers).of(&root, &targets, limit * CANDIDATES, &skip),
+                false => lock(&importers).of_indexed(&targets, limit * CANDIDATES, &skip),
+            };
             let more = found.len() == limit * CANDIDATES;
             let found: Vec<PathBuf> = found
                 .into_iter()
@@ -329,7 +334,9 @@ impl Squiggle {
                 }
                 false => {
                     let skip: HashSet<PathBuf> = searched.importers.iter().cloned().collect();
-                    let candidates = self.importers_of(&targets, edited, &names, &skip).await;
+                    let refresh = searched.importers.is_empty();
+                    let candidates =
+                        (self.importers_of(&targets, edited, &names, &skip, refresh)).await;
                     found.extend(candidates.found);
                     searched.more |= candidates.more;
                     let mut round = candidates.chosen;
@@ -407,7 +414,7 @@ impl Squiggle {
     ) -> Unsearched {
         let targets = [edited.to_path_buf()];
         let (names, skip) = (Names::Changed(HashSet::new()), HashSet::new());
-        let candidates = (self.importers_of(&targets, edited, &names, &skip)).await;
+        let candidates = (self.importers_of(&targets, edited, &names, &skip, true)).await;
         let searched = Searched {
             found: candidates.found,
             more: candidates.more,
