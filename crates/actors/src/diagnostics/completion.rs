@@ -17,8 +17,9 @@
 //!
 //! *The check on save* reads the disk: it runs only for a saved text, and what it publishes
 //! comes from worker threads right after its end, so its part is done a quiet time after the
-//! end of the last check begun after the save. A text that is not on disk gets the server's
-//! own analysis only ([`CheckPart::Unseen`]).
+//! end of the last check begun after the save (threads that may also deliver two of its
+//! publishes the other way round: the store keeps the later list, see its `CROSSING`). A text
+//! that is not on disk gets the server's own analysis only ([`CheckPart::Unseen`]).
 //!
 //! A delivery naming a later version ends the wait as superseded: an answer always belongs to
 //! the text it was asked for.

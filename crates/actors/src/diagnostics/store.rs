@@ -107,6 +107,12 @@ pub struct Steps {
     pub arm: Option<Instant>,
 }
 
+/// How long after a publish an earlier one of the same check may still arrive. rust-analyzer
+/// sends each publish from a worker thread, so two it sends a moment apart can reach squiggle
+/// the other way round: seen, the list with the check's last error, then, 0.3 ms later, the
+/// list from the turn before without it, which was the last thing heard.
+const CROSSING: Duration = Duration::from_millis(50);
+
 /// What one server delivered for one file one way (pushed or pulled).
 #[derive(Debug)]
 struct Published {
@@ -115,9 +121,31 @@ struct Published {
     ready: bool,
     epoch: u64,
     at: Instant,
+    /// The number of the server's last build check begun when it came, if it runs any.
+    check: Option<u64>,
 }
 
 impl Published {
+    /// Whether `list`, pushed `now`, is one the server sent before this one that reached
+    /// squiggle after it. While one build check runs, the lists a server publishes for a file
+    /// only grow (the check's errors are added one by one after the file's are cleared at its
+    /// start), so an earlier one is a strict prefix of a later one: such a list, for the same
+    /// version and the same check, within [`CROSSING`], is late, not new.
+    fn came_after(
+        &self,
+        list: &[Diagnostic],
+        version: Option<i32>,
+        check: Option<u64>,
+        now: Instant,
+    ) -> bool {
+        check.is_some()
+            && self.check == check
+            && self.version == version
+            && now.saturating_duration_since(self.at) <= CROSSING
+            && list.len() < self.diagnostics.len()
+            && self.diagnostics.starts_with(list)
+    }
+
     /// The delivery, if it came after the epoch `after`.
     fn since(&self, after: u64) -> Option<Delivery> {
         (self.epoch > after).then_some(Delivery {
@@ -339,6 +367,18 @@ impl Store {
         if self.gone.contains(&key) {
             return steps; // Frames a dead server sent before it died.
         }
+        let check = (self.checks.get(&key))
+            .and_then(|checks| checks.began.as_ref())
+            .map(|(number, _)| *number);
+        if let (Source::Push, Some(list)) = (source, &diagnostics) {
+            let last = (self.files.get(&path))
+                .and_then(|by_server| by_server.get(&key))
+                .and_then(|said| said.push.as_ref());
+            if last.is_some_and(|last| last.came_after(list, version, check, now)) {
+                tracing::debug!(server = %key.id, file = %path.display(), count = list.len(), "a publish sent before the last one came after it: kept the last");
+                return steps;
+            }
+        }
         self.epoch += 1;
         self.last_publish = Some(now);
         let epoch = self.epoch;
@@ -361,6 +401,7 @@ impl Store {
             ready,
             epoch,
             at: now,
+            check,
         });
         steps.changed.push(path.clone());
         self.check_file_waits(&key, &path, now, &mut steps);
@@ -1352,6 +1393,55 @@ mod tests {
                     "2: changed a.rs",
                     "2000: w0 unsettled [1]: cargo check did not finish within 2 s",
                 ],
+            },
+            Row {
+                name: "a list the check published before the last, come a moment after it, is late: the last stays",
+                script: &[
+                    (0, Wait("ra", "a.rs", 2, CHECKED, 5000)),
+                    (5, CheckBegan("ra")),
+                    (6, Pull("ra", "a.rs", 2, 0)),
+                    (40, Push("ra", "a.rs", None, 3)),
+                    (41, Push("ra", "a.rs", None, 2)),
+                    (50, CheckEnded("ra")),
+                    (150, Fire),
+                ],
+                said: &[
+                    "0: w0 waits",
+                    "0: arm 5000",
+                    "6: changed a.rs",
+                    "40: changed a.rs",
+                    "50: arm 150",
+                    "150: w0 final pull+flycheck [3]",
+                ],
+            },
+            Row {
+                name: "a shorter list after the crossing time, or from a later check, is the server's",
+                script: &[
+                    (0, CheckBegan("ra")),
+                    (10, Push("ra", "a.rs", None, 3)),
+                    (61, Push("ra", "a.rs", None, 2)),
+                    (70, All),
+                    (80, CheckEnded("ra")),
+                    (90, CheckBegan("ra")),
+                    (91, Push("ra", "a.rs", None, 1)),
+                    (92, All),
+                ],
+                said: &[
+                    "10: changed a.rs",
+                    "61: changed a.rs",
+                    "70: all a.rs:2",
+                    "91: changed a.rs",
+                    "92: all a.rs:1",
+                ],
+            },
+            Row {
+                name: "only a server with a check on save has its shorter lists taken as late",
+                script: &[
+                    (10, Push("ts", "a.ts", Some(1), 3)),
+                    (11, Push("ts", "a.ts", Some(1), 2)),
+                    (12, All),
+                ],
+                said: &["10: changed a.ts", "11: changed a.ts", "12: all a.ts:2"],
             },
             Row {
                 name: "a text the check cannot see gets the pulled list alone, with a note",

@@ -358,6 +358,12 @@ impl ClientContext {
             convert_diagnostics(params.diagnostics, &relative, text.as_deref(), encoding);
         self.spec.to_build_severity(&mut diagnostics);
         tracing::debug!(server = %self.key.id, file = %relative, version = ?params.version, count = diagnostics.len(), "published");
+        if tracing::enabled!(tracing::Level::TRACE) {
+            let at: Vec<String> = (diagnostics.iter())
+                .map(|d| format!("{}:{}:{:?}", d.line, d.column, d.severity))
+                .collect();
+            tracing::trace!(server = %self.key.id, file = %relative, at = %at.join(" "), "published at");
+        }
         let _ = self.diagnostics.cast(DiagnosticsMsg::Publish {
             key: self.key.clone(),
             path,
