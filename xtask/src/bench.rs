@@ -115,14 +115,15 @@ pub fn run(workspace: &Path, quick: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs every scenario (with release binaries, built first) and reports.
+/// Runs every scenario (with release binaries, built first) and reports; with `loop_seed`,
+/// only the agent loop, its edits picked from that seed.
 pub fn measure(
     workspace: &Path,
     quick: bool,
     only_load: bool,
     daemon_only: bool,
     fleet_only: bool,
-    loop_only: bool,
+    loop_seed: Option<u64>,
     only_server: Option<&str>,
 ) -> anyhow::Result<()> {
     let plan = Plan {
@@ -149,8 +150,8 @@ pub fn measure(
     if fleet_only {
         return self::fleet_only(&plan, &squiggle, &fake_lsp, &dir);
     }
-    if loop_only {
-        return self::loop_only(&plan, workspace, &squiggle, &dir, only_server);
+    if let Some(seed) = loop_seed {
+        return self::loop_only(&plan, seed, workspace, &squiggle, &dir, only_server);
     }
     if only_load {
         return load_only(&plan, &squiggle, &fake_lsp, &dir, ruff);
@@ -359,12 +360,13 @@ fn real_servers_and_projects(
     Ok(())
 }
 
-/// `bench-run --loop [--server LABEL]`: the agent loop on each real project (those whose label
-/// starts with LABEL; 20 edits, 5 with `--quick`), with
-/// the other-files search and without it (the edited file alone, for comparison); the rows
+/// `bench-run --loop [--seed N] [--server LABEL]`: the agent loop on each real project (those
+/// whose label starts with LABEL; 20 edits from `seed`, 5 with `--quick`), with the other-files
+/// search and without it (the edited file alone, for comparison); the rows
 /// and the targets go to target/bench/loop-report.json.
 fn loop_only(
     plan: &Plan,
+    seed: u64,
     workspace: &Path,
     squiggle: &Path,
     dir: &Path,
@@ -380,7 +382,7 @@ fn loop_only(
             let plan = agent_loop::Plan {
                 count: edits,
                 kinds: &agent_loop::KINDS,
-                seed: 24,
+                seed,
                 dependents,
             };
             let tally = agent_loop::run(project, workspace, squiggle, dir, plan)?;

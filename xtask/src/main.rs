@@ -11,7 +11,7 @@
 //! - `dist [--dev] [--check] [--binary TARGET=PATH]...`: the PyPI wheel and the npm packages
 //!   for this machine, into `target/dist/` (see docs/install.md).
 //! - `bench [--quick]`: end-to-end benchmarks against the floor, a minimal raw LSP client.
-//! - `bench-run [--quick] [--load-only] [--daemon-only] [--fleet] [--loop] [--server LABEL]`:
+//! - `bench-run [--quick] [--load-only] [--daemon-only] [--fleet] [--loop [--seed N]] [--server LABEL]`:
 //!   the measurements `bench` runs with release binaries.
 //!
 //! # Layout
@@ -136,6 +136,10 @@ struct BenchRunArgs {
     /// `--loop`, the projects whose label starts with LABEL (`isort`, `fp-ts`...).
     #[arg(long, value_name = "LABEL", conflicts_with_all = ["load_only", "daemon_only", "fleet"])]
     server: Option<String>,
+    /// With `--loop`: the seed that picks the edits (the benchmark's table uses 24; others
+    /// try edits the table has not seen).
+    #[arg(long, default_value_t = 24, requires = "agent_loop")]
+    seed: u64,
 }
 
 /// Arguments of `install-servers`.
@@ -199,7 +203,7 @@ fn main() -> anyhow::Result<()> {
             args.load_only,
             args.daemon_only,
             args.fleet,
-            args.agent_loop,
+            args.agent_loop.then_some(args.seed),
             args.server.as_deref(),
         ),
     }
