@@ -134,8 +134,12 @@ enum ServerMsg {
     /// Send `didClose` for an open document and forget it.
     Close { path: PathBuf },
     /// A check or question is done with a document (sent by the task that forwards its
-    /// answer): it may be closed now to keep the open set within its bound.
-    Release { path: PathBuf },
+    /// answer; a check says how long it took): it may be closed now to keep the open set
+    /// within its bound.
+    Release {
+        path: PathBuf,
+        took: Option<Duration>,
+    },
     /// The initialize handshake ended (sent by the actor's handshake task).
     Initialized(Result<Box<InitializeResult>, HandshakeError>),
     /// The process exited or its connection ended (sent by the actor's own tasks).
@@ -608,8 +612,8 @@ impl Actor for ServerActor {
             ServerMsg::Navigate { request, reply } => conn.navigate(&myself, request, reply),
             ServerMsg::Save { path } => conn.save(&path),
             ServerMsg::Close { path } => conn.close(&path),
-            ServerMsg::Release { path } => {
-                conn.open.release(&path);
+            ServerMsg::Release { path, took } => {
+                conn.open.release(&path, took);
                 conn.trim();
             }
             ServerMsg::Initialized(outcome) => conn.initialized(&myself, outcome),

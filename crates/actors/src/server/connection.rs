@@ -86,7 +86,7 @@ impl Connection {
             let answer = queued::within(REQUEST_TIMEOUT, answer).await;
             let _ = reply.send(answer);
             if let Some(path) = held {
-                let _ = me.cast(ServerMsg::Release { path });
+                let _ = me.cast(ServerMsg::Release { path, took: None });
             }
         });
     }
@@ -261,11 +261,13 @@ impl Connection {
         let (forward, answer) = ractor::concurrency::oneshot();
         let me = myself.clone();
         let path = path.to_path_buf();
+        let began = Instant::now();
         tokio::spawn(async move {
             if let Ok(freshness) = answer.await {
                 let _ = reply.send(freshness);
             }
-            let _ = me.cast(ServerMsg::Release { path });
+            let took = Some(began.elapsed());
+            let _ = me.cast(ServerMsg::Release { path, took });
         });
         forward.into()
     }
@@ -296,6 +298,12 @@ impl Connection {
                     server: self.key.id.clone(),
                     reason: reason.into(),
                 })?;
+        }
+        // After the change (a server keeps its project while a document is open): those whose
+        // check was costly are closed before the server analyses them again for it.
+        for costly in self.open.costly_besides(&path) {
+            tracing::debug!(server = %self.key.id, path = %costly.display(), "closing a document whose check was costly");
+            self.close(&costly);
         }
         Ok(synced.version)
     }

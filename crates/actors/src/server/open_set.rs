@@ -1,8 +1,20 @@
 //! Which documents a server keeps open: at most a bound, the least recently used closed
-//! first, never one that a check or a question is using.
+//! first, never one that a check or a question is using; and none whose check was costly
+//! once another document is synced.
+//!
+//! Why the costly ones go: a server that pushes diagnostics analyses every open document again
+//! after each change to what it imports (pyright re-checks it; typescript-language-server asks
+//! tsserver for the errors of every open file). Seen in the agent loop: once isort's `core.py`
+//! had been edited, and so stayed open, pyright spent 2 to 5.5 s on it after every later edit
+//! of another module, and 16 of the 20 checks after a revert ran out of time behind it.
+//! Opening a document again costs its server one analysis, which the change costs anyway.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A check that took this long makes its document costly to keep open.
+pub const COSTLY: Duration = Duration::from_secs(1);
 
 /// The open documents of one server, in order of use, with how many users each has now.
 #[derive(Debug)]
@@ -20,6 +32,8 @@ pub struct OpenSet {
 struct Slot {
     used: u64,
     users: u32,
+    /// Whether its last check took [`COSTLY`] or longer.
+    costly: bool,
 }
 
 impl OpenSet {
@@ -40,6 +54,7 @@ impl OpenSet {
         let slot = self.slots.entry(path.to_path_buf()).or_insert(Slot {
             used: tick,
             users: 0,
+            costly: false,
         });
         self.by_use.remove(&slot.used);
         slot.used = tick;
@@ -54,11 +69,29 @@ impl OpenSet {
         }
     }
 
-    /// A check or question is done with a document.
-    pub fn release(&mut self, path: &Path) {
+    /// A check or question is done with a document; a check says how long it `took`.
+    pub fn release(&mut self, path: &Path, took: Option<Duration>) {
         if let Some(slot) = self.slots.get_mut(path) {
             slot.users = slot.users.saturating_sub(1);
+            if let Some(took) = took {
+                slot.costly = took >= COSTLY;
+            }
         }
+    }
+
+    /// The documents to close because `synced`, another one, was synced: those whose last
+    /// check was costly and that nothing uses; they leave the set.
+    pub fn costly_besides(&mut self, synced: &Path) -> Vec<PathBuf> {
+        let costly: Vec<(u64, PathBuf)> = (self.by_use.iter())
+            .filter(|(_, path)| path.as_path() != synced)
+            .filter(|(_, path)| (self.slots.get(*path)).is_some_and(|s| s.costly && s.users == 0))
+            .map(|(used, path)| (*used, path.clone()))
+            .collect();
+        for (used, path) in &costly {
+            self.by_use.remove(used);
+            self.slots.remove(path);
+        }
+        costly.into_iter().map(|(_, path)| path).collect()
     }
 
     /// A document was closed.
@@ -131,11 +164,11 @@ mod tests {
         open.hold(&p("a"));
         open.hold(&p("b"));
         assert!(open.overflow().is_empty(), "both in use: over the bound");
-        open.release(&p("a"));
+        open.release(&p("a"), None);
         assert_eq!(open.overflow(), vec![p("a")]);
         open.touch(&p("c"));
         assert_eq!(open.overflow(), vec![p("c")], "b is still in use");
-        open.release(&p("b"));
+        open.release(&p("b"), None);
         assert!(open.overflow().is_empty());
     }
 
@@ -144,9 +177,9 @@ mod tests {
         let mut open = OpenSet::new(0);
         open.hold(&p("a"));
         open.hold(&p("a"));
-        open.release(&p("a"));
+        open.release(&p("a"), None);
         assert!(open.overflow().is_empty());
-        open.release(&p("a"));
+        open.release(&p("a"), None);
         assert_eq!(open.overflow(), vec![p("a")]);
     }
 
@@ -155,11 +188,38 @@ mod tests {
         let mut open = OpenSet::new(1);
         open.touch(&p("a"));
         open.remove(&p("a"));
-        open.release(&p("a"));
+        open.release(&p("a"), None);
         assert_eq!(open.len(), 0);
         open.touch(&p("b"));
         open.touch(&p("a"));
         assert_eq!(open.overflow(), vec![p("b")]);
+    }
+
+    #[test]
+    fn a_document_whose_check_was_costly_closes_when_another_is_synced() {
+        let mut open = OpenSet::new(10);
+        let (cheap, costly) = (Some(COSTLY / 2), Some(COSTLY));
+        for (name, took) in [("a", cheap), ("b", costly), ("c", costly)] {
+            open.hold(&p(name));
+            open.release(&p(name), took);
+        }
+        open.hold(&p("c"));
+        assert_eq!(
+            open.costly_besides(&p("b")),
+            Vec::<PathBuf>::new(),
+            "b is the one synced, c is in use"
+        );
+        open.release(&p("c"), None);
+        assert_eq!(open.costly_besides(&p("a")), vec![p("b"), p("c")]);
+        assert_eq!(open.len(), 1);
+        // A question's release leaves the mark; a cheaper check takes it away.
+        open.hold(&p("a"));
+        open.release(&p("a"), costly);
+        open.hold(&p("a"));
+        open.release(&p("a"), None);
+        open.hold(&p("a"));
+        open.release(&p("a"), cheap);
+        assert!(open.costly_besides(&p("d")).is_empty());
     }
 
     #[test]
