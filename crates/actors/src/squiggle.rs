@@ -579,6 +579,11 @@ impl Squiggle {
                         tracing::debug!(path = %path.display(), "deleted on disk: closed");
                         squiggle.close_file(&path).await;
                     }
+                    DiskChange::Written(path) => {
+                        // The hook for this write may come after a server answered it.
+                        tracing::debug!(path = %path.display(), "written on disk, not synced");
+                        squiggle.keep_store_before_write(&path).await;
+                    }
                 }
             }
         });
@@ -763,11 +768,10 @@ impl Squiggle {
         });
         let state_before = self.texts_state();
         // The store before the edit: as it is, unless the servers were handed the edit from
-        // the disk already (the watcher saw the write first), and it was kept before that.
-        let store_before = match (kept_hold, &before_text) {
-            (false, Some(before)) => self.store_before_sync(&located, before),
-            _ => None,
-        };
+        // the disk already (the watcher saw the write first), or read it there while they held
+        // no text of it, and it was kept before that.
+        let store_before = (before_text.as_ref())
+            .and_then(|before| self.store_before_sync(&located, before, kept_hold));
         let store_before = match store_before {
             Some(kept) => kept,
             None => self.store_before().await,

@@ -113,13 +113,16 @@ impl WatcherHandle {
     }
 }
 
-/// A synced document changed on disk by someone else.
+/// A file changed on disk by someone else.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DiskChange {
-    /// Its text on disk changed (or it was made again): sync it again.
+    /// A synced document's text on disk changed (or it was made again): sync it again.
     Changed(PathBuf),
-    /// It is gone: close it.
+    /// A synced document is gone: close it.
     Deleted(PathBuf),
+    /// A file a server watches and squiggle never synced was written: the server may read it
+    /// (rust-analyzer's `cargo check` does) before a hook for the write comes. Told at once.
+    Written(PathBuf),
 }
 
 /// The watcher actor.
@@ -238,6 +241,7 @@ impl Actor for WatcherActor {
             WatcherMsg::Disk(event) => {
                 let mut changes = changes_of(&event);
                 watches.note_stale(&myself, &changes);
+                watches.note_written(&changes);
                 for (path, change) in &changes {
                     if *change == FileChangeType::DELETED {
                         watches.forget_folders(path);
@@ -309,6 +313,24 @@ impl Watches {
         if let Some(os) = self.os.as_mut() {
             if os.watch(folder, RecursiveMode::NonRecursive).is_ok() {
                 self.folders.insert(folder.to_path_buf());
+            }
+        }
+    }
+
+    /// Tells the follower of the files servers watch that were written and are not synced.
+    fn note_written(&self, changes: &[(PathBuf, FileChangeType)]) {
+        let Some(follow) = &self.follow else {
+            return;
+        };
+        let watched = |path: &PathBuf, change: FileChangeType| {
+            (self.servers.values())
+                .flat_map(|watching| watching.registrations.values().flatten())
+                .any(|pattern| pattern.matches(path, change))
+        };
+        for (path, change) in changes {
+            let written = *change != FileChangeType::DELETED && !self.documents.contains_key(path);
+            if written && watched(path, *change) {
+                let _ = follow.send(DiskChange::Written(path.clone()));
             }
         }
     }

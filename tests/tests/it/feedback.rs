@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use crate::support::{squiggle, FakeWorkspace};
+use crate::support::{eventually, squiggle, FakeWorkspace};
 use serde_json::json;
 use squiggle_actors::{Outcome, Scope, Skip, Squiggle, Unsearched};
 use squiggle_config::ServerSpec;
@@ -714,6 +714,46 @@ async fn a_write_whose_build_check_answered_before_the_hook_still_names_what_it_
     };
     let waited = tokio::time::timeout(std::time::Duration::from_secs(20), broken).await;
     assert!(waited.is_ok(), "the check on save reported src/b.fake");
+    let feedback = (squiggle.feedback(&edited, None, Scope::Edit, Some("alpha\n".into()))).await;
+
+    let named: Vec<&String> = feedback.others.keys().collect();
+    assert_eq!(named, vec!["src/b.fake"], "{}", feedback.text);
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_write_no_server_held_that_a_check_for_another_save_read_still_names_what_it_broke() {
+    let ws = FakeWorkspace::new();
+    let edited = ws.write("src/a.fake", "alpha\n");
+    ws.write("src/b.fake", "// NEEDS src/a.fake alpha\n");
+    let saved = ws.write("src/z.fake", "zeta\n");
+    // Like rust-analyzer: a check on save over the whole project, and file watchers.
+    let script = json!({"pull": true, "diagnose_on": [], "server_status": true,
+                        "loading_ms": 300, "check_on_save_ms": 200,
+                        "server_requests": ["client/registerCapability"]});
+    let mut spec = ws.scripted("fake", &script);
+    spec.ready_on_quiescent = true;
+    spec.check_progress = Some("fake/flycheck/".to_string());
+    let mut config = ws.config(vec![spec]);
+    config.diagnostic_timeout_ms = 20_000;
+    config.first_touch_timeout_ms = 20_000;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+    squiggle.follow_disk();
+    let first = squiggle.check_file(&saved, None).await;
+    assert!(first.outcome().is_checked(), "{first:?}");
+
+    // The agent writes a.fake, which no server holds; the server hears of it from its watcher.
+    std::fs::write(&edited, "beta\n").unwrap();
+    let heard = || {
+        let told = ws.received("workspace/didChangeWatchedFiles");
+        told.iter()
+            .any(|params| params.to_string().contains("src/a.fake"))
+    };
+    assert!(eventually(std::time::Duration::from_secs(10), heard).await);
+    // Before the hook comes, a check begun for another save reads the disk and reports b.fake.
+    std::fs::write(&saved, "zeta 2\n").unwrap();
+    squiggle.check_file(&saved, None).await;
+    store_has(&squiggle, "src/b.fake", true).await;
     let feedback = (squiggle.feedback(&edited, None, Scope::Edit, Some("alpha\n".into()))).await;
 
     let named: Vec<&String> = feedback.others.keys().collect();

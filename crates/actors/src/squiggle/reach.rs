@@ -70,8 +70,8 @@ pub(crate) type SyncedOver = VecDeque<SyncedStore>;
 pub(crate) struct SyncedStore {
     /// The document.
     path: PathBuf,
-    /// The hash of the text the sync replaced.
-    replaced: u64,
+    /// The hash of the text the sync replaced (none for a file written that no server held).
+    replaced: Option<u64>,
     /// The document's count of hand-overs once the sync handed the disk's text (see
     /// [`super::handed::Handed::changes`]): another hand-over since, and this is not the
     /// store from before the text the servers hold.
@@ -477,13 +477,27 @@ impl Squiggle {
     /// answered before the hook, so the store at the hook's start already holds what it
     /// caused elsewhere. Called in the document's turn, right before that sync.
     pub(crate) async fn keep_store_before_sync(&self, path: &Path, held: &str) {
+        let replaced = Some(super::disk_stamps::hash_of(held));
+        self.keep_store(path, replaced, 1).await;
+    }
+
+    /// Keeps the store as it is now, right after `path`, a file no server holds, was written
+    /// on disk: a server that reads the disk (rust-analyzer's `cargo check`, run for
+    /// an earlier save) may report what the write caused elsewhere before its hook comes.
+    pub(crate) async fn keep_store_before_write(&self, path: &Path) {
+        self.keep_store(path, None, 0).await;
+    }
+
+    /// Keeps the store before `path` is next handed over (what the servers held, `replaced`,
+    /// if they held it), `handing` hand-overs from now.
+    async fn keep_store(&self, path: &Path, replaced: Option<u64>, handing: u64) {
         let store = self.store_before().await;
-        let changes = lock(&self.inner.handed).changes(path) + 1;
+        let changes = lock(&self.inner.handed).changes(path) + handing;
         let mut kept = lock(&self.inner.synced_over);
         kept.retain(|kept| kept.path != path);
         kept.push_back(SyncedStore {
             path: path.to_path_buf(),
-            replaced: super::disk_stamps::hash_of(held),
+            replaced,
             changes,
             at: Instant::now(),
             store,
@@ -493,17 +507,26 @@ impl Squiggle {
         }
     }
 
-    /// The store kept before `path` was last synced from the disk (see
-    /// [`Squiggle::keep_store_before_sync`]), taken: only if that sync replaced `before`, was
-    /// the last hand-over of `path`, and came less than [`SYNCED_FOR`] ago.
-    pub(crate) fn store_before_sync(&self, path: &Path, before: &str) -> Option<StoreBefore> {
+    /// The store kept before `path` was last synced from the disk, or written on disk while no
+    /// server held it (see [`Squiggle::keep_store_before_sync`] and
+    /// [`Squiggle::keep_store_before_write`]), taken: only if that sync replaced `before` (and
+    /// the servers do not hold `before` now: `held_before`), or it was such a write; and if no
+    /// hand-over of `path` came since, and it came less than [`SYNCED_FOR`] ago.
+    pub(crate) fn store_before_sync(
+        &self,
+        path: &Path,
+        before: &str,
+        held_before: bool,
+    ) -> Option<StoreBefore> {
         let changes = lock(&self.inner.handed).changes(path);
         let mut kept = lock(&self.inner.synced_over);
         let at = kept.iter().position(|kept| kept.path == path)?;
         let found = kept.remove(at)?;
-        let fits = found.replaced == super::disk_stamps::hash_of(before)
-            && found.changes == changes
-            && found.at.elapsed() < SYNCED_FOR;
+        let replaced = match found.replaced {
+            Some(hash) => !held_before && hash == super::disk_stamps::hash_of(before),
+            None => true,
+        };
+        let fits = replaced && found.changes == changes && found.at.elapsed() < SYNCED_FOR;
         fits.then_some(found.store)
     }
 
