@@ -108,6 +108,9 @@ struct Inner {
     /// The store as it was before the last few documents changed on disk were synced (the
     /// watcher saw an agent's write before its hook came), with the text each replaced.
     synced_over: std::sync::Mutex<reach::SyncedOver>,
+    /// The store as it was right after the last few files no server held were written on
+    /// disk, with the text written.
+    written_over: std::sync::Mutex<reach::SyncedOver>,
     /// Held by a look at importers with an edited file's text from before the edit, from its
     /// start until the edit's text handed back is answered (see [`Squiggle::look_before`] and
     /// [`Squiggle::restored`]).
@@ -207,6 +210,7 @@ impl Squiggle {
                 reach_known: std::sync::Mutex::default(),
                 slow_importers: std::sync::Mutex::default(),
                 synced_over: std::sync::Mutex::default(),
+                written_over: std::sync::Mutex::default(),
                 restoring: Arc::default(),
                 warm: std::sync::atomic::AtomicBool::new(false),
                 importers: Arc::default(),
@@ -770,8 +774,10 @@ impl Squiggle {
         // The store before the edit: as it is, unless the servers were handed the edit from
         // the disk already (the watcher saw the write first), or read it there while they held
         // no text of it, and it was kept before that.
-        let store_before = (before_text.as_ref())
-            .and_then(|before| self.store_before_sync(&located, before, kept_hold));
+        let store_before = match (kept_hold, &before_text) {
+            (false, Some(before)) => self.store_before_sync(&located, before),
+            _ => self.store_before_written(&located, text.as_deref()).await,
+        };
         let store_before = match store_before {
             Some(kept) => kept,
             None => self.store_before().await,

@@ -123,14 +123,28 @@ struct Published {
     at: Instant,
     /// The number of the server's last build check begun when it came, if it runs any.
     check: Option<u64>,
+    /// Whether it grew out of the push before it, in the same check and for the same version:
+    /// that list was a strict prefix of this one.
+    grew: bool,
 }
 
 impl Published {
+    /// Whether `list`, pushed for `version` during the check `check`, grows out of this one.
+    fn grows_into(&self, list: &[Diagnostic], version: Option<i32>, check: Option<u64>) -> bool {
+        check.is_some()
+            && self.check == check
+            && self.version == version
+            && self.diagnostics.len() < list.len()
+            && list.starts_with(&self.diagnostics)
+    }
+
     /// Whether `list`, pushed `now`, is one the server sent before this one that reached
-    /// squiggle after it. While one build check runs, the lists a server publishes for a file
-    /// only grow (the check's errors are added one by one after the file's are cleared at its
-    /// start), so an earlier one is a strict prefix of a later one: such a list, for the same
-    /// version and the same check, within [`CROSSING`], is late, not new.
+    /// squiggle after it. rust-analyzer adds a check's errors for a package one by one, after
+    /// it cleared the package's old ones (at its first error or artifact in the check, once):
+    /// once a file's list grew in a check, it only grows in that check, and an earlier list is
+    /// a strict prefix of a later one. So a strict prefix of a list that grew, for the same
+    /// version and the same check, within [`CROSSING`], is late, not new. (A list that did not
+    /// grow, say the check before's list published again, may be followed by the clear.)
     fn came_after(
         &self,
         list: &[Diagnostic],
@@ -138,7 +152,8 @@ impl Published {
         check: Option<u64>,
         now: Instant,
     ) -> bool {
-        check.is_some()
+        self.grew
+            && check.is_some()
             && self.check == check
             && self.version == version
             && now.saturating_duration_since(self.at) <= CROSSING
@@ -370,6 +385,7 @@ impl Store {
         let check = (self.checks.get(&key))
             .and_then(|checks| checks.began.as_ref())
             .map(|(number, _)| *number);
+        let mut grew = false;
         if let (Source::Push, Some(list)) = (source, &diagnostics) {
             let last = (self.files.get(&path))
                 .and_then(|by_server| by_server.get(&key))
@@ -378,6 +394,7 @@ impl Store {
                 tracing::debug!(server = %key.id, file = %path.display(), count = list.len(), "a publish sent before the last one came after it: kept the last");
                 return steps;
             }
+            grew = last.is_some_and(|last| last.grows_into(list, version, check));
         }
         self.epoch += 1;
         self.last_publish = Some(now);
@@ -402,6 +419,7 @@ impl Store {
             epoch,
             at: now,
             check,
+            grew,
         });
         steps.changed.push(path.clone());
         self.check_file_waits(&key, &path, now, &mut steps);
@@ -1400,6 +1418,7 @@ mod tests {
                     (0, Wait("ra", "a.rs", 2, CHECKED, 5000)),
                     (5, CheckBegan("ra")),
                     (6, Pull("ra", "a.rs", 2, 0)),
+                    (39, Push("ra", "a.rs", None, 1)),
                     (40, Push("ra", "a.rs", None, 3)),
                     (41, Push("ra", "a.rs", None, 2)),
                     (50, CheckEnded("ra")),
@@ -1409,15 +1428,36 @@ mod tests {
                     "0: w0 waits",
                     "0: arm 5000",
                     "6: changed a.rs",
+                    "39: changed a.rs",
                     "40: changed a.rs",
                     "50: arm 150",
                     "150: w0 final pull+flycheck [3]",
                 ],
             },
             Row {
+                name: "a list that did not grow in the check may be followed by the clear",
+                script: &[
+                    (0, Push("ra", "a.rs", Some(1), 3)),
+                    (10, CheckBegan("ra")),
+                    (20, Push("ra", "a.rs", Some(2), 3)),
+                    (21, Push("ra", "a.rs", Some(2), 0)),
+                    (22, Push("ra", "a.rs", Some(2), 1)),
+                    (23, Push("ra", "a.rs", Some(2), 0)),
+                    (24, All),
+                ],
+                said: &[
+                    "0: changed a.rs",
+                    "20: changed a.rs",
+                    "21: changed a.rs",
+                    "22: changed a.rs",
+                    "24: all a.rs:1",
+                ],
+            },
+            Row {
                 name: "a shorter list after the crossing time, or from a later check, is the server's",
                 script: &[
                     (0, CheckBegan("ra")),
+                    (9, Push("ra", "a.rs", None, 1)),
                     (10, Push("ra", "a.rs", None, 3)),
                     (61, Push("ra", "a.rs", None, 2)),
                     (70, All),
@@ -1427,6 +1467,7 @@ mod tests {
                     (92, All),
                 ],
                 said: &[
+                    "9: changed a.rs",
                     "10: changed a.rs",
                     "61: changed a.rs",
                     "70: all a.rs:2",

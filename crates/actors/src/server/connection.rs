@@ -290,7 +290,7 @@ impl Connection {
     ) -> Result<i32, SyncError> {
         let save = self.life.offers().save;
         let synced = self.document_sync.sync(&path, text, saved, save)?;
-        self.open.touch(&path);
+        self.open.synced(&path, saved);
         self.pull_state.changed(&path);
         for notice in synced.notices {
             self.notify(&path, notice)
@@ -300,8 +300,14 @@ impl Connection {
                 })?;
         }
         // After the change (a server keeps its project while a document is open): those whose
-        // check was costly are closed before the server analyses them again for it.
-        for costly in self.open.costly_besides(&path) {
+        // check was costly are closed before the server analyses them again for it. Not for a
+        // server with a check on save: what its checks take is mostly the build's, not the
+        // document's.
+        let costly = match self.spec.check_progress {
+            Some(_) => Vec::new(),
+            None => self.open.costly_besides(&path),
+        };
+        for costly in costly {
             tracing::debug!(server = %self.key.id, path = %costly.display(), "closing a document whose check was costly");
             self.close(&costly);
         }

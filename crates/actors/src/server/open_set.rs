@@ -1,6 +1,6 @@
 //! Which documents a server keeps open: at most a bound, the least recently used closed
 //! first, never one that a check or a question is using; and none whose check was costly
-//! once another document is synced.
+//! (and whose text is the disk's) once another document is synced.
 //!
 //! Why the costly ones go: a server that pushes diagnostics analyses every open document again
 //! after each change to what it imports (pyright re-checks it; typescript-language-server asks
@@ -34,6 +34,9 @@ struct Slot {
     users: u32,
     /// Whether its last check took [`COSTLY`] or longer.
     costly: bool,
+    /// Whether the text last synced is the disk's: a document that holds another text is never
+    /// closed for its cost (its server would read the disk's instead).
+    on_disk: bool,
 }
 
 impl OpenSet {
@@ -55,6 +58,7 @@ impl OpenSet {
             used: tick,
             users: 0,
             costly: false,
+            on_disk: true,
         });
         self.by_use.remove(&slot.used);
         slot.used = tick;
@@ -79,12 +83,23 @@ impl OpenSet {
         }
     }
 
+    /// A document was synced with a text that is the disk's (`on_disk`) or not; it is used now.
+    pub fn synced(&mut self, path: &Path, on_disk: bool) {
+        self.touch(path);
+        if let Some(slot) = self.slots.get_mut(path) {
+            slot.on_disk = on_disk;
+        }
+    }
+
     /// The documents to close because `synced`, another one, was synced: those whose last
-    /// check was costly and that nothing uses; they leave the set.
+    /// check was costly, that hold the disk's text and that nothing uses; they leave the set.
     pub fn costly_besides(&mut self, synced: &Path) -> Vec<PathBuf> {
         let costly: Vec<(u64, PathBuf)> = (self.by_use.iter())
             .filter(|(_, path)| path.as_path() != synced)
-            .filter(|(_, path)| (self.slots.get(*path)).is_some_and(|s| s.costly && s.users == 0))
+            .filter(|(_, path)| {
+                let slot = self.slots.get(*path);
+                slot.is_some_and(|s| s.costly && s.on_disk && s.users == 0)
+            })
             .map(|(used, path)| (*used, path.clone()))
             .collect();
         for (used, path) in &costly {
@@ -220,6 +235,13 @@ mod tests {
         open.hold(&p("a"));
         open.release(&p("a"), cheap);
         assert!(open.costly_besides(&p("d")).is_empty());
+        // A text that is not the disk's stays open, however costly.
+        open.synced(&p("e"), false);
+        open.hold(&p("e"));
+        open.release(&p("e"), costly);
+        assert!(open.costly_besides(&p("d")).is_empty());
+        open.synced(&p("e"), true);
+        assert_eq!(open.costly_besides(&p("d")), vec![p("e")]);
     }
 
     #[test]

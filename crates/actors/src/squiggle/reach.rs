@@ -42,6 +42,36 @@ const CANDIDATES: usize = 16;
 /// may have made it slow once, and its server will have finished with it long before.
 const SLOW_FOR: Duration = Duration::from_secs(600);
 
+impl SyncedStore {
+    fn new(path: &Path, what: Change, changes: u64, store: StoreBefore) -> Self {
+        SyncedStore {
+            path: path.to_path_buf(),
+            what,
+            changes,
+            at: Instant::now(),
+            store,
+        }
+    }
+
+    /// Puts it in `kept`, in place of one kept for its file, the oldest going past `bound`.
+    fn into(self, kept: &mut SyncedOver, bound: usize) {
+        kept.retain(|kept| kept.path != self.path);
+        kept.push_back(self);
+        if kept.len() > bound {
+            kept.pop_front();
+        }
+    }
+}
+
+/// What a kept store came before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Change {
+    /// A sync that replaced the text with this hash.
+    Replaced(u64),
+    /// A write of the text with this hash, to a file no server held.
+    Written(u64),
+}
+
 /// How many states of the texts each importer's answers are kept for: an edit's, the one from
 /// before it, and a few more (an edit, its fix, its undoing).
 const KEPT_STATES: usize = 4;
@@ -65,13 +95,17 @@ const SYNCED_FOR: Duration = Duration::from_secs(60);
 /// The store before each of the last [`KEPT_SYNCS`] documents changed on disk was synced.
 pub(crate) type SyncedOver = VecDeque<SyncedStore>;
 
-/// The store before a document changed on disk was synced.
+/// How many files written on disk while no server held them the store is kept for.
+const KEPT_WRITES: usize = 16;
+
+/// The store before a document changed on disk was synced, or right after a file no server
+/// held was written (see [`Squiggle::keep_store_before_write`]).
 #[derive(Debug)]
 pub(crate) struct SyncedStore {
     /// The document.
     path: PathBuf,
-    /// The hash of the text the sync replaced (none for a file written that no server held).
-    replaced: Option<u64>,
+    /// What changed: the text the sync replaced, or the text written.
+    what: Change,
     /// The document's count of hand-overs once the sync handed the disk's text (see
     /// [`super::handed::Handed::changes`]): another hand-over since, and this is not the
     /// store from before the text the servers hold.
@@ -477,56 +511,88 @@ impl Squiggle {
     /// answered before the hook, so the store at the hook's start already holds what it
     /// caused elsewhere. Called in the document's turn, right before that sync.
     pub(crate) async fn keep_store_before_sync(&self, path: &Path, held: &str) {
-        let replaced = Some(super::disk_stamps::hash_of(held));
-        self.keep_store(path, replaced, 1).await;
+        let store = self.store_before().await;
+        let changes = lock(&self.inner.handed).changes(path) + 1;
+        let what = Change::Replaced(super::disk_stamps::hash_of(held));
+        let kept = SyncedStore::new(path, what, changes, store);
+        kept.into(&mut lock(&self.inner.synced_over), KEPT_SYNCS);
     }
 
     /// Keeps the store as it is now, right after `path`, a file no server holds, was written
-    /// on disk: a server that reads the disk (rust-analyzer's `cargo check`, run for
-    /// an earlier save) may report what the write caused elsewhere before its hook comes.
+    /// on disk: a server that reads the disk (rust-analyzer's `cargo check`, begun for an
+    /// earlier save) may report what the write broke elsewhere before the write's hook comes.
+    /// Kept for the text written, once for the several events one write makes; not when the
+    /// file was handed to the servers meanwhile (its hook came first).
     pub(crate) async fn keep_store_before_write(&self, path: &Path) {
-        self.keep_store(path, None, 0).await;
-    }
-
-    /// Keeps the store before `path` is next handed over (what the servers held, `replaced`,
-    /// if they held it), `handing` hand-overs from now.
-    async fn keep_store(&self, path: &Path, replaced: Option<u64>, handing: u64) {
-        let store = self.store_before().await;
-        let changes = lock(&self.inner.handed).changes(path) + handing;
-        let mut kept = lock(&self.inner.synced_over);
-        kept.retain(|kept| kept.path != path);
-        kept.push_back(SyncedStore {
-            path: path.to_path_buf(),
-            replaced,
-            changes,
-            at: Instant::now(),
-            store,
-        });
-        if kept.len() > KEPT_SYNCS {
-            kept.pop_front();
+        let changes = lock(&self.inner.handed).changes(path);
+        let (limit, file) = (self.inner.config.max_file_bytes, path.to_path_buf());
+        let read = tokio::task::spawn_blocking(move || read_text(&file, limit).ok());
+        let Some(text) = read.await.ok().flatten() else {
+            return;
+        };
+        let what = Change::Written(super::disk_stamps::hash_of(&text));
+        let kept_already = |kept: &SyncedOver| {
+            (kept.iter()).any(|k| k.path == path && k.what == what && k.changes == changes)
+        };
+        if kept_already(&lock(&self.inner.written_over)) {
+            return;
         }
+        let store = self.store_before().await;
+        if lock(&self.inner.handed).changes(path) != changes {
+            return;
+        }
+        let kept = SyncedStore::new(path, what, changes, store);
+        kept.into(&mut lock(&self.inner.written_over), KEPT_WRITES);
     }
 
-    /// The store kept before `path` was last synced from the disk, or written on disk while no
-    /// server held it (see [`Squiggle::keep_store_before_sync`] and
-    /// [`Squiggle::keep_store_before_write`]), taken: only if that sync replaced `before` (and
-    /// the servers do not hold `before` now: `held_before`), or it was such a write; and if no
-    /// hand-over of `path` came since, and it came less than [`SYNCED_FOR`] ago.
-    pub(crate) fn store_before_sync(
+    /// The store kept before `path` was last synced from the disk (see
+    /// [`Squiggle::keep_store_before_sync`]), taken: only if that sync replaced `before`, was
+    /// the last hand-over of `path`, and came less than [`SYNCED_FOR`] ago.
+    pub(crate) fn store_before_sync(&self, path: &Path, before: &str) -> Option<StoreBefore> {
+        let what = Change::Replaced(super::disk_stamps::hash_of(before));
+        self.take_kept(&self.inner.synced_over, path, what)
+    }
+
+    /// The store kept right after `path`, which no server held, was written on disk (see
+    /// [`Squiggle::keep_store_before_write`]), taken: only if the text written is the one a
+    /// check of it reads now (`text`, else the disk's), no hand-over of `path` came since, and
+    /// it was kept less than [`SYNCED_FOR`] ago.
+    pub(crate) async fn store_before_written(
         &self,
         path: &Path,
-        before: &str,
-        held_before: bool,
+        text: Option<&str>,
+    ) -> Option<StoreBefore> {
+        if !lock(&self.inner.written_over)
+            .iter()
+            .any(|kept| kept.path == path)
+        {
+            return None;
+        }
+        let text = match text {
+            Some(text) => text.to_string(),
+            None => {
+                let (limit, file) = (self.inner.config.max_file_bytes, path.to_path_buf());
+                let read = tokio::task::spawn_blocking(move || read_text(&file, limit).ok());
+                read.await.ok().flatten()?
+            }
+        };
+        let what = Change::Written(super::disk_stamps::hash_of(&text));
+        self.take_kept(&self.inner.written_over, path, what)
+    }
+
+    /// The store kept in `kept` for `path` and `what`, taken (see the two above).
+    fn take_kept(
+        &self,
+        kept: &std::sync::Mutex<SyncedOver>,
+        path: &Path,
+        what: Change,
     ) -> Option<StoreBefore> {
         let changes = lock(&self.inner.handed).changes(path);
-        let mut kept = lock(&self.inner.synced_over);
+        let mut kept = lock(kept);
         let at = kept.iter().position(|kept| kept.path == path)?;
         let found = kept.remove(at)?;
-        let replaced = match found.replaced {
-            Some(hash) => !held_before && hash == super::disk_stamps::hash_of(before),
-            None => true,
-        };
-        let fits = replaced && found.changes == changes && found.at.elapsed() < SYNCED_FOR;
+        let fits =
+            found.what == what && found.changes == changes && found.at.elapsed() < SYNCED_FOR;
         fits.then_some(found.store)
     }
 
