@@ -586,7 +586,7 @@ impl Squiggle {
                     DiskChange::Written(path) => {
                         // The hook for this write may come after a server answered it.
                         tracing::debug!(path = %path.display(), "written on disk, not synced");
-                        squiggle.keep_store_before_write(&path).await;
+                        tokio::spawn(async move { squiggle.keep_store_before_write(&path).await });
                     }
                 }
             }

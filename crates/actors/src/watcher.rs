@@ -120,8 +120,9 @@ pub enum DiskChange {
     Changed(PathBuf),
     /// A synced document is gone: close it.
     Deleted(PathBuf),
-    /// A file a server watches and squiggle never synced was written: the server may read it
-    /// (rust-analyzer's `cargo check` does) before a hook for the write comes. Told at once.
+    /// A file a server watches and squiggle holds no synced text of was written: the server
+    /// may read it (rust-analyzer's `cargo check` does) before a hook for the write comes.
+    /// Told at once.
     Written(PathBuf),
 }
 

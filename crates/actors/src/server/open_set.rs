@@ -102,11 +102,16 @@ impl OpenSet {
             })
             .map(|(used, path)| (*used, path.clone()))
             .collect();
-        for (used, path) in &costly {
+        self.take_out(costly)
+    }
+
+    /// Takes `documents` (each with its last use) out of the set; returns their paths.
+    fn take_out(&mut self, documents: Vec<(u64, PathBuf)>) -> Vec<PathBuf> {
+        for (used, path) in &documents {
             self.by_use.remove(used);
             self.slots.remove(path);
         }
-        costly.into_iter().map(|(_, path)| path).collect()
+        documents.into_iter().map(|(_, path)| path).collect()
     }
 
     /// A document was closed.
@@ -130,11 +135,7 @@ impl OpenSet {
             .take(excess)
             .map(|(tick, path)| (*tick, path.clone()))
             .collect();
-        for (tick, path) in &victims {
-            self.by_use.remove(tick);
-            self.slots.remove(path);
-        }
-        victims.into_iter().map(|(_, path)| path).collect()
+        self.take_out(victims)
     }
 
     /// How many documents are open.
