@@ -133,6 +133,8 @@ enum ServerMsg {
     Save { path: PathBuf },
     /// Send `didClose` for an open document and forget it.
     Close { path: PathBuf },
+    /// Close the documents whose check was costly, but `keep` (an edit of it comes next).
+    CloseCostly { keep: PathBuf },
     /// A check or question is done with a document (sent by the task that forwards its
     /// answer; a check says how long it took): it may be closed now to keep the open set
     /// within its bound.
@@ -237,6 +239,11 @@ impl ServerHandle {
     /// Sends `didClose` for an open document.
     pub fn close(&self, path: PathBuf) {
         let _ = self.0.cast(ServerMsg::Close { path });
+    }
+
+    /// Closes the open documents whose last check was costly, but `keep` (see the open set).
+    pub fn close_costly(&self, keep: PathBuf) {
+        let _ = self.0.cast(ServerMsg::CloseCostly { keep });
     }
 
     /// A check got nothing before its deadline: stop the server as broken when it shows no
@@ -612,6 +619,7 @@ impl Actor for ServerActor {
             ServerMsg::Navigate { request, reply } => conn.navigate(&myself, request, reply),
             ServerMsg::Save { path } => conn.save(&path),
             ServerMsg::Close { path } => conn.close(&path),
+            ServerMsg::CloseCostly { keep } => conn.close_costly(&keep),
             ServerMsg::Release { path, took } => {
                 conn.open.release(&path, took);
                 conn.trim();

@@ -299,18 +299,6 @@ impl Connection {
                     reason: reason.into(),
                 })?;
         }
-        // After the change (a server keeps its project while a document is open): those whose
-        // check was costly are closed before the server analyses them again for it. Not for a
-        // server with a check on save: what its checks take is mostly the build's, not the
-        // document's.
-        let costly = match self.spec.check_progress {
-            Some(_) => Vec::new(),
-            None => self.open.costly_besides(&path),
-        };
-        for costly in costly {
-            tracing::debug!(server = %self.key.id, path = %costly.display(), "closing a document whose check was costly");
-            self.close(&costly);
-        }
         Ok(synced.version)
     }
 
@@ -483,6 +471,19 @@ impl Connection {
     pub(super) fn save(&mut self, path: &Path) {
         if let Some(notice) = self.document_sync.save(path, self.life.offers().save) {
             let _ = self.notify(path, notice);
+        }
+    }
+
+    /// Closes the documents whose last check was costly, but `keep`, before an edit of `keep`
+    /// is synced: the server need not analyse them again for it. Not for a server with a check
+    /// on save: what its checks take is mostly the build's, not the document's.
+    pub(super) fn close_costly(&mut self, keep: &Path) {
+        if self.spec.check_progress.is_some() {
+            return;
+        }
+        for costly in self.open.costly_besides(keep) {
+            tracing::debug!(server = %self.key.id, path = %costly.display(), "closing a document whose check was costly");
+            self.close(&costly);
         }
     }
 

@@ -1,13 +1,15 @@
 //! Which documents a server keeps open: at most a bound, the least recently used closed
 //! first, never one that a check or a question is using; and none whose check was costly
-//! (and whose text is the disk's) once another document is synced.
+//! (and whose text is the disk's) once an edit of another document comes.
 //!
 //! Why the costly ones go: a server that pushes diagnostics analyses every open document again
 //! after each change to what it imports (pyright re-checks it; typescript-language-server asks
 //! tsserver for the errors of every open file). Seen in the agent loop: once isort's `core.py`
 //! had been edited, and so stayed open, pyright spent 2 to 5.5 s on it after every later edit
 //! of another module, and 16 of the 20 checks after a revert ran out of time behind it.
-//! Opening a document again costs its server one analysis, which the change costs anyway.
+//! Opening a document again costs its server one analysis, which the change costs anyway. They
+//! are closed before the edit is synced, not during the look at its importers: closing a file
+//! may have the server analyse the open files that import it again.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -91,11 +93,11 @@ impl OpenSet {
         }
     }
 
-    /// The documents to close because `synced`, another one, was synced: those whose last
-    /// check was costly, that hold the disk's text and that nothing uses; they leave the set.
-    pub fn costly_besides(&mut self, synced: &Path) -> Vec<PathBuf> {
+    /// The documents to close before an edit of `keep`: those but `keep` whose last check was
+    /// costly, that hold the disk's text and that nothing uses; they leave the set.
+    pub fn costly_besides(&mut self, keep: &Path) -> Vec<PathBuf> {
         let costly: Vec<(u64, PathBuf)> = (self.by_use.iter())
-            .filter(|(_, path)| path.as_path() != synced)
+            .filter(|(_, path)| path.as_path() != keep)
             .filter(|(_, path)| {
                 let slot = self.slots.get(*path);
                 slot.is_some_and(|s| s.costly && s.on_disk && s.users == 0)
@@ -212,7 +214,7 @@ mod tests {
     }
 
     #[test]
-    fn a_document_whose_check_was_costly_closes_when_another_is_synced() {
+    fn a_document_whose_check_was_costly_closes_before_an_edit_of_another() {
         let mut open = OpenSet::new(10);
         let (cheap, costly) = (Some(COSTLY / 2), Some(COSTLY));
         for (name, took) in [("a", cheap), ("b", costly), ("c", costly)] {
@@ -223,7 +225,7 @@ mod tests {
         assert_eq!(
             open.costly_besides(&p("b")),
             Vec::<PathBuf>::new(),
-            "b is the one synced, c is in use"
+            "b is the one edited, c is in use"
         );
         open.release(&p("c"), None);
         assert_eq!(open.costly_besides(&p("a")), vec![p("b"), p("c")]);
