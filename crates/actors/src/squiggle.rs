@@ -601,12 +601,7 @@ impl Squiggle {
         // watcher saw) have handed their texts over first.
         let mut ticket = self.ticket(path);
         ticket.turn().await;
-        let limit = self.inner.config.max_file_bytes;
-        let file = path.to_path_buf();
-        let on_disk = tokio::task::spawn_blocking(move || read_text(&file, limit).ok())
-            .await
-            .ok()
-            .flatten();
+        let on_disk = self.text_of(path, None).await.ok();
         let held = lock(&self.inner.held).get(path).cloned();
         if on_disk.is_some_and(|text| held.as_ref().is_some_and(|held| **held == *text)) {
             tracing::debug!(path = %path.display(), "changed on disk: its servers hold it already");

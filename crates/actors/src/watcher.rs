@@ -137,6 +137,13 @@ struct Watching {
     registrations: HashMap<String, Vec<WatchPattern>>,
 }
 
+impl Watching {
+    /// Whether one of its registrations watches this change of `path`.
+    fn wants(&self, path: &Path, change: FileChangeType) -> bool {
+        (self.registrations.values().flatten()).any(|pattern| pattern.matches(path, change))
+    }
+}
+
 /// The state of the watcher actor.
 pub struct Watches {
     servers: HashMap<ServerKey, Watching>,
@@ -323,11 +330,7 @@ impl Watches {
         let Some(follow) = &self.follow else {
             return;
         };
-        let watched = |path: &PathBuf, change: FileChangeType| {
-            (self.servers.values())
-                .flat_map(|watching| watching.registrations.values().flatten())
-                .any(|pattern| pattern.matches(path, change))
-        };
+        let watched = |path, change| self.servers.values().any(|w| w.wants(path, change));
         for (path, change) in changes {
             let written = *change != FileChangeType::DELETED && !self.documents.contains_key(path);
             if written && watched(path, *change) {
@@ -410,12 +413,7 @@ impl Watches {
             // The URI is made once, and only for a file some server watches.
             let mut uri = None;
             for (key, watching) in &self.servers {
-                let wanted = watching
-                    .registrations
-                    .values()
-                    .flatten()
-                    .any(|p| p.matches(&path, change));
-                if !wanted {
+                if !watching.wants(&path, change) {
                     continue;
                 }
                 if uri.is_none() {

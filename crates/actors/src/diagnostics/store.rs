@@ -129,13 +129,14 @@ struct Published {
 }
 
 impl Published {
+    /// Whether it came during the build check `check` (one there is) for `version`.
+    fn same_check(&self, version: Option<i32>, check: Option<u64>) -> bool {
+        check.is_some() && self.check == check && self.version == version
+    }
+
     /// Whether `list`, pushed for `version` during the check `check`, grows out of this one.
     fn grows_into(&self, list: &[Diagnostic], version: Option<i32>, check: Option<u64>) -> bool {
-        check.is_some()
-            && self.check == check
-            && self.version == version
-            && self.diagnostics.len() < list.len()
-            && list.starts_with(&self.diagnostics)
+        self.same_check(version, check) && extends(list, &self.diagnostics)
     }
 
     /// Whether `list`, pushed `now`, is one the server sent before this one that reached
@@ -153,12 +154,9 @@ impl Published {
         now: Instant,
     ) -> bool {
         self.grew
-            && check.is_some()
-            && self.check == check
-            && self.version == version
+            && self.same_check(version, check)
             && now.saturating_duration_since(self.at) <= CROSSING
-            && list.len() < self.diagnostics.len()
-            && self.diagnostics.starts_with(list)
+            && extends(&self.diagnostics, list)
     }
 
     /// The delivery, if it came after the epoch `after`.
@@ -169,6 +167,11 @@ impl Published {
             ready: self.ready,
         })
     }
+}
+
+/// Whether `longer` is `shorter` and more after it.
+fn extends(longer: &[Diagnostic], shorter: &[Diagnostic]) -> bool {
+    shorter.len() < longer.len() && longer.starts_with(shorter)
 }
 
 /// Where one server's build checks on save stand, numbered by the store's check sequence (its

@@ -42,27 +42,6 @@ const CANDIDATES: usize = 16;
 /// may have made it slow once, and its server will have finished with it long before.
 const SLOW_FOR: Duration = Duration::from_secs(600);
 
-impl SyncedStore {
-    fn new(path: &Path, what: Change, changes: u64, store: StoreBefore) -> Self {
-        SyncedStore {
-            path: path.to_path_buf(),
-            what,
-            changes,
-            at: Instant::now(),
-            store,
-        }
-    }
-
-    /// Puts it in `kept`, in place of one kept for its file, the oldest going past `bound`.
-    fn into(self, kept: &mut SyncedOver, bound: usize) {
-        kept.retain(|kept| kept.path != self.path);
-        kept.push_back(self);
-        if kept.len() > bound {
-            kept.pop_front();
-        }
-    }
-}
-
 /// What a kept store came before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Change {
@@ -114,6 +93,27 @@ pub(crate) struct SyncedStore {
     at: Instant,
     /// The store then.
     store: StoreBefore,
+}
+
+impl SyncedStore {
+    fn new(path: &Path, what: Change, changes: u64, store: StoreBefore) -> Self {
+        SyncedStore {
+            path: path.to_path_buf(),
+            what,
+            changes,
+            at: Instant::now(),
+            store,
+        }
+    }
+
+    /// Puts it in `kept`, in place of one kept for its file, the oldest going past `bound`.
+    fn into(self, kept: &mut SyncedOver, bound: usize) {
+        kept.retain(|kept| kept.path != self.path);
+        kept.push_back(self);
+        if kept.len() > bound {
+            kept.pop_front();
+        }
+    }
 }
 
 /// The importers a search looked at (see [`Squiggle::answers_before`]).
@@ -525,9 +525,7 @@ impl Squiggle {
     /// file was handed to the servers meanwhile (its hook came first).
     pub(crate) async fn keep_store_before_write(&self, path: &Path) {
         let changes = lock(&self.inner.handed).changes(path);
-        let (limit, file) = (self.inner.config.max_file_bytes, path.to_path_buf());
-        let read = tokio::task::spawn_blocking(move || read_text(&file, limit).ok());
-        let Some(text) = read.await.ok().flatten() else {
+        let Ok(text) = self.text_of(path, None).await else {
             return;
         };
         let what = Change::Written(super::disk_stamps::hash_of(&text));
@@ -568,14 +566,7 @@ impl Squiggle {
         {
             return None;
         }
-        let text = match text {
-            Some(text) => text.to_string(),
-            None => {
-                let (limit, file) = (self.inner.config.max_file_bytes, path.to_path_buf());
-                let read = tokio::task::spawn_blocking(move || read_text(&file, limit).ok());
-                read.await.ok().flatten()?
-            }
-        };
+        let text = self.text_of(path, text.map(str::to_string)).await.ok()?;
         let what = Change::Written(super::disk_stamps::hash_of(&text));
         self.take_kept(&self.inner.written_over, path, what)
     }
