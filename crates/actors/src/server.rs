@@ -134,6 +134,9 @@ enum ServerMsg {
     /// Send `didClose` for an open document and forget it.
     Close { path: PathBuf },
     /// Close the documents whose check was costly, but `keep` (an edit of it comes next).
+    /// Not sent for now: closing a document the session checked loses the server's later
+    /// publishes for it, the errors an edit makes there (see issue 24's note).
+    #[allow(dead_code)]
     CloseCostly { keep: PathBuf },
     /// A check or question is done with a document (sent by the task that forwards its
     /// answer; a check says how long it took): it may be closed now to keep the open set
@@ -242,6 +245,8 @@ impl ServerHandle {
     }
 
     /// Closes the open documents whose last check was costly, but `keep` (see the open set).
+    /// Not called for now (see [`ServerMsg::CloseCostly`]).
+    #[allow(dead_code)]
     pub fn close_costly(&self, keep: PathBuf) {
         let _ = self.0.cast(ServerMsg::CloseCostly { keep });
     }

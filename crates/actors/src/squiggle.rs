@@ -751,12 +751,6 @@ impl Squiggle {
         self.restored().await;
         let [ticket, back, again] = self.tickets(path);
         let (located, _) = self.locate(path);
-        // The documents costly to check are closed before the edit reaches the servers, which
-        // would analyse them again for it (not during the look at importers, where a close
-        // would have them analyse the importers again).
-        for server in self.running_servers(&located).await {
-            server.close_costly(located.clone());
-        }
         self.sync_disk(&[path]).await;
         // The text from before the edit: the host's copy, else what the servers hold.
         let held = lock(&self.inner.held).get(&located).cloned();
