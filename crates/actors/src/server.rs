@@ -133,11 +133,12 @@ enum ServerMsg {
     Save { path: PathBuf },
     /// Send `didClose` for an open document and forget it.
     Close { path: PathBuf },
-    /// Close the documents whose check was costly, but `keep` (an edit of it comes next).
-    /// Not sent for now: closing a document the session checked loses the server's later
-    /// publishes for it, the errors an edit makes there (see issue 24's note).
-    #[allow(dead_code)]
-    CloseCostly { keep: PathBuf },
+    /// Close the documents whose check was costly, but `keep` (an edit of it comes next), and
+    /// answer with those closed.
+    CloseCostly {
+        keep: PathBuf,
+        reply: RpcReplyPort<Vec<PathBuf>>,
+    },
     /// A check or question is done with a document (sent by the task that forwards its
     /// answer; a check says how long it took): it may be closed now to keep the open set
     /// within its bound.
@@ -244,11 +245,11 @@ impl ServerHandle {
         let _ = self.0.cast(ServerMsg::Close { path });
     }
 
-    /// Closes the open documents whose last check was costly, but `keep` (see the open set).
-    /// Not called for now (see [`ServerMsg::CloseCostly`]).
-    #[allow(dead_code)]
-    pub fn close_costly(&self, keep: PathBuf) {
-        let _ = self.0.cast(ServerMsg::CloseCostly { keep });
+    /// Closes the open documents whose last check was costly, but `keep` (see the open set);
+    /// those it closed (none when it does not say within `limit`).
+    pub async fn close_costly(&self, keep: PathBuf, limit: Duration) -> Vec<PathBuf> {
+        let message = |reply| ServerMsg::CloseCostly { keep, reply };
+        ask(&self.0, message, limit).await.unwrap_or_default()
     }
 
     /// A check got nothing before its deadline: stop the server as broken when it shows no
@@ -624,7 +625,9 @@ impl Actor for ServerActor {
             ServerMsg::Navigate { request, reply } => conn.navigate(&myself, request, reply),
             ServerMsg::Save { path } => conn.save(&path),
             ServerMsg::Close { path } => conn.close(&path),
-            ServerMsg::CloseCostly { keep } => conn.close_costly(&keep),
+            ServerMsg::CloseCostly { keep, reply } => {
+                let _ = reply.send(conn.close_costly(&keep));
+            }
             ServerMsg::Release { path, took } => {
                 conn.open.release(&path, took);
                 conn.trim();

@@ -751,6 +751,7 @@ impl Squiggle {
         self.restored().await;
         let [ticket, back, again] = self.tickets(path);
         let (located, _) = self.locate(path);
+        self.close_costly(&located).await;
         self.sync_disk(&[path]).await;
         // The text from before the edit: the host's copy, else what the servers hold.
         let held = lock(&self.inner.held).get(&located).cloned();
@@ -892,6 +893,22 @@ impl Squiggle {
             new,
             unsearched,
         }
+    }
+
+    /// Closes the documents costly to check (see the open set) on the servers of `edited`,
+    /// before its edit reaches them: they would analyse those again for it. Not during the look
+    /// at importers, where a close would have them analyse the importers again. A document one
+    /// server closed is closed on all, and no longer held: nothing reports on it now, and a
+    /// search looks at it as at any file not open.
+    async fn close_costly(&self, edited: &Path) {
+        let mut closed = Vec::new();
+        for server in self.running_servers(edited).await {
+            closed.extend(server.close_costly(edited.to_path_buf(), ASK_LIMIT).await);
+        }
+        closed.sort();
+        closed.dedup();
+        let closed: Vec<&Path> = closed.iter().map(PathBuf::as_path).collect();
+        self.close_files(&closed).await;
     }
 
     /// Which errors of a feedback are new against each file's baseline (files without one get

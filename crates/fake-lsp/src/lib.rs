@@ -460,6 +460,9 @@ impl Server {
             }
             "textDocument/didClose" => {
                 self.docs.remove(uri);
+                if self.script.clear_on_close {
+                    self.output.send(&publish_params(uri, None, Vec::new()))?;
+                }
             }
             _ => {}
         }

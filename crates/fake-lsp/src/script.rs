@@ -147,6 +147,9 @@ pub struct Script {
     /// ends with the key: one file a server takes seconds over. The publishes go out in order,
     /// so those queued after it wait too, as with a server that checks one file at a time.
     pub slow_files: BTreeMap<String, u64>,
+    /// Like pyright: publish an empty list for a document when it is closed (clearing what
+    /// was shown for it), whatever else the script says of publishing.
+    pub clear_on_close: bool,
 }
 
 impl Default for Script {
@@ -192,6 +195,7 @@ impl Default for Script {
             loading_ms: None,
             check_on_save_ms: None,
             slow_files: BTreeMap::new(),
+            clear_on_close: false,
         }
     }
 }

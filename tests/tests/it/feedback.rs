@@ -760,3 +760,65 @@ async fn a_write_no_server_held_that_a_check_for_another_save_read_still_names_w
     assert_eq!(named, vec!["src/b.fake"], "{}", feedback.text);
     squiggle.shutdown().await;
 }
+
+/// The paths of the documents the fake server was told were closed.
+fn closed(ws: &FakeWorkspace) -> Vec<String> {
+    (ws.received("textDocument/didClose").iter())
+        .map(|message| message["params"]["textDocument"]["uri"].to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_document_costly_to_check_is_closed_before_an_edit_of_another_where_nothing_is_lost() {
+    // A server that answers pulls only, taking over 1 s on the first and third: a.fake and
+    // c.fake stay open after their checks, and the server would analyse them again for every
+    // later edit (pyright does). Like pyright, it clears a closed document's list.
+    let ws = FakeWorkspace::new();
+    let costly = ws.write("src/a.fake", "ERROR slow\n");
+    let edited = ws.write("src/b.fake", "fine\n");
+    let also = ws.write("src/c.fake", "ERROR slow too\n");
+    let script = json!({"pull": true, "diagnose_on": [], "pull_busy_ms": [1200, 0, 1200],
+                        "clear_on_close": true});
+    let squiggle = ws.start(vec![ws.scripted("fake", &script)]).await;
+    let first = squiggle.check_file(&costly, None).await;
+    assert!(first.outcome().is_checked(), "{first:?}");
+    assert_eq!(closed(&ws), Vec::<String>::new());
+
+    let feedback = (squiggle.feedback(&edited, None, Scope::Edit, None)).await;
+
+    assert!(feedback.check.outcome().is_checked(), "{feedback:?}");
+    let shut = closed(&ws);
+    assert_eq!(shut.len(), 1, "{shut:?}");
+    assert!(shut[0].ends_with("src/a.fake\""), "{shut:?}");
+
+    // Its clearing of a.fake's list changes nothing: c.fake goes too.
+    let third = squiggle.check_file(&also, None).await;
+    assert!(third.outcome().is_checked(), "{third:?}");
+    let again = (squiggle.feedback(&edited, Some("fine again\n".into()), Scope::Edit, None)).await;
+    assert!(again.check.outcome().is_checked(), "{again:?}");
+    let shut = closed(&ws);
+    assert_eq!(shut.len(), 2, "{shut:?}");
+    assert!(shut[1].ends_with("src/c.fake\""), "{shut:?}");
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_document_costly_to_check_stays_open_on_a_server_that_reports_on_open_documents() {
+    // A server that publishes (no pulls), here taking over 1 s for a.fake: it reports on its
+    // open documents after a change to another by itself (typescript-language-server does), so
+    // a.fake closed would miss what an edit of b.fake breaks there.
+    let ws = FakeWorkspace::new();
+    let costly = ws.write("src/a.fake", "ERROR slow\n");
+    let edited = ws.write("src/b.fake", "fine\n");
+    let script = json!({"slow_files": {"a.fake": 1200}});
+    let squiggle = ws.start(vec![ws.scripted("fake", &script)]).await;
+    let first = squiggle.check_file(&costly, None).await;
+    assert!(first.outcome().is_checked(), "{first:?}");
+
+    let feedback = (squiggle.feedback(&edited, None, Scope::Edit, None)).await;
+
+    // The close would have reached the server before the edited file's open, which it answered.
+    assert!(feedback.check.outcome().is_checked(), "{feedback:?}");
+    assert_eq!(closed(&ws), Vec::<String>::new());
+    squiggle.shutdown().await;
+}

@@ -475,16 +475,22 @@ impl Connection {
     }
 
     /// Closes the documents whose last check was costly, but `keep`, before an edit of `keep`
-    /// is synced: the server need not analyse them again for it. Not for a server with a check
-    /// on save: what its checks take is mostly the build's, not the document's.
-    pub(super) fn close_costly(&mut self, keep: &Path) {
-        if self.spec.check_progress.is_some() {
-            return;
+    /// is synced: the server need not analyse them again for it. Only on a server squiggle
+    /// pulls (LSP pull diagnostics), whose reports on its open documents after a change to
+    /// another come when squiggle asks again; one that publishes reports on them by itself
+    /// (typescript-language-server), and a document closed there would miss the errors the
+    /// edit makes in it. Not for a server with a check on save either: what its checks take
+    /// is mostly the build's, not the document's. Returns those closed.
+    pub(super) fn close_costly(&mut self, keep: &Path) -> Vec<PathBuf> {
+        if !self.life.offers().pull || self.spec.check_progress.is_some() {
+            return Vec::new();
         }
-        for costly in self.open.costly_besides(keep) {
-            tracing::debug!(server = %self.key.id, path = %costly.display(), "closing a document whose check was costly");
-            self.close(&costly);
+        let costly = self.open.costly_besides(keep);
+        for path in &costly {
+            tracing::debug!(server = %self.key.id, path = %path.display(), "closing a document whose check was costly");
+            self.close(path);
         }
+        costly
     }
 
     /// Sends didClose for an open document and forgets it.

@@ -2,8 +2,8 @@
 //! first, never one that a check or a question is using; and none whose check was costly
 //! (and whose text is the disk's) once an edit of another document comes.
 //!
-//! Why the costly ones go: a server that pushes diagnostics analyses every open document again
-//! after each change to what it imports (pyright re-checks it; typescript-language-server asks
+//! Why the costly ones go: a server analyses every open document again after each change to
+//! what it imports (pyright asks for each to be pulled again; typescript-language-server asks
 //! tsserver for the errors of every open file). Seen in the agent loop: once isort's `core.py`
 //! had been edited, and so stayed open, pyright spent 2 to 5.5 s on it after every later edit
 //! of another module, and 16 of the 20 checks after a revert ran out of time behind it.
