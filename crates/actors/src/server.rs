@@ -629,6 +629,8 @@ impl Actor for ServerActor {
                 let _ = reply.send(conn.close_costly(&keep));
             }
             ServerMsg::Release { path, took } => {
+                let now = std::time::Instant::now();
+                let took = took.filter(|took| conn.open.warm(now, *took));
                 conn.open.release(&path, took);
                 conn.trim();
             }

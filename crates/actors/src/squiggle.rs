@@ -101,9 +101,9 @@ struct Inner {
     /// [`Inner::handed`] state each was given at: still its answer at that state (an edit's
     /// and the one from before it, for the edit and fix that follow, or its undoing).
     reach_known: std::sync::Mutex<HashMap<PathBuf, Vec<(u64, CheckResult)>>>,
-    /// The importers a server took too long over to look at within an edit's search, and
-    /// when: not searched again for a while (what the server was handed it checks to the
-    /// end, and the next check waits for it).
+    /// The importers a server took too long over to look at within an edit's search, or closed
+    /// as costly to check, and when: not searched again for a while (what the server was
+    /// handed it checks to the end, and the next check waits for it).
     slow_importers: std::sync::Mutex<HashMap<PathBuf, Instant>>,
     /// The store as it was before the last few documents changed on disk were synced (the
     /// watcher saw an agent's write before its hook came), with the text each replaced.
@@ -898,8 +898,10 @@ impl Squiggle {
     /// Closes the documents costly to check (see the open set) on the servers of `edited`,
     /// before its edit reaches them: they would analyse those again for it. Not during the look
     /// at importers, where a close would have them analyse the importers again. A document one
-    /// server closed is closed on all, and no longer held: nothing reports on it now, and a
-    /// search looks at it as at any file not open.
+    /// server closed is closed on all, and no longer held: nothing reports on it now. Nor is it
+    /// searched as an importer for a while, like one a search found too slow: its check, of 1 s
+    /// or more, would not end within the search's time, and its server would go on with it
+    /// after, holding up the next answers (pyright spends 14 s on isort's `core.py` here).
     async fn close_costly(&self, edited: &Path) {
         let mut closed = Vec::new();
         for server in self.running_servers(edited).await {
@@ -907,6 +909,13 @@ impl Squiggle {
         }
         closed.sort();
         closed.dedup();
+        {
+            let mut slow = lock(&self.inner.slow_importers);
+            for path in &closed {
+                tracing::debug!(path = %path.display(), "costly to check: not searched for a while");
+                slow.insert(path.clone(), Instant::now());
+            }
+        }
         let closed: Vec<&Path> = closed.iter().map(PathBuf::as_path).collect();
         self.close_files(&closed).await;
     }

@@ -461,6 +461,42 @@ async fn an_importer_a_server_took_too_long_over_is_not_searched_again() {
 }
 
 #[tokio::test]
+async fn an_importer_closed_as_costly_to_check_is_not_searched_and_said_so() {
+    // Pulled only, like pyright; its second pull (c.ts's own check, on a server warm from the
+    // first) takes over 1 s: a search could not end that check in its time, and the server
+    // would go on with it after, holding up the next answers.
+    let script = json!({"pull": true, "diagnose_on": [], "pull_busy_ms": [0, 1200]});
+    let (ws, edited, spec) = importers_workspace(script);
+    let other = ws.write("src/z.ts", "export const z = 1;\n");
+    let squiggle = ws.start(vec![spec]).await;
+    let warm = squiggle.check_file(&other, None).await;
+    assert!(warm.outcome().is_checked(), "{warm:?}");
+    let costly = squiggle.check_file(ws.root.join("src/c.ts"), None).await;
+    assert!(costly.outcome().is_checked(), "{costly:?}");
+
+    let before = std::fs::read_to_string(&edited).unwrap();
+    std::fs::write(&edited, "export const beta = 2;\n").unwrap();
+    let broke = (squiggle.feedback(&edited, None, Scope::Edit, Some(before))).await;
+
+    assert!(broke.check.outcome().is_checked(), "{:?}", broke.check);
+    assert_eq!(broke.others.keys().collect::<Vec<_>>(), vec!["src/b.ts"]);
+    let opened = (ws.received("textDocument/didOpen").iter())
+        .filter(|m| {
+            (m["params"]["textDocument"]["uri"].as_str()).is_some_and(|u| u.ends_with("src/c.ts"))
+        })
+        .count();
+    assert_eq!(opened, 1, "c.ts, closed for its cost, is left alone");
+    assert!(
+        broke
+            .text
+            .contains("LSP did not check 1 other file that imports src/a.ts"),
+        "{}",
+        broke.text
+    );
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
 async fn an_error_a_change_on_disk_made_before_the_edit_is_not_the_edits() {
     let (ws, edited, spec) = importers_workspace(json!({}));
     let squiggle = ws.start(vec![spec]).await;
@@ -770,22 +806,27 @@ fn closed(ws: &FakeWorkspace) -> Vec<String> {
 
 #[tokio::test]
 async fn a_document_costly_to_check_is_closed_before_an_edit_of_another_where_nothing_is_lost() {
-    // A server that answers pulls only, taking over 1 s on the first and third: a.fake and
-    // c.fake stay open after their checks, and the server would analyse them again for every
-    // later edit (pyright does). Like pyright, it clears a closed document's list.
+    // A server that answers pulls only, taking over 1 s on its first (z.fake's, cold: the
+    // server loads the project), second (a.fake's) and fourth (c.fake's): a.fake and c.fake
+    // stay open after their checks, and the server would analyse them again for every later
+    // edit (pyright does). Like pyright, it clears a closed document's list.
     let ws = FakeWorkspace::new();
+    let cold = ws.write("src/z.fake", "fine\n");
     let costly = ws.write("src/a.fake", "ERROR slow\n");
     let edited = ws.write("src/b.fake", "fine\n");
     let also = ws.write("src/c.fake", "ERROR slow too\n");
-    let script = json!({"pull": true, "diagnose_on": [], "pull_busy_ms": [1200, 0, 1200],
+    let script = json!({"pull": true, "diagnose_on": [], "pull_busy_ms": [1200, 1200, 0, 1200],
                         "clear_on_close": true});
     let squiggle = ws.start(vec![ws.scripted("fake", &script)]).await;
-    let first = squiggle.check_file(&costly, None).await;
-    assert!(first.outcome().is_checked(), "{first:?}");
+    for file in [&cold, &costly] {
+        let first = squiggle.check_file(file, None).await;
+        assert!(first.outcome().is_checked(), "{first:?}");
+    }
     assert_eq!(closed(&ws), Vec::<String>::new());
 
     let feedback = (squiggle.feedback(&edited, None, Scope::Edit, None)).await;
 
+    // a.fake is closed; z.fake's check was slow only because the server was cold.
     assert!(feedback.check.outcome().is_checked(), "{feedback:?}");
     let shut = closed(&ws);
     assert_eq!(shut.len(), 1, "{shut:?}");
@@ -804,16 +845,20 @@ async fn a_document_costly_to_check_is_closed_before_an_edit_of_another_where_no
 
 #[tokio::test]
 async fn a_document_costly_to_check_stays_open_on_a_server_that_reports_on_open_documents() {
-    // A server that publishes (no pulls), here taking over 1 s for a.fake: it reports on its
-    // open documents after a change to another by itself (typescript-language-server does), so
-    // a.fake closed would miss what an edit of b.fake breaks there.
+    // A server that publishes (no pulls), here taking over 1 s for a.fake once warm: it
+    // reports on its open documents after a change to another by itself
+    // (typescript-language-server does), so a.fake closed would miss what an edit of b.fake
+    // breaks there.
     let ws = FakeWorkspace::new();
+    let warm = ws.write("src/z.fake", "fine\n");
     let costly = ws.write("src/a.fake", "ERROR slow\n");
     let edited = ws.write("src/b.fake", "fine\n");
     let script = json!({"slow_files": {"a.fake": 1200}});
     let squiggle = ws.start(vec![ws.scripted("fake", &script)]).await;
-    let first = squiggle.check_file(&costly, None).await;
-    assert!(first.outcome().is_checked(), "{first:?}");
+    for file in [&warm, &costly] {
+        let first = squiggle.check_file(file, None).await;
+        assert!(first.outcome().is_checked(), "{first:?}");
+    }
 
     let feedback = (squiggle.feedback(&edited, None, Scope::Edit, None)).await;
 
