@@ -42,6 +42,8 @@ mod stdin_queue;
 mod tsserver;
 mod wanted;
 
+pub(crate) use open_set::COSTLY;
+
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;

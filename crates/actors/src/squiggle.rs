@@ -783,6 +783,11 @@ impl Squiggle {
         let check = (self.check_in_turn(ticket, path, text, JOIN_IF_ON_DISK, Duration::ZERO)).await;
         let answered = began.elapsed();
         let outcome = check.outcome();
+        // Answered quickly: searched as an importer again (a busy server may have made one of
+        // its checks slow, or a cold one).
+        if outcome.is_checked() && answered < crate::server::COSTLY {
+            lock(&self.inner.slow_importers).remove(&located);
+        }
         let mut text = match outcome.reason() {
             Some(reason) => not_checked_section(&check.file, reason),
             None => String::new(),

@@ -474,9 +474,10 @@ async fn an_importer_closed_as_costly_to_check_is_not_searched_and_said_so() {
     let costly = squiggle.check_file(ws.root.join("src/c.ts"), None).await;
     assert!(costly.outcome().is_checked(), "{costly:?}");
 
-    let before = std::fs::read_to_string(&edited).unwrap();
-    std::fs::write(&edited, "export const beta = 2;\n").unwrap();
-    let broke = (squiggle.feedback(&edited, None, Scope::Edit, Some(before))).await;
+    let before_edit = std::fs::read_to_string(&edited).unwrap();
+    let breaking = "export const beta = 2;\n";
+    std::fs::write(&edited, breaking).unwrap();
+    let broke = (squiggle.feedback(&edited, None, Scope::Edit, Some(before_edit.clone()))).await;
 
     assert!(broke.check.outcome().is_checked(), "{:?}", broke.check);
     assert_eq!(broke.others.keys().collect::<Vec<_>>(), vec!["src/b.ts"]);
@@ -493,6 +494,18 @@ async fn an_importer_closed_as_costly_to_check_is_not_searched_and_said_so() {
         "{}",
         broke.text
     );
+
+    // An edit of c.ts answered quickly: it is searched again, and the undoing of a.ts's edit
+    // leaves no importer unchecked.
+    let c = ws.root.join("src/c.ts");
+    let c_text = std::fs::read_to_string(&c).unwrap();
+    std::fs::write(&c, format!("{c_text}// touched\n")).unwrap();
+    let quick = (squiggle.feedback(&c, None, Scope::Edit, Some(c_text))).await;
+    assert!(quick.check.outcome().is_checked(), "{:?}", quick.check);
+    std::fs::write(&edited, &before_edit).unwrap();
+    let undone = (squiggle.feedback(&edited, None, Scope::Edit, Some(breaking.into()))).await;
+    assert!(undone.check.outcome().is_checked(), "{:?}", undone.check);
+    assert!(!undone.text.contains("did not check"), "{}", undone.text);
     squiggle.shutdown().await;
 }
 
