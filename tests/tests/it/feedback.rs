@@ -332,6 +332,15 @@ fn importers_workspace(
     (ws, edited, spec)
 }
 
+/// How many times the fake servers were told a file whose path ends with `name` was opened.
+fn opened(ws: &FakeWorkspace, name: &str) -> usize {
+    (ws.received("textDocument/didOpen").iter())
+        .filter(|m| {
+            (m["params"]["textDocument"]["uri"].as_str()).is_some_and(|u| u.ends_with(name))
+        })
+        .count()
+}
+
 /// The last text the fake servers were handed of `file` (opened or changed).
 fn last_text_handed(ws: &FakeWorkspace, file: &std::path::Path) -> Option<String> {
     let uri = format!("file://{}", file.display());
@@ -440,14 +449,11 @@ async fn an_importer_a_server_took_too_long_over_is_not_searched_again() {
     let undone = (squiggle.feedback(&edited, None, Scope::Edit, Some(edit.to_string()))).await;
 
     assert!(undone.check.outcome().is_checked(), "{:?}", undone.check);
-    let opened = |name: &str| {
-        (ws.received("textDocument/didOpen").iter())
-            .filter(|m| {
-                (m["params"]["textDocument"]["uri"].as_str()).is_some_and(|u| u.ends_with(name))
-            })
-            .count()
-    };
-    assert_eq!(opened("src/c.ts"), 1, "the slow file was looked at once");
+    assert_eq!(
+        opened(&ws, "src/c.ts"),
+        1,
+        "the slow file was looked at once"
+    );
     assert!(undone.others.is_empty(), "{:?}", undone.others);
 
     // The other importer is still searched: an edit that breaks it names it.
@@ -456,7 +462,7 @@ async fn an_importer_a_server_took_too_long_over_is_not_searched_again() {
     let broke = (squiggle.feedback(&edited, None, Scope::Edit, Some(before.clone()))).await;
     assert!(broke.check.outcome().is_checked(), "{:?}", broke.check);
     assert_eq!(broke.others.keys().collect::<Vec<_>>(), vec!["src/b.ts"]);
-    assert_eq!(opened("src/c.ts"), 1, "the slow file is left alone");
+    assert_eq!(opened(&ws, "src/c.ts"), 1, "the slow file is left alone");
     squiggle.shutdown().await;
 }
 
@@ -481,12 +487,8 @@ async fn an_importer_closed_as_costly_to_check_is_not_searched_and_said_so() {
 
     assert!(broke.check.outcome().is_checked(), "{:?}", broke.check);
     assert_eq!(broke.others.keys().collect::<Vec<_>>(), vec!["src/b.ts"]);
-    let opened = (ws.received("textDocument/didOpen").iter())
-        .filter(|m| {
-            (m["params"]["textDocument"]["uri"].as_str()).is_some_and(|u| u.ends_with("src/c.ts"))
-        })
-        .count();
-    assert_eq!(opened, 1, "c.ts, closed for its cost, is left alone");
+    let c_opened = opened(&ws, "src/c.ts");
+    assert_eq!(c_opened, 1, "c.ts, closed for its cost, is left alone");
     assert!(
         broke
             .text
