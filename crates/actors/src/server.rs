@@ -141,6 +141,12 @@ enum ServerMsg {
         keep: PathBuf,
         reply: RpcReplyPort<Vec<PathBuf>>,
     },
+    /// Which of `paths` the server holds open and reports on by itself (it publishes: what it
+    /// says of them stays current after a change to another file without being asked).
+    ReportsOn {
+        paths: Vec<PathBuf>,
+        reply: RpcReplyPort<Vec<PathBuf>>,
+    },
     /// A check or question is done with a document (sent by the task that forwards its
     /// answer; a check says how long it took): it may be closed now to keep the open set
     /// within its bound.
@@ -251,6 +257,13 @@ impl ServerHandle {
     /// those it closed (none when it does not say within `limit`).
     pub async fn close_costly(&self, keep: PathBuf, limit: Duration) -> Vec<PathBuf> {
         let message = |reply| ServerMsg::CloseCostly { keep, reply };
+        ask(&self.0, message, limit).await.unwrap_or_default()
+    }
+
+    /// Which of `paths` the server holds open and reports on by itself (none when it does not
+    /// say within `limit`): a server squiggle pulls reports on nothing unless asked.
+    pub async fn reports_on(&self, paths: Vec<PathBuf>, limit: Duration) -> Vec<PathBuf> {
+        let message = |reply| ServerMsg::ReportsOn { paths, reply };
         ask(&self.0, message, limit).await.unwrap_or_default()
     }
 
@@ -629,6 +642,9 @@ impl Actor for ServerActor {
             ServerMsg::Close { path } => conn.close(&path),
             ServerMsg::CloseCostly { keep, reply } => {
                 let _ = reply.send(conn.close_costly(&keep));
+            }
+            ServerMsg::ReportsOn { paths, reply } => {
+                let _ = reply.send(conn.reports_on(paths));
             }
             ServerMsg::Release { path, took } => {
                 let now = std::time::Instant::now();

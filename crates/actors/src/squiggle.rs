@@ -865,7 +865,7 @@ impl Squiggle {
         let shows_all = scope == Scope::Write;
         let unsearched = match (before_unknown, outcome.is_checked()) {
             (true, true) => self.unsearched_before_unknown(&located, shows_all).await,
-            _ => self.unsearched(&reached, &before, shows_all),
+            _ => self.unsearched(&reached, &before, shows_all).await,
         };
         tracing::debug!(
             file = %check.file,

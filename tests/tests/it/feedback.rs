@@ -882,3 +882,37 @@ async fn a_document_costly_to_check_stays_open_on_a_server_that_reports_on_open_
     assert_eq!(closed(&ws), Vec::<String>::new());
     squiggle.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_write_whose_open_importer_a_pull_server_did_not_answer_in_time_says_so() {
+    // Pulled only: the server reports on nothing by itself, so b.ts, open since its own check,
+    // keeps its list from before the edit in the store unless asked again, and the search's
+    // ask is answered too late. (c.ts, found by the name scan, is not answered either.)
+    let script = json!({"pull": true, "diagnose_on": [], "pull_busy_ms": [0, 0, 0, 3000]});
+    let (ws, edited, spec) = importers_workspace(script);
+    let squiggle = ws.start(vec![spec]).await;
+    let b = squiggle.check_file(ws.root.join("src/b.ts"), None).await;
+    assert!(b.outcome().is_checked(), "{b:?}");
+    let before = std::fs::read_to_string(&edited).unwrap();
+    let warm = squiggle.check_file(&edited, None).await;
+    assert!(warm.outcome().is_checked(), "{warm:?}");
+
+    let breaking = "export const beta = 2;\n";
+    std::fs::write(&edited, breaking).unwrap();
+    let wrote = (squiggle.feedback(&edited, None, Scope::Write, Some(before))).await;
+
+    assert!(wrote.check.outcome().is_checked(), "{:?}", wrote.check);
+    assert!(
+        !wrote.text.contains("src/a.ts has no alpha"),
+        "the test's premise: b.ts was not answered in time: {}",
+        wrote.text
+    );
+    assert!(
+        wrote
+            .text
+            .contains("LSP did not check 2 other files that import src/a.ts"),
+        "b.ts's list in the store is from before the edit: {}",
+        wrote.text
+    );
+    squiggle.shutdown().await;
+}

@@ -493,6 +493,17 @@ impl Connection {
         costly
     }
 
+    /// Those of `paths` open here, when the server reports on its open documents by itself:
+    /// one squiggle pulls does not (pyright and `tsc --lsp` answer for a document only when
+    /// asked), and a document closed to keep the open set in bound is not reported on at all.
+    pub(super) fn reports_on(&self, mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
+        if self.life.offers().pull {
+            return Vec::new();
+        }
+        paths.retain(|path| self.document_sync.get(path).is_some());
+        paths
+    }
+
     /// Sends didClose for an open document and forgets it.
     pub(super) fn close(&mut self, path: &Path) {
         let Some(notice) = self.document_sync.close(path) else {

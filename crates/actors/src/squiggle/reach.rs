@@ -28,9 +28,10 @@ use std::time::Duration;
 use squiggle_protocol::{Baseline, Basis, Diagnostic, Severity, Unsearched};
 use tokio::time::Instant;
 
-use super::{lock, read_text, Join, Saved, Squiggle, JOIN_IF_ON_DISK};
+use super::{lock, read_text, Join, Saved, Squiggle, ASK_LIMIT, JOIN_IF_ON_DISK};
 use crate::check::CheckResult;
 use crate::importers::Takes;
+use crate::key::ServerKey;
 use crate::squiggle::turns::Ticket;
 
 /// How many times `max_dependent_files` importers are looked over for those that name what an
@@ -456,7 +457,7 @@ impl Squiggle {
         };
         Unsearched {
             before_unknown: true,
-            ..self.unsearched(&searched, &[], shows_all)
+            ..self.unsearched(&searched, &[], shows_all).await
         }
     }
 
@@ -464,8 +465,9 @@ impl Squiggle {
     /// answered with the edit's text, and those answered with errors (of the severities shown)
     /// whose answer from before the edit (in `before`, one per importer searched) is not known.
     /// With `shows_all` (a write's feedback, which shows every file's errors whatever was there
-    /// before), those answered are known, and those open are too (the servers report on them).
-    pub(crate) fn unsearched(
+    /// before), those answered are known, and so are those every server of theirs holds open
+    /// and reports on by itself (see [`Squiggle::reported_by_servers`]).
+    pub(crate) async fn unsearched(
         &self,
         searched: &Searched,
         before: &[Option<CheckResult>],
@@ -484,18 +486,52 @@ impl Squiggle {
             })
             .map(|(path, _)| path)
             .collect();
-        let held = lock(&self.inner.held);
-        let files = (searched.found.iter())
-            .filter(|file| {
-                let shown_anyway = shows_all && held.contains_key(*file);
-                !known.contains(file) && !shown_anyway
-            })
-            .count();
+        let left: Vec<PathBuf> = (searched.found.iter())
+            .filter(|file| !known.contains(file))
+            .cloned()
+            .collect();
+        let reported = match shows_all {
+            true => self.reported_by_servers(&left).await,
+            false => HashSet::new(),
+        };
         Unsearched {
-            files,
+            files: left.iter().filter(|file| !reported.contains(*file)).count(),
             more: searched.more,
             before_unknown: false,
         }
+    }
+
+    /// Those of `files` whose every server runs, holds the file open and reports on it by
+    /// itself, so that the store's list for it is the server's word on the edit too. Not a
+    /// file only pulled servers check: they answer for a document only when asked, and the
+    /// store holds their answer from before the edit.
+    async fn reported_by_servers(&self, files: &[PathBuf]) -> HashSet<PathBuf> {
+        let mut asked: HashMap<ServerKey, Vec<PathBuf>> = HashMap::new();
+        let mut candidates = Vec::new();
+        for file in files {
+            let keys = self.keys_for(file).await;
+            if keys.is_empty() || keys.iter().any(|key| !self.inner.active.contains_key(key)) {
+                continue;
+            }
+            for key in &keys {
+                asked.entry(key.clone()).or_default().push(file.clone());
+            }
+            candidates.push((file, keys));
+        }
+        let answers = asked.into_iter().filter_map(|(key, paths)| {
+            let server = self.inner.active.get(&key)?.clone();
+            Some(async move { (key, server.reports_on(paths, ASK_LIMIT).await) })
+        });
+        let reports: HashMap<ServerKey, HashSet<PathBuf>> =
+            (futures::future::join_all(answers).await.into_iter())
+                .map(|(key, paths)| (key, paths.into_iter().collect()))
+                .collect();
+        (candidates.into_iter())
+            .filter(|(file, keys)| {
+                (keys.iter()).all(|key| reports.get(key).is_some_and(|held| held.contains(*file)))
+            })
+            .map(|(file, _)| file.clone())
+            .collect()
     }
 
     /// The store's lists now, the baseline of the files servers report on by themselves.
