@@ -3,12 +3,16 @@
 //! and npm packages, package the crates and lint the release workflow (`dist --dev --check`),
 //! and type-check for macOS.
 
+mod failures;
+
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context};
 
 use crate::{agent_hosts, dist, lsp_servers, rust_analyzer};
+use failures::Failures;
 
 /// Installs the test language servers and runs `cargo test` for the whole workspace, with the
 /// servers on PATH; extra args go to `cargo test`. The binaries the tests drive need nothing
@@ -42,14 +46,28 @@ pub fn run(workspace: &Path, extra: &[String]) -> anyhow::Result<()> {
             rust_analyzer::VERSION
         );
     }
-    let status = Command::new(&cargo)
+    let mut tests = Command::new(&cargo)
         .args(["test", "--workspace"])
         .args(extra)
         .current_dir(workspace)
         .env("PATH", lsp_servers::path_with_servers(workspace)?)
-        .status()
+        .stdout(Stdio::piped())
+        .spawn()
         .context("cannot run cargo test")?;
+    // Passed on as it comes, and each failure's message said again at the end.
+    let mut failures = Failures::default();
+    if let Some(output) = tests.stdout.take() {
+        let mut stdout = std::io::stdout();
+        for line in BufReader::new(output).split(b'\n') {
+            let line = line.context("cannot read cargo test's output")?;
+            stdout.write_all(&line)?;
+            stdout.write_all(b"\n")?;
+            failures.read(&String::from_utf8_lossy(&line));
+        }
+    }
+    let status = tests.wait().context("cannot run cargo test")?;
     if !status.success() {
+        eprint!("{}", failures.summary());
         bail!("tests failed ({status})");
     }
     report_matrix_skips(workspace)?;
