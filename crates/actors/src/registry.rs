@@ -4,7 +4,7 @@
 pub mod entries;
 pub mod restarts;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -56,6 +56,13 @@ enum RegistryMsg {
     Note { key: ServerKey, note: String },
     /// A server actor finished its handshake.
     ServerUp { key: ServerKey, pid: Option<u32> },
+    /// A server's process exited with status 0 before its handshake ended (see
+    /// [`Supervisor::start_lost`]).
+    StartLost {
+        key: ServerKey,
+        server: ServerHandle,
+        reason: String,
+    },
     /// The status of every server squiggle has tried to use, sorted by id then root.
     Status(RpcReplyPort<Vec<ServerStatus>>),
     /// Stop every server gracefully; replies when all are gone.
@@ -138,6 +145,17 @@ impl Supervisor for RegistryHandle {
     fn note(&self, key: ServerKey, note: String) {
         let _ = self.0.cast(RegistryMsg::Note { key, note });
     }
+
+    fn start_lost(&self, key: ServerKey, server: ServerHandle, reason: String) {
+        let lost = RegistryMsg::StartLost {
+            key,
+            server: server.clone(),
+            reason: reason.clone(),
+        };
+        if self.0.cast(lost).is_err() {
+            server.stop_broken(reason); // No registry: nobody starts it again.
+        }
+    }
 }
 
 /// The answer to [`RegistryMsg::Acquire`]: the server is ready (`first_touch` when the call
@@ -189,6 +207,9 @@ pub struct Servers {
     by_actor: HashMap<ActorId, ServerKey>,
     /// Each server's restarts this session (kept when its entry is replaced).
     restarts: HashMap<ServerKey, Restarts>,
+    /// The servers started once more after a start that did not happen (see
+    /// [`Servers::start_lost`]): once per session each.
+    lost_starts: HashSet<ServerKey>,
     shutting_down: bool,
 }
 
@@ -208,6 +229,7 @@ impl Actor for RegistryActor {
             notes: HashMap::new(),
             by_actor: HashMap::new(),
             restarts: HashMap::new(),
+            lost_starts: HashSet::new(),
             shutting_down: false,
         })
     }
@@ -235,6 +257,11 @@ impl Actor for RegistryActor {
                 let _ = reply.send(servers.keys(id.as_deref()));
             }
             RegistryMsg::ServerUp { key, pid } => servers.server_up(key, pid),
+            RegistryMsg::StartLost {
+                key,
+                server,
+                reason,
+            } => servers.start_lost(&myself, key, server, reason).await,
             RegistryMsg::Note { key, note } => servers.note(key, note),
             RegistryMsg::Status(reply) => {
                 let _ = reply.send(servers.status());
@@ -463,6 +490,55 @@ impl Servers {
         };
         for (waiter, acquired) in answers {
             let _ = waiter.send(acquired);
+        }
+        self.changed(&key);
+    }
+
+    /// A server's process exited with status 0 before its handshake ended: a start that did
+    /// not happen rather than a crash (biome's `lsp-proxy` exits so when the daemon it connects
+    /// to goes away under it, on a busy machine). It is started again at once, once per
+    /// session, for those waiting for it; else it is stopped as broken, as any exit.
+    async fn start_lost(
+        &mut self,
+        myself: &ActorRef<RegistryMsg>,
+        key: ServerKey,
+        server: ServerHandle,
+        reason: String,
+    ) {
+        let again = !self.shutting_down
+            && self
+                .entries
+                .is_starting(&key, |starting| starting.id() == server.id())
+            && self.lost_starts.insert(key.clone());
+        if !again {
+            return server.stop_broken(reason);
+        }
+        tracing::info!(server = %key.id, root = %key.root.display(), %reason, "the server exited before it finished starting: starting it once more");
+        // Its end is no longer this key's: the new server's entry stays.
+        self.by_actor.remove(&server.id());
+        server.stop_broken(reason);
+        let _ = (self.args.diagnostics).cast(DiagnosticsMsg::ServerGone { key: key.clone() });
+        self.args.watcher.forget(key.clone());
+        let one_list =
+            (self.args.config.servers.get(&key.id)).is_some_and(|spec| spec.tsserver_pull);
+        let _ = self.args.diagnostics.cast(DiagnosticsMsg::ServerStarted {
+            key: key.clone(),
+            one_list,
+        });
+        match self.start(myself, &key).await {
+            Ok(started) => {
+                self.by_actor.insert(started.id(), key.clone());
+                self.entries.restarting(&key, started);
+            }
+            Err((state, reason)) => {
+                let reason = match state {
+                    ServerState::Broken => self.broke(myself, &key, reason),
+                    _ => reason,
+                };
+                for (waiter, acquired) in self.entries.gone(&key, reason) {
+                    let _ = waiter.send(acquired);
+                }
+            }
         }
         self.changed(&key);
     }

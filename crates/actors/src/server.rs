@@ -156,8 +156,9 @@ enum ServerMsg {
     },
     /// The initialize handshake ended (sent by the actor's handshake task).
     Initialized(Result<Box<InitializeResult>, HandshakeError>),
-    /// The process exited or its connection ended (sent by the actor's own tasks).
-    Exited(String),
+    /// The process exited or its connection ended, and why (sent by the actor's own tasks);
+    /// `clean` when the process exited with status 0.
+    Exited { reason: String, clean: bool },
     /// A check got nothing before its deadline: ask something every live server answers, and
     /// stop the server as broken when nothing at all comes from it in time (a hung or stopped
     /// process; see `liveness`): a busy server is left to its work.
@@ -313,7 +314,14 @@ impl ServerHandle {
 
     /// The process exited or its connection ended, and why.
     pub fn exited(&self, reason: String) {
-        let _ = self.0.cast(ServerMsg::Exited(reason));
+        let clean = false;
+        let _ = self.0.cast(ServerMsg::Exited { reason, clean });
+    }
+
+    /// Stops the server as broken, for `reason` (the registry, for a start that did not
+    /// happen and is not tried again).
+    pub fn stop_broken(&self, reason: String) {
+        self.0.stop(Some(reason));
     }
 }
 
@@ -330,6 +338,9 @@ pub trait Supervisor: Send + Sync + std::fmt::Debug {
     /// Something a host should know about the running server (its sidecar failed, a pull
     /// failed); shown as the reason in its status.
     fn note(&self, key: ServerKey, note: String);
+    /// The process exited with status 0 before the handshake ended, for `reason`: `server`
+    /// is to be started again or stopped as broken.
+    fn start_lost(&self, key: ServerKey, server: ServerHandle, reason: String);
 }
 
 /// How [`ServerMsg::Open`] found a document.
@@ -653,8 +664,15 @@ impl Actor for ServerActor {
                 conn.trim();
             }
             ServerMsg::Initialized(outcome) => conn.initialized(&myself, outcome),
-            ServerMsg::Exited(reason) => {
-                if !conn.life.is_stopping() {
+            ServerMsg::Exited { reason, clean } => {
+                if conn.life.is_stopping() {
+                } else if clean && !conn.life.is_ready() {
+                    // Not a crash: the start did not happen (biome's `lsp-proxy` exits so
+                    // when the daemon it connects to goes away under it). The registry starts
+                    // it once more, or stops this actor as broken.
+                    let server = ServerHandle(myself.clone());
+                    conn.registry.start_lost(conn.key.clone(), server, reason);
+                } else {
                     myself.stop(Some(reason));
                 }
             }

@@ -75,6 +75,11 @@ pub fn run(scenario: Option<&str>, script: Option<&Path>) -> anyhow::Result<()> 
     };
     let log = EventLog::from_env()?;
     observe::write_pid_file(std::process::id(), "pid")?;
+    let first_starts = script.exit_clean_first_starts as usize;
+    if first_starts > 0 && observe::starts() <= first_starts {
+        eprintln!("fake-server: exiting at start, as scripted");
+        return Ok(());
+    }
     let grandchild = if script.spawn_grandchild {
         Some(spawn_grandchild()?)
     } else {

@@ -55,6 +55,18 @@ impl EventLog {
     }
 }
 
+/// How many fake servers were started with this `FAKE_LSP_PID_DIR` (their `.pid` files; 0
+/// when the variable is not set).
+pub fn starts() -> usize {
+    let Some(dir) = std::env::var_os("FAKE_LSP_PID_DIR") else {
+        return 0;
+    };
+    let pid_files = std::fs::read_dir(dir).into_iter().flatten().flatten();
+    pid_files
+        .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "pid"))
+        .count()
+}
+
 /// Writes `<FAKE_LSP_PID_DIR>/<pid>.<suffix>` containing `pid`, if the variable is set.
 pub fn write_pid_file(pid: u32, suffix: &str) -> anyhow::Result<()> {
     let Some(dir) = std::env::var_os("FAKE_LSP_PID_DIR") else {

@@ -150,6 +150,10 @@ pub struct Script {
     /// Like pyright: publish an empty list for a document when it is closed (clearing what
     /// was shown for it), whatever else the script says of publishing.
     pub clear_on_close: bool,
+    /// Exit with status 0 at once, answering nothing, on this many first starts (counted by
+    /// the `.pid` files in `FAKE_LSP_PID_DIR`): biome's `lsp-proxy` does when the daemon it
+    /// connects to goes away under it.
+    pub exit_clean_first_starts: u32,
 }
 
 impl Default for Script {
@@ -196,6 +200,7 @@ impl Default for Script {
             check_on_save_ms: None,
             slow_files: BTreeMap::new(),
             clear_on_close: false,
+            exit_clean_first_starts: 0,
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::support::{
     assert_all_gone, broken_shim, eventually, is_alive, shim_calls, wait_until, FakeWorkspace,
 };
 use serde_json::json;
-use squiggle_actors::{ServerState, Severity, Skip, Squiggle};
+use squiggle_actors::{CheckResult, ServerState, Severity, Skip, Squiggle};
 
 #[tokio::test]
 async fn diagnostics_arrive_with_character_columns_and_severities() {
@@ -212,6 +212,45 @@ async fn crash_at_initialize_leaves_the_server_broken_and_later_checks_return_at
 #[tokio::test]
 async fn crash_mid_session_leaves_the_server_broken_with_its_reason() {
     a_crash_leaves_the_server_broken("crash-on-open").await;
+}
+
+/// A check of a file whose fake server exits with status 0 at once on its first
+/// `exiting_starts` starts, as biome's `lsp-proxy` does when its daemon goes away under it.
+async fn check_with_clean_exits_at_start(exiting_starts: u32) -> (FakeWorkspace, CheckResult) {
+    let ws = FakeWorkspace::new();
+    let file = ws.write("a.fake", "ERROR x\n");
+    let script = json!({"exit_clean_first_starts": exiting_starts});
+    let squiggle = ws.start(vec![ws.scripted("fake", &script)]).await;
+    let result = squiggle.check_file(&file, None).await;
+    squiggle.shutdown().await;
+    (ws, result)
+}
+
+#[tokio::test]
+async fn a_server_that_exits_cleanly_before_it_started_is_started_once_more() {
+    let (ws, result) = check_with_clean_exits_at_start(1).await;
+
+    assert!(result.outcome().is_checked(), "{result:?}");
+    assert_eq!(result.diagnostics.len(), 1, "{result:?}");
+    assert_eq!(
+        ws.server_pids().len(),
+        2,
+        "the lost start, then the one that served"
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_exits_cleanly_at_every_start_is_broken_after_its_second() {
+    let (ws, result) = check_with_clean_exits_at_start(100).await;
+
+    assert!(!result.outcome().is_checked(), "{result:?}");
+    assert_eq!(result.servers[0].status, ServerState::Broken);
+    let reason = result.servers[0].reason.clone().unwrap();
+    assert!(
+        reason.contains("the server exited (exit status: 0)"),
+        "{reason}"
+    );
+    assert_eq!(ws.server_pids().len(), 2, "started once more, not again");
 }
 
 #[tokio::test]

@@ -100,6 +100,19 @@ impl<S: Clone, W> Entries<S, W> {
             .insert(key, Entry::Starting { server, waiters })
     }
 
+    /// Whether the server for `key` is starting, and it is the one `is`.
+    pub fn is_starting(&self, key: &ServerKey, is: impl Fn(&S) -> bool) -> bool {
+        matches!(self.entries.get(key), Some(Entry::Starting { server, .. }) if is(server))
+    }
+
+    /// A server starting for `key` is replaced by `server`, started again: those who waited
+    /// for the first wait for it. Nothing changes when none was starting.
+    pub fn restarting(&mut self, key: &ServerKey, server: S) {
+        if let Some(Entry::Starting { server: old, .. }) = self.entries.get_mut(key) {
+            *old = server;
+        }
+    }
+
     /// The server for `key` cannot serve, and why; returns the entry it replaced.
     pub fn unusable(
         &mut self,
@@ -291,5 +304,24 @@ mod tests {
         assert!(table.get(&key()).is_none());
         assert_eq!(table.iter().count(), 0);
         assert_eq!(table.acquire(&key(), None), Acquire::Absent(None));
+    }
+
+    #[test]
+    fn a_server_started_again_keeps_those_who_waited_for_the_first() {
+        let mut table = Table::default();
+        assert_eq!(table.acquire(&key(), Some(1)), Acquire::Absent(Some(1)));
+        table.starting(key(), "s0", Some(1));
+        assert_eq!(table.acquire(&key(), Some(2)), Acquire::Joined);
+        assert!(table.is_starting(&key(), |s| *s == "s0"));
+        assert!(!table.is_starting(&key(), |s| *s == "s1"));
+
+        table.restarting(&key(), "s1");
+
+        assert!(table.is_starting(&key(), |s| *s == "s1"));
+        let answers = table.up(&key(), Some(7)).expect("it was starting");
+        assert_eq!(answers, vec![(1, ready(true)), (2, ready(true))]);
+        // Once up, it is not starting: nothing is replaced.
+        table.restarting(&key(), "s2");
+        assert!(!table.is_starting(&key(), |_| true));
     }
 }

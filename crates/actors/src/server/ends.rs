@@ -45,7 +45,8 @@ pub fn watch_connection(
             Ok(()) => "the connection ended".to_string(),
             Err(err) => format!("the connection ended: {err}"),
         };
-        let _ = me.cast(ServerMsg::Exited(reason));
+        let clean = false;
+        let _ = me.cast(ServerMsg::Exited { reason, clean });
     });
 }
 
@@ -61,6 +62,7 @@ pub fn reap(
 ) {
     tokio::spawn(async move {
         let status = child.wait().await;
+        let clean = status.as_ref().is_ok_and(|status| status.success());
         group.retire();
         let _ = exited.send(true);
         let _ = tokio::time::timeout(LAST_WORDS, stderr_done).await;
@@ -72,7 +74,7 @@ pub fn reap(
             reason.push_str(": ");
             reason.push_str(&line);
         }
-        let _ = me.cast(ServerMsg::Exited(reason));
+        let _ = me.cast(ServerMsg::Exited { reason, clean });
     });
 }
 
