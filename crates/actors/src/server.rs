@@ -436,6 +436,9 @@ pub struct Connection {
     busy: Busy,
     /// Whether a liveness probe is in flight.
     probing: bool,
+    /// Whether its process exited with status 0 before the handshake ended, and the registry
+    /// was told: the registry stops it, or starts it again (see `Supervisor::start_lost`).
+    lost: bool,
     /// How many messages the server has sent (what a probe takes as a sign of life).
     heard: liveness::Heard,
     /// Until when checks wait for each document's answer (how long its pulls may take).
@@ -567,6 +570,7 @@ impl Actor for ServerActor {
             open: OpenSet::new(max_open_documents),
             busy,
             probing: false,
+            lost: false,
             heard,
             wanted: wanted::Wanted::default(),
             backlog,
@@ -665,11 +669,13 @@ impl Actor for ServerActor {
             }
             ServerMsg::Initialized(outcome) => conn.initialized(&myself, outcome),
             ServerMsg::Exited { reason, clean } => {
-                if conn.life.is_stopping() {
+                if conn.life.is_stopping() || conn.lost {
+                    // Told already.
                 } else if clean && !conn.life.is_ready() {
                     // Not a crash: the start did not happen (biome's `lsp-proxy` exits so
                     // when the daemon it connects to goes away under it). The registry starts
                     // it once more, or stops this actor as broken.
+                    conn.lost = true;
                     let server = ServerHandle(myself.clone());
                     conn.registry.start_lost(conn.key.clone(), server, reason);
                 } else {

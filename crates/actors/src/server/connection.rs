@@ -104,6 +104,8 @@ impl Connection {
                 tracing::debug!(server = %self.key.id, root = %self.key.root.display(), encoding = ?self.encoding.get(), "server initialized");
                 self.registry.server_up(self.key.clone(), self.pid);
             }
+            // Its handshake failed with its exit, which the registry is deciding on.
+            Err(_) if self.lost => {}
             Err(error) => {
                 let reason = match self.stderr.reason_line() {
                     Some(line) => format!("{error}: {line}"),
