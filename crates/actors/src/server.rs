@@ -670,7 +670,7 @@ impl Actor for ServerActor {
             ServerMsg::Initialized(outcome) => conn.initialized(&myself, outcome),
             ServerMsg::Exited { reason, clean } => {
                 if conn.life.is_stopping() || conn.lost {
-                    // Told already.
+                    // Stopping already, or the registry decides.
                 } else if clean && !conn.life.is_ready() {
                     // Not a crash: the start did not happen (biome's `lsp-proxy` exits so
                     // when the daemon it connects to goes away under it). The registry starts
