@@ -352,7 +352,30 @@ impl Servers {
                 .or_insert_with(|| Restarts::new(limits))
                 .restarted(restart, now);
         }
-        // Before the process exists, so that nothing it publishes is taken for the dead one's.
+        match self.spawn(myself, &key).await {
+            Ok(server) => {
+                self.entries.starting(key.clone(), server, reply);
+            }
+            Err((state, reason)) => {
+                let unusable = Acquired::Unusable {
+                    state,
+                    reason: reason.clone(),
+                };
+                answer(reply, unusable);
+                self.entries.unusable(key.clone(), state, reason);
+            }
+        }
+        self.changed(&key);
+    }
+
+    /// Spawns the server of `key`, the store told first (before the process exists, so that
+    /// nothing it publishes is taken for the dead one's); or why it cannot start, a broken one's
+    /// reason saying when it is restarted.
+    async fn spawn(
+        &mut self,
+        myself: &ActorRef<RegistryMsg>,
+        key: &ServerKey,
+    ) -> Result<ServerHandle, (ServerState, String)> {
         let one_list = self
             .args
             .config
@@ -363,26 +386,26 @@ impl Servers {
             key: key.clone(),
             one_list,
         });
-        match self.start(myself, &key).await {
+        match self.start(myself, key).await {
             Ok(server) => {
                 self.by_actor.insert(server.id(), key.clone());
-                self.entries.starting(key.clone(), server, reply);
+                Ok(server)
             }
             Err((state, reason)) => {
                 tracing::debug!(server = %key.id, %state, %reason, "server cannot start");
                 let reason = match state {
-                    ServerState::Broken => self.broke(myself, &key, reason),
+                    ServerState::Broken => self.broke(myself, key, reason),
                     _ => reason,
                 };
-                let unusable = Acquired::Unusable {
-                    state,
-                    reason: reason.clone(),
-                };
-                answer(reply, unusable);
-                self.entries.unusable(key.clone(), state, reason);
+                Err((state, reason))
             }
         }
-        self.changed(&key);
+    }
+
+    /// The store and the watcher forget a server that went away.
+    fn forget(&self, key: &ServerKey) {
+        let _ = (self.args.diagnostics).cast(DiagnosticsMsg::ServerGone { key: key.clone() });
+        self.args.watcher.forget(key.clone());
     }
 
     /// The restart policy's limits, from the configuration.
@@ -517,24 +540,10 @@ impl Servers {
         // Its end is no longer this key's: the new server's entry stays.
         self.by_actor.remove(&server.id());
         server.stop_broken(reason);
-        let _ = (self.args.diagnostics).cast(DiagnosticsMsg::ServerGone { key: key.clone() });
-        self.args.watcher.forget(key.clone());
-        let one_list =
-            (self.args.config.servers.get(&key.id)).is_some_and(|spec| spec.tsserver_pull);
-        let _ = self.args.diagnostics.cast(DiagnosticsMsg::ServerStarted {
-            key: key.clone(),
-            one_list,
-        });
-        match self.start(myself, &key).await {
-            Ok(started) => {
-                self.by_actor.insert(started.id(), key.clone());
-                self.entries.restarting(&key, started);
-            }
-            Err((state, reason)) => {
-                let reason = match state {
-                    ServerState::Broken => self.broke(myself, &key, reason),
-                    _ => reason,
-                };
+        self.forget(&key);
+        match self.spawn(myself, &key).await {
+            Ok(started) => self.entries.restarting(&key, started),
+            Err((_, reason)) => {
                 for (waiter, acquired) in self.entries.gone(&key, reason) {
                     let _ = waiter.send(acquired);
                 }
@@ -560,11 +569,7 @@ impl Servers {
 
     /// Marks a server that went away as broken and ends what waited on it.
     fn server_gone(&mut self, myself: &ActorRef<RegistryMsg>, key: ServerKey, reason: String) {
-        let _ = self
-            .args
-            .diagnostics
-            .cast(DiagnosticsMsg::ServerGone { key: key.clone() });
-        self.args.watcher.forget(key.clone());
+        self.forget(&key);
         if self.shutting_down {
             self.args.active.remove(&key);
             self.entries.remove(&key);
