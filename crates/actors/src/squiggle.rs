@@ -7,6 +7,7 @@
 mod batch_deadline;
 mod disk_stamps;
 mod handed;
+mod later;
 mod navigation;
 mod reach;
 mod said_once;
@@ -130,6 +131,10 @@ struct Inner {
     restart_hint: RestartHint,
     /// When a check last asked for each server.
     used: server_use::Uses,
+    /// The calls from outside: a search after an edit's answer stops when one comes.
+    calls: Arc<later::Calls>,
+    /// The last edits' answers, for the searches after them (see [`Squiggle::feedback_later`]).
+    answered: later::Answers,
 }
 
 /// A check under way, with its text, that several callers may await; held weakly, so a check
@@ -219,6 +224,8 @@ impl Squiggle {
                 said_once: said_once::SaidOnce::default(),
                 restart_hint,
                 used: server_use::Uses::default(),
+                calls: Arc::default(),
+                answered: tokio::sync::watch::Sender::new(Default::default()),
             }),
         })
     }
@@ -242,6 +249,7 @@ impl Squiggle {
     /// The file's diagnostics become its baseline: a later [`Squiggle::feedback`] marks the
     /// errors that were not among them.
     pub async fn check_file(&self, path: impl AsRef<Path>, text: Option<String>) -> CheckResult {
+        self.inner.calls.came();
         self.restored().await;
         let result = self.check(path.as_ref(), text, Saved::IfOnDisk).await;
         remember_shown(&mut lock(&self.inner.shown), &result);
@@ -271,6 +279,7 @@ impl Squiggle {
 
     /// Checks files together (see [`Squiggle::check_files`]), leaving their baselines.
     async fn check_batch<P: AsRef<Path>>(&self, paths: &[P]) -> Vec<CheckResult> {
+        self.inner.calls.came();
         self.restored().await;
         let allowance = batch_deadline::allowance(paths.len());
         let checks = paths.iter().map(|path| {
@@ -744,6 +753,7 @@ impl Squiggle {
     ) -> Feedback {
         let path = path.as_ref();
         let began = Instant::now();
+        self.inner.calls.came();
         // Once the last look's hand-back is answered, the turns are taken before anything else
         // is awaited, as the check is asked for: the edit's, then the two a look at the
         // importers from before the edit may take (the text from before it, then the edit's
@@ -782,6 +792,9 @@ impl Squiggle {
         // The edit's own answer first: nothing of the search runs before it.
         let check = (self.check_in_turn(ticket, path, text, JOIN_IF_ON_DISK, Duration::ZERO)).await;
         let answered = began.elapsed();
+        // The texts the edit's answer is for (a look with the text from before hands the
+        // edit's back after it).
+        let state_after = self.texts_state();
         let outcome = check.outcome();
         // Answered quickly: searched as an importer again (a busy server may have made one of
         // its checks slow, or a cold one).
@@ -812,7 +825,9 @@ impl Squiggle {
         let mut reached = match (&texts, outcome.is_checked()) {
             (Some((before, after)), true) => {
                 let errors = &check.diagnostics;
-                (self.search_importers(&located, (before, after), errors, known_from)).await
+                let wait = Duration::from_millis(self.inner.config.dependent_files_wait_ms);
+                let window = reach::Window::of(wait);
+                (self.search_importers(&located, (before, after), errors, known_from, window)).await
             }
             _ => reach::Searched::default(),
         };
@@ -840,6 +855,10 @@ impl Squiggle {
                 all.retain(|file, diagnostics| *file != check.file && !diagnostics.is_empty());
                 all
             }
+        };
+        let searched_texts = match outcome.is_checked() {
+            true => texts.clone(),
+            false => None,
         };
         // The importers with errors now whose errors from before are not known: looked at
         // with the text from before, for the time of the look.
@@ -878,6 +897,18 @@ impl Squiggle {
             done_ms = began.elapsed().as_millis() as u64,
             "feedback: the edit's answer, the importers after it, those looked at before it"
         );
+        if let Some(after) = check.text.as_deref() {
+            self.keep_answered(later::Answered {
+                path: located.clone(),
+                after: disk_stamps::hash_of(after),
+                texts: searched_texts,
+                errors: check.diagnostics.clone(),
+                known_from,
+                state: state_after,
+                named: caused.keys().cloned().collect(),
+                unsearched,
+            });
+        }
         if scope == Scope::Edit {
             others = caused.clone();
         }

@@ -36,6 +36,10 @@ pub enum Format {
 pub enum ScopeArg {
     Edit,
     Write,
+    /// The search after an edit's answer (`squiggle hook claude-code --later`): the errors the
+    /// edit caused in the importers its answer did not check. Not a `check` option.
+    #[value(skip)]
+    Later,
 }
 
 /// The exit codes, as `squiggle check --help` lists them.
@@ -97,6 +101,18 @@ pub async fn answer(squiggle: &Squiggle, request: &CheckRequest) -> anyhow::Resu
     let (first, rest) = files
         .split_first()
         .context("no files of a known type to check")?;
+    if request.scope == Some(ScopeArg::Later) {
+        let found = squiggle.feedback_later(first).await;
+        return Ok(CheckAnswer {
+            code: if found.is_some() {
+                EXIT_FOUND
+            } else {
+                EXIT_CLEAN
+            },
+            stdout: found.unwrap_or_default(),
+            stderr: String::new(),
+        });
+    }
     if request.scope.is_none() {
         // A feedback does this itself; the named files are read from the disk anyway.
         let named: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
@@ -113,7 +129,7 @@ pub async fn answer(squiggle: &Squiggle, request: &CheckRequest) -> anyhow::Resu
             // mark what is new in them.
             let mut results = squiggle.check_files_for_feedback(rest).await;
             let scope = match scope {
-                ScopeArg::Edit => Scope::Edit,
+                ScopeArg::Edit | ScopeArg::Later => Scope::Edit,
                 ScopeArg::Write => Scope::Write,
             };
             let feedback = (squiggle.feedback(first, None, scope, request.prior.clone())).await;

@@ -175,6 +175,23 @@ fn block(path: &str, kept: &[(Diagnostic, bool)], shown: usize) -> String {
     render_marked_block(path, &entries, shown)
 }
 
+/// What the search after an edit's answer found (see `Squiggle::feedback_later`): a line that
+/// says which edit broke the files, then a block for each, every error marked new, under the
+/// same caps as a feedback's other files. Empty when `caused` holds no error at the shown
+/// severities.
+pub fn render_later(file: &str, caused: &BTreeMap<String, Vec<Diagnostic>>, caps: &Caps) -> String {
+    let new: NewMarks = (caused.iter())
+        .map(|(path, list)| (path.clone(), vec![true; list.len()]))
+        .collect();
+    let body = render_feedback_marked(file, &[], caused, caps, &new);
+    match body.strip_prefix(&format!("\n{OTHER_FILES_HEADER}\n")) {
+        Some(blocks) => format!(
+            "LSP errors your edit of {file} caused in other files, found after its answer:\n{blocks}"
+        ),
+        None => String::new(),
+    }
+}
+
 /// The feedback section for an edited or written file that was not checked: "\n" + the
 /// line that says so and why ([`not_checked_note`]); what [`render_feedback`] gives (what was
 /// found before the deadline, other files) follows it.
@@ -225,6 +242,26 @@ fn section(header: &str, blocks: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn errors_found_after_an_answer_name_the_edit_and_are_all_new() {
+        let caps = Caps::default();
+        let mut caused = BTreeMap::new();
+        caused.insert(
+            "src/b.ts".to_string(),
+            vec![diag(3, Severity::Error, "Argument missing", None)],
+        );
+        let text = render_later("src/a.ts", &caused, &caps);
+        assert!(
+            text.starts_with(
+                "LSP errors your edit of src/a.ts caused in other files, found after its answer:\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("src/b.ts"), "{text}");
+        assert!(text.contains("NEW "), "{text}");
+        assert_eq!(render_later("src/a.ts", &BTreeMap::new(), &caps), "");
+    }
 
     #[test]
     fn the_importers_not_checked_are_one_line() {

@@ -224,8 +224,42 @@ fn read_json(path: &Path) -> Value {
         .unwrap_or_else(|err| panic!("{} is not JSON: {err}", path.display()))
 }
 
-/// The one hook command of `event` whose matcher names all of `tools`, in a hooks.json.
+/// The one hook command of `event` whose matcher names all of `tools`, in a hooks.json (but
+/// the one that runs in the background, `--later`: see [`later_hook`]).
 fn hook_command(hooks: &Value, event: &str, tools: &[&str]) -> String {
+    let matching: Vec<Value> = (matching_hooks(hooks, event, tools).into_iter())
+        .filter(|hook| {
+            !hook["command"]
+                .as_str()
+                .unwrap_or_default()
+                .ends_with(" --later")
+        })
+        .collect();
+    assert_eq!(matching.len(), 1, "one {event} hook for {tools:?}: {hooks}");
+    assert_eq!(matching[0]["type"], "command", "{hooks}");
+    matching[0]["command"].as_str().unwrap().to_string()
+}
+
+/// The one `--later` hook of `event` whose matcher names all of `tools`, in a hooks.json.
+fn later_hook(hooks: &Value, event: &str, tools: &[&str]) -> Value {
+    let matching: Vec<Value> = (matching_hooks(hooks, event, tools).into_iter())
+        .filter(|hook| {
+            hook["command"]
+                .as_str()
+                .unwrap_or_default()
+                .ends_with(" --later")
+        })
+        .collect();
+    assert_eq!(
+        matching.len(),
+        1,
+        "one later {event} hook for {tools:?}: {hooks}"
+    );
+    matching[0].clone()
+}
+
+/// The hooks of `event` whose matcher names all of `tools`, in a hooks.json.
+fn matching_hooks(hooks: &Value, event: &str, tools: &[&str]) -> Vec<Value> {
     let groups = hooks["hooks"][event]
         .as_array()
         .unwrap_or_else(|| panic!("no {event} hooks: {hooks}"));
@@ -241,9 +275,7 @@ fn hook_command(hooks: &Value, event: &str, tools: &[&str]) -> String {
         })
         .flat_map(|group| group["hooks"].as_array().cloned().unwrap_or_default())
         .collect();
-    assert_eq!(matching.len(), 1, "one {event} hook for {tools:?}: {hooks}");
-    assert_eq!(matching[0]["type"], "command", "{hooks}");
-    matching[0]["command"].as_str().unwrap().to_string()
+    matching
 }
 
 /// Starts an MCP server as a host's configuration of it names it, in the workspace, and asks
@@ -367,6 +399,11 @@ fn claude_code_installs_the_plugin_from_the_marketplace_and_its_hook_blocks_on_e
     assert_eq!(hooks, read_json(&plugin_dir.join("hooks/hooks.json")));
     let command = hook_command(&hooks, "PostToolUse", &["Write", "Edit", "MultiEdit"]);
     assert!(command.contains("${CLAUDE_PLUGIN_ROOT}"), "{command}");
+    // The hook that goes on in the background and wakes the model when it finds something.
+    let later = later_hook(&hooks, "PostToolUse", &["Write", "Edit", "MultiEdit"]);
+    assert_eq!(later["type"], "command", "{later}");
+    assert_eq!(later["asyncRewake"], true, "{later}");
+    assert_eq!(later["command"], format!("{command} --later"), "{later}");
 
     let ws = workspace();
     let input = json!({
@@ -389,6 +426,14 @@ fn claude_code_installs_the_plugin_from_the_marketplace_and_its_hook_blocks_on_e
     // squiggle on PATH: the block comes out.
     let run = run_hook(&command, &home, &ws, &path_with_squiggle(), &env, &input);
     assert_answer(&run, &block);
+    // The later hook has nothing to add (a.fake has no importers): it says nothing, exit 0.
+    let later = later["command"].as_str().unwrap();
+    let run = run_hook(later, &home, &ws, &path_with_squiggle(), &env, &input);
+    assert_eq!(
+        (run.code, run.stdout.as_str(), run.stderr.as_str()),
+        (0, "", ""),
+        "{run:?}"
+    );
 
     // No squiggle anywhere: one line on stderr, exit 0, nothing for Claude, the edit stands.
     let run = run_hook(&command, &home, &ws, &path_without_squiggle(), &env, &input);

@@ -120,17 +120,34 @@ impl Daemons {
         tool_input: serde_json::Value,
         more: &[(&str, &OsStr)],
     ) -> Run {
+        self.hook_with(&[], cwd, tool, tool_input, more)
+    }
+
+    /// [`Daemons::hook_tool`] with `flags` after `squiggle hook claude-code`, and the host's
+    /// copy of the file before the tool ran when `tool_input` has one (`original`).
+    fn hook_with(
+        &self,
+        flags: &[&str],
+        cwd: &Path,
+        tool: &str,
+        mut tool_input: serde_json::Value,
+        more: &[(&str, &OsStr)],
+    ) -> Run {
         let file = tool_input["file_path"].clone();
+        let original = tool_input
+            .as_object_mut()
+            .and_then(|input| input.remove("original"));
         let input = serde_json::json!({
             "session_id": "s1",
             "cwd": cwd,
             "hook_event_name": "PostToolUse",
             "tool_name": tool,
             "tool_input": tool_input,
-            "tool_response": {"filePath": file, "success": true},
+            "tool_response": {"filePath": file, "success": true, "originalFile": original},
         });
         let mut child = std::process::Command::new(crate::support::squiggle_bin())
             .args(["hook", "claude-code"])
+            .args(flags)
             .current_dir(cwd)
             .env("PATH", crate::support::path_with_servers())
             .env("XDG_CONFIG_HOME", self.ws.root.join(".no-user-config"))

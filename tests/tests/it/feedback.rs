@@ -916,3 +916,52 @@ async fn a_write_whose_open_importer_a_pull_server_did_not_answer_in_time_says_s
     );
     squiggle.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_search_after_an_answer_names_the_importer_the_answer_had_no_time_for() {
+    // The search's pull of b.ts (the fourth pull) takes 3 s; the answer's search has 300 ms.
+    let script = json!({"pull": true, "diagnose_on": [], "pull_busy_ms": [0, 0, 0, 3000]});
+    let (ws, edited, spec) = importers_workspace(script);
+    let mut config = ws.config(vec![spec]);
+    config.dependent_files_wait_ms = 300;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+    let b = squiggle.check_file(ws.root.join("src/b.ts"), None).await;
+    assert!(b.outcome().is_checked(), "{b:?}");
+    let before = std::fs::read_to_string(&edited).unwrap();
+    let warm = squiggle.check_file(&edited, None).await;
+    assert!(warm.outcome().is_checked(), "{warm:?}");
+
+    std::fs::write(&edited, "export const beta = 2;\n").unwrap();
+    let answer = (squiggle.feedback(&edited, None, Scope::Edit, Some(before))).await;
+    assert!(answer.check.outcome().is_checked(), "{:?}", answer.check);
+    assert!(
+        answer.others.is_empty() && answer.unsearched.files > 0,
+        "the test's premise: b.ts was not answered in time: {}",
+        answer.text
+    );
+
+    // Another text of a.ts handed to the servers since: what the search would find is not
+    // about the texts they hold; nothing is said.
+    let other = (squiggle.check_file(&edited, Some("export const gamma = 3;\n".into()))).await;
+    assert!(other.outcome().is_checked(), "{other:?}");
+    assert_eq!(squiggle.feedback_later(&edited).await, None);
+
+    // The edit's text again: the search goes on with b.ts.
+    let again = squiggle.check_file(&edited, None).await;
+    assert!(again.outcome().is_checked(), "{again:?}");
+    let later = squiggle.feedback_later(&edited).await;
+    let later = later.unwrap_or_else(|| panic!("nothing found after: {}", answer.text));
+    assert!(
+        later.starts_with(
+            "LSP errors your edit of src/a.ts caused in other files, found after its answer:\n"
+        ),
+        "{later}"
+    );
+    assert!(later.contains("src/b.ts"), "{later}");
+    assert!(later.contains("src/a.ts has no alpha"), "{later}");
+    assert!(
+        !later.contains("ERROR from before"),
+        "what was there before the edit is not the edit's: {later}"
+    );
+    squiggle.shutdown().await;
+}

@@ -28,6 +28,7 @@ use std::time::Duration;
 use squiggle_protocol::{Baseline, Basis, Diagnostic, Severity, Unsearched};
 use tokio::time::Instant;
 
+use super::later::Calls;
 use super::{lock, read_text, Join, Saved, Squiggle, ASK_LIMIT, JOIN_IF_ON_DISK};
 use crate::check::CheckResult;
 use crate::importers::Takes;
@@ -146,11 +147,14 @@ pub(crate) struct Look {
 }
 
 /// The time a look at importers has: a check starts before the last third of it only, and
-/// ends with it.
-#[derive(Debug, Clone, Copy)]
+/// ends with it, or when a call from outside comes (for a search after an answer, see
+/// [`super::later`]).
+#[derive(Debug, Clone)]
 pub(crate) struct Window {
     last_start: Instant,
     deadline: Instant,
+    /// The calls from outside, and their count when the window opened.
+    until_called: Option<(Arc<Calls>, u64)>,
 }
 
 impl Window {
@@ -160,12 +164,48 @@ impl Window {
         Window {
             last_start: deadline - wait / 3,
             deadline,
+            until_called: None,
+        }
+    }
+
+    /// This window, closed as soon as a call from outside comes.
+    pub(crate) fn until_called(self, calls: Arc<Calls>) -> Self {
+        let now = calls.count();
+        Window {
+            until_called: Some((calls, now)),
+            ..self
+        }
+    }
+
+    /// Whether the search in this window looks at the importers a server was too slow over
+    /// before: one after an answer does (its check joins the one still under way, and a call
+    /// from outside stops it).
+    fn looks_at_slow(&self) -> bool {
+        self.until_called.is_some()
+    }
+
+    /// Whether a call from outside came since the window opened.
+    fn called(&self) -> bool {
+        (self.until_called.as_ref()).is_some_and(|(calls, at)| calls.count() != *at)
+    }
+
+    /// Done at the window's end, or when a call from outside comes.
+    async fn closed(&self) {
+        let end = tokio::time::sleep_until(self.deadline);
+        match &self.until_called {
+            Some((calls, at)) => {
+                tokio::select! {
+                    () = end => {}
+                    () = calls.after(*at) => {}
+                }
+            }
+            None => end.await,
         }
     }
 
     /// Whether a check may start now.
     fn open(&self) -> bool {
-        Instant::now() < self.last_start
+        Instant::now() < self.last_start && !self.called()
     }
 }
 
@@ -231,7 +271,8 @@ pub(crate) struct LookBefore {
 
 impl Squiggle {
     /// The importers of `targets` this runtime can check (a server handles their type) and
-    /// looks at (none a server was too slow over before, none of `skip`, not `edited`), at most
+    /// looks at (none a server was too slow over before unless `slow_too`, none of `skip`, not
+    /// `edited`), at most
     /// `max_dependent_files`, of the nearest [`CANDIDATES`] times as many: those that take
     /// one of `names` first (an import of a target lists it, or one takes a whole module and
     /// the text names it), then the others, each the nearest first. With `refresh`, the index
@@ -242,7 +283,7 @@ impl Squiggle {
         edited: &Path,
         names: &Names,
         skip: &HashSet<PathBuf>,
-        refresh: bool,
+        (refresh, slow_too): (bool, bool),
     ) -> Candidates {
         let limit = self.inner.config.max_dependent_files;
         if limit == 0 {
@@ -257,7 +298,10 @@ impl Squiggle {
         let slow: HashSet<PathBuf> = {
             let mut slow = lock(&self.inner.slow_importers);
             slow.retain(|_, at| at.elapsed() < SLOW_FOR);
-            slow.keys().cloned().collect()
+            match slow_too {
+                true => HashSet::new(),
+                false => slow.keys().cloned().collect(),
+            }
         };
         let config = self.inner.config.clone();
         let names = names.clone();
@@ -341,10 +385,8 @@ impl Squiggle {
         texts: (&str, &str),
         edited_errors: &[Diagnostic],
         known_from: Option<u64>,
+        window: Window,
     ) -> Searched {
-        let window = Window::of(Duration::from_millis(
-            self.inner.config.dependent_files_wait_ms,
-        ));
         let shown = self.inner.config.include_severities.clone();
         let mut searched = Searched::default();
         let mut found: HashSet<PathBuf> = HashSet::new();
@@ -370,8 +412,9 @@ impl Squiggle {
                 false => {
                     let skip: HashSet<PathBuf> = searched.importers.iter().cloned().collect();
                     let refresh = searched.importers.is_empty();
+                    let how = (refresh, window.looks_at_slow());
                     let candidates =
-                        (self.importers_of(&targets, edited, &names, &skip, refresh)).await;
+                        (self.importers_of(&targets, edited, &names, &skip, how)).await;
                     found.extend(candidates.found);
                     searched.more |= candidates.more;
                     let mut round = candidates.chosen;
@@ -408,7 +451,7 @@ impl Squiggle {
                     .cloned()
                     .collect()
             };
-            let after = self.importers_now(&round, Slow::Remember, window).await;
+            let after = (self.importers_now(&round, Slow::Remember, window.clone())).await;
             let broken: Vec<(&PathBuf, &CheckResult)> = (round.iter().zip(&after).zip(&known))
                 .filter_map(|((path, now), then)| {
                     let now = now.as_ref()?;
@@ -449,7 +492,7 @@ impl Squiggle {
     ) -> Unsearched {
         let targets = [edited.to_path_buf()];
         let (names, skip) = (Names::Changed(HashSet::new()), HashSet::new());
-        let candidates = (self.importers_of(&targets, edited, &names, &skip, true)).await;
+        let candidates = (self.importers_of(&targets, edited, &names, &skip, (true, false))).await;
         let searched = Searched {
             found: candidates.found,
             more: candidates.more,
@@ -804,7 +847,7 @@ impl Squiggle {
         let window = Window::of(Duration::from_millis(
             self.inner.config.dependent_files_wait_ms,
         ));
-        let importers = self.importers_now(&needs, Slow::Forget, window).await;
+        let importers = (self.importers_now(&needs, Slow::Forget, window.clone())).await;
         let opened: Vec<&Path> = opened.iter().map(PathBuf::as_path).collect();
         self.close_files(&opened).await;
         // The edited file's answer for the text from before, if it comes while the look lasts.
@@ -837,8 +880,12 @@ impl Squiggle {
             let ticket = self.ticket(path);
             let state = self.texts_state();
             let check = self.check_in_turn(ticket, path, None, JOIN_IF_ON_DISK, Duration::ZERO);
-            match tokio::time::timeout_at(window.deadline, check).await {
-                Ok(answer) => {
+            let answer = tokio::select! {
+                answer = check => Some(answer),
+                () = window.closed() => None,
+            };
+            match answer {
+                Some(answer) => {
                     // Kept for the texts the servers held, unless they changed meanwhile (the
                     // importer's own text changed on disk since it was last handed, say).
                     if self.texts_state() == state {
@@ -846,12 +893,14 @@ impl Squiggle {
                     }
                     *result = Some(answer);
                 }
-                Err(_) if slow == Slow::Remember => {
+                // Cut short by a call, not by its slowness.
+                None if window.called() => break,
+                None if slow == Slow::Remember => {
                     tracing::debug!(path = %path.display(), "too slow to check: not searched for a while");
                     lock(&self.inner.slow_importers).insert((*path).clone(), Instant::now());
                     break;
                 }
-                Err(_) => break,
+                None => break,
             }
         }
         results

@@ -27,6 +27,13 @@ pub struct HookArgs {
     /// or `gemini-cli` (an AfterTool hook on write_file|replace).
     #[arg(value_enum)]
     host: HostArg,
+    /// The hook that runs in the background after the edit's own (Claude Code's
+    /// `asyncRewake`): it waits for the edit's answer from the workspace's daemon, goes on
+    /// checking the files that import the edited one that the answer did not check in time,
+    /// and when the edit broke some, prints their errors on stderr and exits 2, which wakes
+    /// the model. Otherwise it prints nothing and exits 0. Claude Code only.
+    #[arg(long)]
+    later: bool,
 }
 
 /// The hosts `squiggle hook` and `squiggle init` know.
@@ -48,9 +55,16 @@ impl HostArg {
     }
 }
 
-/// Runs the hook; always exit code 0.
+/// Exit code of `--later` when the edit broke other files: Claude Code wakes the model with
+/// what is on stderr.
+const EXIT_WAKE: u8 = 2;
+
+/// Runs the hook; always exit code 0, but for `--later` with something to tell (2).
 pub async fn run(args: HookArgs) -> anyhow::Result<u8> {
     let host = args.host.host();
+    if args.later {
+        return Ok(run_later(host).await);
+    }
     // In a task of its own, so that even a panic ends in exit code 0.
     let outcome = match tokio::spawn(answer(host)).await {
         Ok(outcome) => outcome,
@@ -76,8 +90,60 @@ pub async fn run(args: HookArgs) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-/// The hook's answer to its input on stdin: empty when there is nothing to say.
-async fn answer(host: Host) -> anyhow::Result<String> {
+/// `--later`: what the search after the edit's answer found, on stderr with exit code 2, or
+/// nothing and 0. Never fails the host: a problem is one line on stderr and exit code 0.
+async fn run_later(host: Host) -> u8 {
+    if host != Host::ClaudeCode {
+        eprintln!(
+            "squiggle hook {}: --later is for claude-code only",
+            host.name()
+        );
+        return 0;
+    }
+    let outcome = match tokio::spawn(later(host)).await {
+        Ok(outcome) => outcome,
+        Err(err) => Err(anyhow::anyhow!("internal error: {err}")),
+    };
+    match outcome {
+        Ok(Some(text)) => {
+            eprint!("{text}");
+            EXIT_WAKE
+        }
+        Ok(None) => 0,
+        Err(err) => {
+            eprintln!("squiggle hook {} --later: {err:#}", host.name());
+            0
+        }
+    }
+}
+
+/// The errors the edit on stdin caused in other files that its answer did not name, found by
+/// the workspace's daemon after it (none without a daemon: nothing went on after the answer).
+async fn later(host: Host) -> anyhow::Result<Option<String>> {
+    let Some(request) = read_request(host)? else {
+        return Ok(None);
+    };
+    let Some((root, config, file)) = workspace_of(&request).unwrap_or_default() else {
+        return Ok(None);
+    };
+    if !crate::daemon::wanted(&root, &config) {
+        return Ok(None);
+    }
+    let check = CheckRequest {
+        files: vec![file],
+        format: Format::Llm,
+        scope: Some(ScopeArg::Later),
+        severity: None,
+        left_out: false,
+        prior: None,
+    };
+    let answer = crate::daemon::client::check(&root, &config, &check).await?;
+    let found = answer.code == EXIT_FOUND && !answer.stdout.trim().is_empty();
+    Ok(found.then_some(answer.stdout))
+}
+
+/// The host's hook input on stdin, parsed: `None` for a tool call squiggle does not look at.
+fn read_request(host: Host) -> anyhow::Result<Option<HookRequest>> {
     let mut input = Vec::new();
     std::io::stdin()
         .take(MAX_INPUT_BYTES + 1)
@@ -88,7 +154,12 @@ async fn answer(host: Host) -> anyhow::Result<String> {
         "the hook input is over {} MiB; ignored",
         MAX_INPUT_BYTES / 1024 / 1024
     );
-    let Some(request) = host.parse(&input).context("ignored")? else {
+    host.parse(&input).context("ignored")
+}
+
+/// The hook's answer to its input on stdin: empty when there is nothing to say.
+async fn answer(host: Host) -> anyhow::Result<String> {
+    let Some(request) = read_request(host)? else {
         return Ok(String::new());
     };
     let (root, config, file) = match workspace_of(&request) {

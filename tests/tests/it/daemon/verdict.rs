@@ -113,3 +113,86 @@ fn a_write_marks_the_new_errors_of_other_files_first() {
         run.stderr
     );
 }
+
+#[test]
+fn the_later_hook_wakes_the_model_with_the_importer_the_edit_hook_had_no_time_for() {
+    // TypeScript files served by the fake server, pulled only; the edit's search pulls b.ts
+    // second, and that pull takes 3 s: past the 300 ms the edit hook gives its search.
+    let script = json!({"pull": true, "diagnose_on": [], "pull_busy_ms": [0, 3000]});
+    let d = Daemons::scripted("dependent_files_wait_ms = 300", &script);
+    let config = std::fs::read_to_string(d.ws.root.join("squiggle.toml")).unwrap();
+    d.ws.write(
+        "squiggle.toml",
+        &config.replace("extensions = [\"fake\"]", "extensions = [\"ts\"]"),
+    );
+    let before = "export const alpha = 1;\nexport const beta = 2;\n";
+    let a = d.ws.write("src/a.ts", before);
+    d.ws.write(
+        "src/b.ts",
+        "import { alpha } from './a';\n// NEEDS src/a.ts alpha\n// ERROR from before\n",
+    );
+    let edit = "export const beta = 2;\n";
+    std::fs::write(&a, edit).unwrap();
+    let input =
+        json!({"file_path": a, "old_string": before, "new_string": edit, "original": before});
+
+    // Both at once, as Claude Code runs a tool's hooks.
+    let (now, later) = std::thread::scope(|scope| {
+        let later =
+            scope.spawn(|| d.hook_with(&["--later"], &d.ws.root, "Edit", input.clone(), &[]));
+        let now = d.hook_with(&[], &d.ws.root, "Edit", input.clone(), &[]);
+        (now, later.join().unwrap())
+    });
+
+    let told = reason(&now);
+    assert!(
+        !told.contains("src/b.ts") && told.contains("LSP did not check 1 other file"),
+        "the test's premise: the edit hook had no time for b.ts: {told}\nlogs:\n{}",
+        d.logs()
+    );
+    assert_eq!(
+        (later.code, later.stdout.as_str()),
+        (2, ""),
+        "stderr: {}\nlogs:\n{}",
+        later.stderr,
+        d.logs()
+    );
+    assert!(
+        later.stderr.starts_with(
+            "LSP errors your edit of src/a.ts caused in other files, found after its answer:\n"
+        ),
+        "{}",
+        later.stderr
+    );
+    assert!(later.stderr.contains("src/b.ts"), "{}", later.stderr);
+    assert!(later.stderr.contains("NEW "), "{}", later.stderr);
+    assert!(
+        later.stderr.contains("src/a.ts has no alpha"),
+        "{}",
+        later.stderr
+    );
+    assert!(
+        !later.stderr.contains("ERROR from before"),
+        "{}",
+        later.stderr
+    );
+
+    // Undone: the edit hook's search passes over b.ts (too slow before), the later hook
+    // checks it and finds nothing the undoing caused there.
+    std::fs::write(&a, before).unwrap();
+    let undo = json!({"file_path": a, "old_string": edit, "new_string": before, "original": edit});
+    let (now, later) = std::thread::scope(|scope| {
+        let later =
+            scope.spawn(|| d.hook_with(&["--later"], &d.ws.root, "Edit", undo.clone(), &[]));
+        let now = d.hook_with(&[], &d.ws.root, "Edit", undo.clone(), &[]);
+        (now, later.join().unwrap())
+    });
+    let told = reason(&now);
+    assert!(!told.contains("src/b.ts:"), "{told}");
+    assert_eq!(
+        (later.code, later.stdout.as_str(), later.stderr.as_str()),
+        (0, "", ""),
+        "logs:\n{}",
+        d.logs()
+    );
+}

@@ -1,0 +1,182 @@
+//! The search that goes on after an edit's answer. An edit's feedback looks at the files that
+//! import the edited one only for `dependent_files_wait_ms`, so that the agent is not kept
+//! waiting; on a much-imported file that time ends before every importer was checked, and the
+//! answer says how many were not. [`Squiggle::feedback_later`] then goes on with them, for as
+//! long as nothing else is asked of this runtime, and gives the errors the edit caused there
+//! that the answer did not name: what a host that can be woken by a hook running in the
+//! background (Claude Code's `asyncRewake`) tells the model after its answer.
+//!
+//! What it says holds for the texts the servers hold when it says it: it says nothing if any
+//! text was handed to the servers after the edit's answer (another edit, a fix), or if a call
+//! came while it searched.
+
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use squiggle_protocol::{render_later, Diagnostic, Unsearched};
+use tokio::sync::{watch, Notify};
+
+use super::reach::{self, Window};
+use super::{disk_stamps, Squiggle};
+
+/// How long the search after an answer may take.
+const LATER_WAIT: Duration = Duration::from_secs(20);
+
+/// How long a search after an answer waits for that answer (the edit's own hook runs at the
+/// same time, and gives it; a daemon gives an answer a minute at most).
+const ANSWER_WAIT: Duration = Duration::from_secs(20);
+
+/// How many edits' answers are kept for the searches after them.
+const KEPT_ANSWERS: usize = 4;
+
+/// The calls from outside (a check, a feedback), counted: a search after an answer stops
+/// when one comes, so that it never holds up what an agent asks next.
+#[derive(Debug, Default)]
+pub(crate) struct Calls {
+    count: AtomicU64,
+    came: Notify,
+}
+
+impl Calls {
+    /// Notes that a call came.
+    pub(crate) fn came(&self) {
+        self.count.fetch_add(1, Ordering::SeqCst);
+        self.came.notify_waiters();
+    }
+
+    /// How many came so far.
+    pub(crate) fn count(&self) -> u64 {
+        self.count.load(Ordering::SeqCst)
+    }
+
+    /// Done once the count is other than `at`.
+    pub(crate) async fn after(&self, at: u64) {
+        loop {
+            let came = self.came.notified();
+            if self.count() != at {
+                return;
+            }
+            came.await;
+        }
+    }
+}
+
+/// What an edit's feedback answered, for the search after it.
+#[derive(Debug, Clone)]
+pub(crate) struct Answered {
+    /// The edited file.
+    pub path: PathBuf,
+    /// The hash of the edit's text.
+    pub after: u64,
+    /// The texts from before the edit and after it, when its importers were searched.
+    pub texts: Option<(Arc<str>, Arc<str>)>,
+    /// The edited file's diagnostics.
+    pub errors: Vec<Diagnostic>,
+    /// The texts state the importers' answers from before the edit were kept at, if any.
+    pub known_from: Option<u64>,
+    /// The texts state when the feedback was answered.
+    pub state: u64,
+    /// The other files the answer named.
+    pub named: HashSet<String>,
+    /// The importers it did not check.
+    pub unsearched: Unsearched,
+}
+
+/// The last few edits' answers.
+pub(crate) type Answers = watch::Sender<VecDeque<Answered>>;
+
+impl Squiggle {
+    /// Keeps what an edit's feedback answered, for the search after it.
+    pub(crate) fn keep_answered(&self, answered: Answered) {
+        self.inner.answered.send_modify(|kept| {
+            kept.retain(|kept| kept.path != answered.path);
+            kept.push_back(answered);
+            if kept.len() > KEPT_ANSWERS {
+                kept.pop_front();
+            }
+        });
+    }
+
+    /// The errors the last edit of `path` (the file holds its text) caused in the files that
+    /// import it that its feedback did not check in time, found by going on with them after
+    /// its answer: the text to tell the model, or `None` when there is nothing to tell. It
+    /// waits for that answer first (given by a feedback at the same time, up to 20 s), and
+    /// says nothing when the answer left no importer unchecked, when the servers were handed
+    /// another text since, or when a call to this runtime came while it searched (20 s at
+    /// most).
+    pub async fn feedback_later(&self, path: impl AsRef<Path>) -> Option<String> {
+        let (located, _) = self.locate(path.as_ref());
+        let text = self.text_of(&located, None).await.ok()?;
+        let after = disk_stamps::hash_of(&text);
+        let answered = self.answered_for(&located, after).await?;
+        let unsearched = answered.unsearched;
+        if (unsearched.files == 0 && !unsearched.more) || unsearched.before_unknown {
+            return None;
+        }
+        let (before, after) = answered.texts.clone()?;
+        // The edit's text handed back after the feedback's look with the text from before.
+        self.restored().await;
+        if self.texts_state() != answered.state {
+            return None;
+        }
+        let window = Window::of(LATER_WAIT).until_called(self.inner.calls.clone());
+        let searched = self
+            .search_importers(
+                &located,
+                (&before, &after),
+                &answered.errors,
+                answered.known_from,
+                window.clone(),
+            )
+            .await;
+        let found = reach::Found {
+            importers: &searched.importers,
+            after: &searched.after,
+            known: searched.known.clone(),
+            opened: searched.opened.clone(),
+        };
+        let [back, again] = self.tickets(&located);
+        let answers_before =
+            (self.answers_before(&located, (before, after), found, (back, again))).await;
+        let shown = &self.inner.config.include_severities;
+        let caused: BTreeMap<String, Vec<Diagnostic>> =
+            reach::caused_in_importers(&answers_before, &searched.after)
+                .into_iter()
+                .filter(|(file, _)| !answered.named.contains(file))
+                .map(|(file, list)| {
+                    let errors = list.into_iter().filter(|d| shown.contains(&d.severity));
+                    (file, errors.collect::<Vec<_>>())
+                })
+                .filter(|(_, list)| !list.is_empty())
+                .collect();
+        tracing::debug!(
+            file = %located.display(),
+            importers = searched.importers.len(),
+            answered = searched.after.iter().flatten().count(),
+            caused = caused.len(),
+            "later: the search after an edit's answer"
+        );
+        // The look with the text from before hands the edit's back: the same texts again,
+        // once that is answered.
+        self.restored().await;
+        if caused.is_empty() || self.texts_state() != answered.state {
+            return None;
+        }
+        let file = self.relative_path(&located);
+        Some(render_later(&file, &caused, &self.inner.config.caps()))
+    }
+
+    /// The answer kept for the edit of `path` to the text with hash `after`, waited for.
+    async fn answered_for(&self, path: &Path, after: u64) -> Option<Answered> {
+        let mut answers = self.inner.answered.subscribe();
+        let found = answers.wait_for(|kept| {
+            (kept.iter()).any(|answered| answered.path == path && answered.after == after)
+        });
+        let kept = tokio::time::timeout(ANSWER_WAIT, found).await.ok()?.ok()?;
+        let answered = kept.iter().rev().find(|answered| answered.path == path);
+        answered.filter(|answered| answered.after == after).cloned()
+    }
+}
