@@ -378,6 +378,9 @@ fn loop_only(
     let mut rows = Vec::new();
     let mut targets = Vec::new();
     for project in &projects {
+        // The loop's (with the search) median and p90, then the edited file's alone.
+        let mut medians = [0.0; 2];
+        let mut loop_p90 = 0.0;
         for dependents in [true, false] {
             let plan = agent_loop::Plan {
                 count: edits,
@@ -393,7 +396,10 @@ fn loop_only(
             };
             let row = tally.row(&project.label, variant);
             eprintln!("xtask: {row}");
+            let median = row["hook_median_ms"].as_f64().unwrap_or_default();
+            medians[usize::from(!dependents)] = median;
             if dependents {
+                loop_p90 = row["hook_p90_ms"].as_f64().unwrap_or_default();
                 let failures = tally.failures();
                 targets.push(target(
                     &format!("agent loop on {}: no false clean, false or stale error, 90% of broken files named", project.label),
@@ -405,6 +411,7 @@ fn loop_only(
             }
             rows.push(row);
         }
+        targets.extend(loop_latency_targets(&project.label, medians, loop_p90));
     }
     let report = json!({"machine": machine(), "rows": rows, "targets": targets, "notes": notes});
     let out = dir.join("loop-report.json");
@@ -422,11 +429,51 @@ fn loop_only(
             row["hook_p90_ms"].as_f64().unwrap_or_default(),
         );
     }
+    for target in &targets {
+        println!(
+            "target: {} {}: {:.2} {} (limit {})",
+            if target["met"].as_bool().unwrap_or_default() {
+                "met"
+            } else {
+                "NOT MET"
+            },
+            target["target"].as_str().unwrap_or_default(),
+            target["value"].as_f64().unwrap_or_default(),
+            target["unit"].as_str().unwrap_or_default(),
+            target["limit"],
+        );
+    }
     for note in &notes {
         println!("note: {note}");
     }
     println!("report: {}", out.display());
     Ok(())
+}
+
+/// The latency targets for the loop on `label`: the hook's median with the other-files
+/// search at most 1.5 times the edited file's alone (`medians`: with the search, without), and
+/// its p90 under 1.5 s.
+fn loop_latency_targets(label: &str, medians: [f64; 2], p90: f64) -> [Value; 2] {
+    let ratio = match medians[1] > 0.0 {
+        true => medians[0] / medians[1],
+        false => f64::INFINITY,
+    };
+    [
+        target(
+            &format!("agent loop on {label}: hook median at most 1.5x the edited file's alone"),
+            ratio,
+            "x",
+            1.5,
+            ratio <= 1.5,
+        ),
+        target(
+            &format!("agent loop on {label}: hook p90 under 1.5 s"),
+            p90,
+            "ms",
+            1500.0,
+            p90 < 1500.0,
+        ),
+    ]
 }
 
 /// Prints the table of `results` and `notes`, and writes them with the machine to `out`.
