@@ -418,15 +418,16 @@ fn loop_only(
     std::fs::write(&out, serde_json::to_string_pretty(&report)?)?;
     for row in &rows {
         println!(
-            "{:<36} {:<16} edits {:>2} hits {:>2} clean {:>2} partial {} false-clean {} false/stale {} not-checked {} stale-after-revert {} revert-not-checked {} broken {:>2} named {:>2} missed-silently {} said-unchecked {:>2} blamed-wrongly {} median {:>7.1} ms p90 {:>7.1} ms",
+            "{:<36} {:<16} edits {:>2} hits {:>2} clean {:>2} partial {} false-clean {} false/stale {} not-checked {} stale-after-revert {} revert-not-checked {} broken {:>2} named {:>2} (later {}) missed-silently {} said-unchecked {:>2} blamed-wrongly {} median {:>7.1} ms p90 {:>7.1} ms later median {:>7.1} ms",
             row["project"].as_str().unwrap_or_default(),
             row["variant"].as_str().unwrap_or_default(),
             row["edits"], row["hits"], row["clean"], row["partial"], row["false_clean"],
             row["false_or_stale_errors"], row["not_checked"], row["stale_after_revert"], row["reverts_not_checked"],
-            row["other_files_broken"], row["other_files_named"], row["other_files_missed_silently"],
+            row["other_files_broken"], row["other_files_named"], row["other_files_named_later"], row["other_files_missed_silently"],
             row["edits_saying_importers_unchecked"], row["other_files_blamed_wrongly"],
             row["hook_median_ms"].as_f64().unwrap_or_default(),
             row["hook_p90_ms"].as_f64().unwrap_or_default(),
+            row["later_hook_median_ms"].as_f64().unwrap_or_default(),
         );
     }
     for target in &targets {

@@ -76,8 +76,10 @@ pub struct Tally {
     pub reverts_not_checked: usize,
     /// Other files with new errors per the checker, over the edits whose file was checked.
     pub broken_files: usize,
-    /// Of those, the files the block named.
+    /// Of those, the files the block named (the edit hook's or the later hook's).
     pub named_files: usize,
+    /// Of those, the files only the later hook named (`--later`, after the edit hook's answer).
+    pub named_later: usize,
     /// Of those, the files neither named nor covered by a line saying importers were not
     /// checked: missed in silence.
     pub missed_silently: usize,
@@ -87,6 +89,8 @@ pub struct Tally {
     pub blamed_wrongly: usize,
     /// The hook calls, the edits' and the reverts'.
     pub latency: Vec<Duration>,
+    /// The later hook's calls, from their start (with the edit hook's) to their end.
+    pub later_latency: Vec<Duration>,
     /// What went wrong, edit by edit.
     pub misses: Vec<Value>,
 }
@@ -103,6 +107,7 @@ impl Tally {
     /// The report's row.
     pub fn row(&self, label: &str, variant: &str) -> Value {
         let stats = Stats::of(&self.latency);
+        let later = Stats::of(&self.later_latency);
         json!({
             "project": label,
             "variant": variant,
@@ -117,11 +122,14 @@ impl Tally {
             "reverts_not_checked": self.reverts_not_checked,
             "other_files_broken": self.broken_files,
             "other_files_named": self.named_files,
+            "other_files_named_later": self.named_later,
             "other_files_missed_silently": self.missed_silently,
             "edits_saying_importers_unchecked": self.unsearched,
             "other_files_blamed_wrongly": self.blamed_wrongly,
             "hook_median_ms": stats.median_ms,
             "hook_p90_ms": stats.p90_ms,
+            "later_hook_median_ms": later.median_ms,
+            "later_hook_p90_ms": later.p90_ms,
             "misses": self.misses,
         })
     }
@@ -209,7 +217,7 @@ pub fn run(
         let tables = std::fs::read_to_string(&toml)?;
         std::fs::write(&toml, format!("max_dependent_files = 0\n{tables}"))?;
     }
-    let hook = Hook::new(squiggle, &root, &copy)?;
+    let hook = Hook::new(squiggle, &root, &copy, dependents)?;
     let result = edit_loop(project, &root, &hook, plan);
     hook.stop_daemon();
     result
@@ -223,7 +231,7 @@ fn edit_loop(project: &Project, root: &Path, hook: &Hook, plan: Plan<'_>) -> any
     // The daemon warms up on the first file, unchanged (a cold start is not the loop's).
     let first = std::fs::read_to_string(&files[0])?;
     for _ in 0..3 {
-        let (seen, _) = hook.call(&files[0], &first, "x", "x")?;
+        let (seen, _) = hook.call(&files[0], &first, "x", "x")?.now;
         if seen.not_checked.is_none() {
             break;
         }
@@ -239,14 +247,18 @@ fn edit_loop(project: &Project, root: &Path, hook: &Hook, plan: Plan<'_>) -> any
         let edited = edit.apply(&original);
         std::fs::write(&file, &edited)?;
         let after = project.checker.errors(root)?;
-        let (seen, took) = hook.call(&file, &original, &edit.old, &edit.new)?;
+        let answers = hook.call(&file, &original, &edit.old, &edit.new)?;
         tally.edits += 1;
-        tally.latency.push(took);
-        judge_edit(&mut tally, &relative, kind, &baseline, &after, &seen);
+        tally.latency.push(answers.now.1);
+        tally.later_latency.extend(answers.later.as_ref().map(|later| later.1));
+        let later = answers.later.map(|later| later.0).unwrap_or_default();
+        judge_edit(&mut tally, &relative, kind, &baseline, &after, (&answers.now.0, &later));
         std::fs::write(&file, &original)?;
-        let (reverted, took) = hook.call(&file, &edited, &edit.new, &edit.old)?;
-        tally.latency.push(took);
-        judge_revert(&mut tally, &relative, &baseline, &reverted);
+        let answers = hook.call(&file, &edited, &edit.new, &edit.old)?;
+        tally.latency.push(answers.now.1);
+        tally.later_latency.extend(answers.later.as_ref().map(|later| later.1));
+        let later = answers.later.map(|later| later.0).unwrap_or_default();
+        judge_revert(&mut tally, &relative, &baseline, &answers.now.0.with(&later));
     }
     Ok(tally)
 }
@@ -258,8 +270,9 @@ fn judge_edit(
     kind: Kind,
     before: &std::collections::BTreeSet<oracle::Place>,
     after: &std::collections::BTreeSet<oracle::Place>,
-    seen: &block::Seen,
+    (now, later): (&block::Seen, &block::Seen),
 ) {
+    let seen = &now.clone().with(later);
     let in_file = |errors: &std::collections::BTreeSet<oracle::Place>, name: &str| {
         errors
             .iter()
@@ -280,6 +293,9 @@ fn judge_edit(
         .filter(|f| *f != file)
         .collect();
     let named = broken.iter().filter(|f| seen.names(f)).count();
+    let named_later = (broken.iter())
+        .filter(|f| later.names(f) && !now.names(f))
+        .count();
     if named < broken.len() && seen.not_checked.is_none() {
         let said: Vec<&String> = (seen.others.keys()).chain(&seen.named_only).collect();
         let unsearched = seen.unsearched.as_deref();
@@ -312,6 +328,7 @@ fn judge_edit(
     }
     tally.broken_files += broken.len();
     tally.named_files += named;
+    tally.named_later += named_later;
     if seen.unsearched.is_some() {
         tally.unsearched += 1;
     } else {
@@ -409,16 +426,26 @@ fn relative(root: &Path, path: &Path) -> String {
         .to_string()
 }
 
+/// What the hooks of one edit told the model, and how long each took.
+struct Answers {
+    /// The edit hook's.
+    now: (block::Seen, Duration),
+    /// The later hook's, when it ran (what it woke the model with, if it did).
+    later: Option<(block::Seen, Duration)>,
+}
+
 /// `squiggle hook claude-code` for a project, with its own daemon folders.
 struct Hook {
     squiggle: PathBuf,
     root: PathBuf,
+    /// Whether the later hook runs beside the edit hook.
+    later: bool,
     env: Vec<(&'static str, PathBuf)>,
 }
 
 impl Hook {
     /// The hook of `squiggle` in `root`, keeping its daemon's files under `scratch`.
-    fn new(squiggle: &Path, root: &Path, scratch: &Path) -> anyhow::Result<Self> {
+    fn new(squiggle: &Path, root: &Path, scratch: &Path, later: bool) -> anyhow::Result<Self> {
         let state = scratch.with_extension("state");
         let runtime = scratch.with_extension("run");
         for folder in [&state, &runtime] {
@@ -429,6 +456,7 @@ impl Hook {
         Ok(Self {
             squiggle: squiggle.to_path_buf(),
             root: root.to_path_buf(),
+            later,
             env: vec![
                 ("SQUIGGLE_RUNTIME_DIR", runtime),
                 ("XDG_STATE_HOME", state),
@@ -437,15 +465,11 @@ impl Hook {
         })
     }
 
-    /// Tells the hook of an Edit of `file` that replaced `old` by `new` in `original`, as
-    /// Claude Code does; what the model read, and how long the hook took.
-    fn call(
-        &self,
-        file: &Path,
-        original: &str,
-        old: &str,
-        new: &str,
-    ) -> anyhow::Result<(block::Seen, Duration)> {
+    /// Tells the hooks of an Edit of `file` that replaced `old` by `new` in `original`, as
+    /// Claude Code does (the later hook, when the loop runs it, at the same time as the edit
+    /// hook, as the plugin's `asyncRewake` hook): what the model read from each, and how long
+    /// each took. The later hook is waited for: an agent thinks longer than it runs.
+    fn call(&self, file: &Path, original: &str, old: &str, new: &str) -> anyhow::Result<Answers> {
         let input = json!({
             "session_id": "loop",
             "cwd": self.root,
@@ -453,38 +477,77 @@ impl Hook {
             "tool_name": "Edit",
             "tool_input": {"file_path": file, "old_string": old, "new_string": new},
             "tool_response": {"filePath": file, "originalFile": original},
-        });
+        })
+        .to_string();
+        let relative = relative(&self.root, file);
+        std::thread::scope(|scope| {
+            let later = self
+                .later
+                .then(|| scope.spawn(|| self.run(&["--later"], &input)));
+            let (stdout, _, _, took) = self.run(&[], &input)?;
+            let now = (block::read(&stdout, &relative)?, took);
+            let later = match later {
+                Some(later) => {
+                    let (_, stderr, code, took) = later
+                        .join()
+                        .map_err(|_| anyhow::anyhow!("the later hook's thread panicked"))??;
+                    let told = match code {
+                        Some(2) => block::read_later(&stderr, &relative),
+                        _ => block::Seen::default(),
+                    };
+                    Some((told, took))
+                }
+                None => None,
+            };
+            Ok(Answers { now, later })
+        })
+    }
+
+    /// Runs `squiggle hook claude-code` with `flags` on `input`: its stdout, stderr, exit code
+    /// and time.
+    fn run(
+        &self,
+        flags: &[&str],
+        input: &str,
+    ) -> anyhow::Result<(String, String, Option<i32>, Duration)> {
         let started = Instant::now();
         let mut child = self
             .command()
             .args(["hook", "claude-code"])
+            .args(flags)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .context("cannot run squiggle hook")?;
         if let Some(mut stdin) = child.stdin.take() {
-            stdin.write_all(input.to_string().as_bytes())?;
+            stdin.write_all(input.as_bytes())?;
         }
-        let mut stdout = child.stdout.take().context("no stdout")?;
-        let reader = std::thread::spawn(move || {
-            let mut out = String::new();
-            let _ = std::io::Read::read_to_string(&mut stdout, &mut out);
-            out
-        });
-        loop {
-            if child.try_wait()?.is_some() {
-                break;
+        let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut out = String::new();
+                if let Some(mut pipe) = pipe {
+                    let _ = pipe.read_to_string(&mut out);
+                }
+                out
+            })
+        };
+        let stdout = read(child.stdout.take().map(|p| Box::new(p) as _));
+        let stderr = read(child.stderr.take().map(|p| Box::new(p) as _));
+        let status = loop {
+            if let Some(status) = child.try_wait()? {
+                break status;
             }
             if started.elapsed() > HOOK_LIMIT {
                 let _ = child.kill();
                 bail!("squiggle hook took over {} s", HOOK_LIMIT.as_secs());
             }
             std::thread::sleep(Duration::from_millis(2));
-        }
+        };
         let took = started.elapsed();
-        let stdout = reader.join().unwrap_or_default();
-        Ok((block::read(&stdout, &relative(&self.root, file))?, took))
+        let stdout = stdout.join().unwrap_or_default();
+        let stderr = stderr.join().unwrap_or_default();
+        Ok((stdout, stderr, status.code(), took))
     }
 
     /// `squiggle` in the project, with the daemon on and its folders set.
@@ -650,7 +713,8 @@ mod tests {
         let after = places(&[("a.ts", 3, 5), ("b.ts", 1, 1), ("c.ts", 2, 2)]);
         let judged = |seen: &block::Seen| {
             let mut tally = Tally::default();
-            judge_edit(&mut tally, "a.ts", Kind::Unexport, &before, &after, seen);
+            let later = block::Seen::default();
+            judge_edit(&mut tally, "a.ts", Kind::Unexport, &before, &after, (seen, &later));
             tally
         };
         // Right about the file, and c.ts named: a hit, every broken file named.

@@ -43,6 +43,23 @@ pub fn read(stdout: &str, file: &str) -> anyhow::Result<Seen> {
     Ok(read_text(text, file))
 }
 
+/// Reads what `squiggle hook claude-code --later` woke the model with (its stderr when it
+/// exited 2, else nothing) for the edited `file`.
+pub fn read_later(stderr: &str, file: &str) -> Seen {
+    read_text(stderr, file)
+}
+
+impl Seen {
+    /// This answer with the other files `later` named added: what the model read in all.
+    pub fn with(mut self, later: &Seen) -> Seen {
+        for (file, places) in &later.others {
+            self.others.entry(file.clone()).or_default().extend(places);
+        }
+        self.named_only.extend(later.named_only.iter().cloned());
+        self
+    }
+}
+
 /// Reads a feedback text for the edited `file`.
 fn read_text(text: &str, file: &str) -> Seen {
     let mut seen = Seen::default();
