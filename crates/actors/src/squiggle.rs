@@ -751,7 +751,32 @@ impl Squiggle {
         scope: Scope,
         prior: Option<String>,
     ) -> Feedback {
-        let path = path.as_ref();
+        (self.feedback_in(path.as_ref(), text, scope, prior, false)).await
+    }
+
+    /// [`Squiggle::feedback`] for a host that also runs [`Squiggle::feedback_later`] (Claude
+    /// Code, through the plugin's background hook): the importers are looked at for half the
+    /// time the edit's own answer took at most (within `dependent_files_wait_ms`), and those
+    /// not checked then are said to be checked after the answer, by the search that goes on.
+    pub async fn feedback_before_later(
+        &self,
+        path: impl AsRef<Path>,
+        text: Option<String>,
+        scope: Scope,
+        prior: Option<String>,
+    ) -> Feedback {
+        (self.feedback_in(path.as_ref(), text, scope, prior, true)).await
+    }
+
+    /// [`Squiggle::feedback`], with a search after the answer to come (`later`) or not.
+    async fn feedback_in(
+        &self,
+        path: &Path,
+        text: Option<String>,
+        scope: Scope,
+        prior: Option<String>,
+        later: bool,
+    ) -> Feedback {
         let began = Instant::now();
         self.inner.calls.came();
         // Once the last look's hand-back is answered, the turns are taken before anything else
@@ -826,6 +851,10 @@ impl Squiggle {
             (Some((before, after)), true) => {
                 let errors = &check.diagnostics;
                 let wait = Duration::from_millis(self.inner.config.dependent_files_wait_ms);
+                let wait = match later {
+                    true => later::wait_before_later(answered, wait),
+                    false => wait,
+                };
                 let window = reach::Window::of(wait);
                 (self.search_importers(&located, (before, after), errors, known_from, window)).await
             }
@@ -882,10 +911,11 @@ impl Squiggle {
         // A write shows every other file's errors the servers report (the open ones', the
         // importers' checked): there, what was there before is not needed to show them.
         let shows_all = scope == Scope::Write;
-        let unsearched = match (before_unknown, outcome.is_checked()) {
+        let mut unsearched = match (before_unknown, outcome.is_checked()) {
             (true, true) => self.unsearched_before_unknown(&located, shows_all).await,
             _ => self.unsearched(&reached, &before, shows_all).await,
         };
+        unsearched.later = later;
         tracing::debug!(
             file = %check.file,
             answered_ms = answered.as_millis() as u64,

@@ -71,6 +71,7 @@ impl CheckArgs {
             severity: self.severity.clone(),
             left_out,
             prior: None,
+            later_follows: false,
         })
     }
 }

@@ -77,6 +77,11 @@ pub struct CheckRequest {
     /// the baseline for the errors the edit caused in the files that import it.
     #[serde(default)]
     pub prior: Option<String>,
+    /// With the edit scope, whether a search goes on after the answer (the hook's `--later`
+    /// runs beside it): the answer looks at the importers briefly and says the rest are
+    /// checked after it.
+    #[serde(default)]
+    pub later_follows: bool,
 }
 
 /// The answer to a [`CheckRequest`]: what goes to stdout and stderr, and the exit code.
@@ -132,7 +137,15 @@ pub async fn answer(squiggle: &Squiggle, request: &CheckRequest) -> anyhow::Resu
                 ScopeArg::Edit | ScopeArg::Later => Scope::Edit,
                 ScopeArg::Write => Scope::Write,
             };
-            let feedback = (squiggle.feedback(first, None, scope, request.prior.clone())).await;
+            let prior = request.prior.clone();
+            let feedback = match request.later_follows {
+                true => {
+                    squiggle
+                        .feedback_before_later(first, None, scope, prior)
+                        .await
+                }
+                false => squiggle.feedback(first, None, scope, prior).await,
+            };
             caused_elsewhere = feedback_found(&feedback, &severities);
             let text = match &request.severity {
                 // Rendered again with the severities asked for, so one runtime (a daemon)

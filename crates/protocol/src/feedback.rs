@@ -210,6 +210,10 @@ pub struct Unsearched {
     pub more: bool,
     /// Whether none was checked because the edited file's text from before the edit is unknown.
     pub before_unknown: bool,
+    /// Whether they are checked after the answer, by a search that tells what it finds
+    /// (`squiggle hook claude-code --later`).
+    #[serde(default)]
+    pub later: bool,
 }
 
 /// The feedback section for the importers of `file` not checked for errors the edit caused:
@@ -225,6 +229,11 @@ pub fn unsearched_section(file: &str, unsearched: &Unsearched) -> String {
         (1, false) => "other file that imports",
         _ => "other files that import",
     };
+    if unsearched.later && !unsearched.before_unknown {
+        return format!(
+            "\nLSP goes on checking {count} {files} {file}: squiggle will tell you if this edit broke them."
+        );
+    }
     let why = match unsearched.before_unknown {
         true => ": its text from before the edit is unknown",
         false => "",
@@ -270,10 +279,29 @@ mod tests {
                 files,
                 more,
                 before_unknown,
+                later: false,
             };
             unsearched_section("src/a.ts", &unsearched)
         };
         assert_eq!(line(0, false, false), "");
+        let later = |files, before_unknown| {
+            let unsearched = Unsearched {
+                files,
+                before_unknown,
+                later: true,
+                more: false,
+            };
+            unsearched_section("src/a.ts", &unsearched)
+        };
+        assert_eq!(
+            later(2, false),
+            "\nLSP goes on checking 2 other files that import src/a.ts: squiggle will tell you if this edit broke them."
+        );
+        assert_eq!(later(0, false), "");
+        assert!(
+            later(2, true).contains("did not check"),
+            "nothing goes on when the text from before is unknown"
+        );
         assert_eq!(
             line(0, true, false),
             "\nLSP did not check some other files that import src/a.ts, so errors this edit caused there are unknown."

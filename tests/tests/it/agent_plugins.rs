@@ -403,7 +403,12 @@ fn claude_code_installs_the_plugin_from_the_marketplace_and_its_hook_blocks_on_e
     let later = later_hook(&hooks, "PostToolUse", &["Write", "Edit", "MultiEdit"]);
     assert_eq!(later["type"], "command", "{later}");
     assert_eq!(later["asyncRewake"], true, "{later}");
-    assert_eq!(later["command"], format!("{command} --later"), "{later}");
+    assert!(command.ends_with(" --with-later"), "{command}");
+    assert_eq!(
+        later["command"],
+        command.replace(" --with-later", " --later"),
+        "{later}"
+    );
 
     let ws = workspace();
     let input = json!({

@@ -565,6 +565,7 @@ async fn the_importers_that_name_what_the_edit_changed_are_looked_at_first() {
         files: 1,
         more: false,
         before_unknown: false,
+        later: false,
     };
     assert_eq!(feedback.unsearched, unsearched, "{}", feedback.text);
     assert!(
@@ -588,6 +589,7 @@ async fn an_edit_whose_text_from_before_is_unknown_says_its_importers_were_not_c
         files: 2,
         more: false,
         before_unknown: true,
+        later: false,
     };
     assert_eq!(feedback.unsearched, unsearched, "{}", feedback.text);
     assert!(feedback.others.is_empty(), "{:?}", feedback.others);

@@ -250,15 +250,31 @@ fn edit_loop(project: &Project, root: &Path, hook: &Hook, plan: Plan<'_>) -> any
         let answers = hook.call(&file, &original, &edit.old, &edit.new)?;
         tally.edits += 1;
         tally.latency.push(answers.now.1);
-        tally.later_latency.extend(answers.later.as_ref().map(|later| later.1));
+        tally
+            .later_latency
+            .extend(answers.later.as_ref().map(|later| later.1));
         let later = answers.later.map(|later| later.0).unwrap_or_default();
-        judge_edit(&mut tally, &relative, kind, &baseline, &after, (&answers.now.0, &later));
+        judge_edit(
+            &mut tally,
+            &relative,
+            kind,
+            &baseline,
+            &after,
+            (&answers.now.0, &later),
+        );
         std::fs::write(&file, &original)?;
         let answers = hook.call(&file, &edited, &edit.new, &edit.old)?;
         tally.latency.push(answers.now.1);
-        tally.later_latency.extend(answers.later.as_ref().map(|later| later.1));
+        tally
+            .later_latency
+            .extend(answers.later.as_ref().map(|later| later.1));
         let later = answers.later.map(|later| later.0).unwrap_or_default();
-        judge_revert(&mut tally, &relative, &baseline, &answers.now.0.with(&later));
+        judge_revert(
+            &mut tally,
+            &relative,
+            &baseline,
+            &answers.now.0.with(&later),
+        );
     }
     Ok(tally)
 }
@@ -484,7 +500,9 @@ impl Hook {
             let later = self
                 .later
                 .then(|| scope.spawn(|| self.run(&["--later"], &input)));
-            let (stdout, _, _, took) = self.run(&[], &input)?;
+            // As the plugin runs it: briefly, when the later hook goes on after it.
+            let flags: &[&str] = if self.later { &["--with-later"] } else { &[] };
+            let (stdout, _, _, took) = self.run(flags, &input)?;
             let now = (block::read(&stdout, &relative)?, took);
             let later = match later {
                 Some(later) => {
@@ -714,7 +732,14 @@ mod tests {
         let judged = |seen: &block::Seen| {
             let mut tally = Tally::default();
             let later = block::Seen::default();
-            judge_edit(&mut tally, "a.ts", Kind::Unexport, &before, &after, (seen, &later));
+            judge_edit(
+                &mut tally,
+                "a.ts",
+                Kind::Unexport,
+                &before,
+                &after,
+                (seen, &later),
+            );
             tally
         };
         // Right about the file, and c.ts named: a hit, every broken file named.

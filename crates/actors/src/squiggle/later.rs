@@ -29,6 +29,13 @@ const LATER_WAIT: Duration = Duration::from_secs(20);
 /// same time, and gives it; a daemon gives an answer a minute at most).
 const ANSWER_WAIT: Duration = Duration::from_secs(20);
 
+/// How long an edit's feedback looks at importers when a search goes on after its answer: half
+/// the time its own answer took (so that the whole answer takes at most half as long again as
+/// the edited file's alone), within `configured` (`dependent_files_wait_ms`).
+pub(crate) fn wait_before_later(answered: Duration, configured: Duration) -> Duration {
+    (answered / 2).min(configured)
+}
+
 /// How many edits' answers are kept for the searches after them.
 const KEPT_ANSWERS: usize = 4;
 
@@ -178,5 +185,48 @@ impl Squiggle {
         let kept = tokio::time::timeout(ANSWER_WAIT, found).await.ok()?.ok()?;
         let answered = kept.iter().rev().find(|answered| answered.path == path);
         answered.filter(|answered| answered.after == after).cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_look_before_a_later_search_is_half_the_answer_within_the_configured_time() {
+        let ms = Duration::from_millis;
+        // (the edit's own answer, the configured time, the look)
+        let table = [
+            (ms(40), ms(750), ms(20)),
+            (ms(0), ms(750), ms(0)),
+            (ms(3000), ms(750), ms(750)),
+            (ms(600), ms(0), ms(0)),
+        ];
+        for (answered, configured, look) in table {
+            assert_eq!(
+                wait_before_later(answered, configured),
+                look,
+                "{answered:?} {configured:?}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_call_ends_the_wait_for_one() {
+        let calls = Calls::default();
+        let at = calls.count();
+        calls.came();
+        // Came before the wait began: no wait.
+        tokio::time::timeout(Duration::from_secs(5), calls.after(at))
+            .await
+            .expect("the call that came before is seen");
+        let at = calls.count();
+        let waiting = calls.after(at);
+        tokio::pin!(waiting);
+        assert!(futures::poll!(&mut waiting).is_pending(), "no call yet");
+        calls.came();
+        tokio::time::timeout(Duration::from_secs(5), waiting)
+            .await
+            .expect("the call ends the wait");
     }
 }

@@ -403,7 +403,10 @@ impl Squiggle {
         let mut names = Names::Changed(changed.clone());
         // The importers found that take none of the names, while others did.
         let mut waiting: Vec<PathBuf> = Vec::new();
-        while window.open() {
+        // The first round is found even when the window is closed already (a search after the
+        // answer goes on with it): the importers not checked are counted.
+        let mut first = true;
+        while std::mem::take(&mut first) || window.open() {
             let round = match targets.is_empty() {
                 true => {
                     let limit = self.inner.config.max_dependent_files.min(waiting.len());
@@ -541,6 +544,7 @@ impl Squiggle {
             files: left.iter().filter(|file| !reported.contains(*file)).count(),
             more: searched.more,
             before_unknown: false,
+            later: false,
         }
     }
 

@@ -161,6 +161,7 @@ mod tests {
                 severity: None,
                 left_out: false,
                 prior: None,
+                later_follows: false,
             },
         }
     }
