@@ -937,6 +937,8 @@ impl Squiggle {
                 state: state_after,
                 named: caused.keys().cloned().collect(),
                 unsearched,
+                calls: self.inner.calls.count(),
+                taken: false,
             });
         }
         if scope == Scope::Edit {

@@ -90,6 +90,12 @@ pub(crate) struct Answered {
     pub named: HashSet<String>,
     /// The importers it did not check.
     pub unsearched: Unsearched,
+    /// The count of calls from outside when it was answered: one since, and the search after
+    /// it does not start, or stops.
+    pub calls: u64,
+    /// Whether a search after it was started already (one per answer: a second would tell the
+    /// model the same again).
+    pub taken: bool,
 }
 
 /// The last few edits' answers.
@@ -129,7 +135,10 @@ impl Squiggle {
         if self.texts_state() != answered.state {
             return None;
         }
-        let window = Window::of(LATER_WAIT).until_called(self.inner.calls.clone());
+        let window = Window::of(LATER_WAIT).until_called(self.inner.calls.clone(), answered.calls);
+        if window.called() {
+            return None;
+        }
         let searched = self
             .search_importers(
                 &located,
@@ -176,15 +185,24 @@ impl Squiggle {
         Some(render_later(&file, &caused, &self.inner.config.caps()))
     }
 
-    /// The answer kept for the edit of `path` to the text with hash `after`, waited for.
+    /// The answer kept for the edit of `path` to the text with hash `after`, waited for, and
+    /// taken: `None` when a search after it was started already.
     async fn answered_for(&self, path: &Path, after: u64) -> Option<Answered> {
         let mut answers = self.inner.answered.subscribe();
         let found = answers.wait_for(|kept| {
             (kept.iter()).any(|answered| answered.path == path && answered.after == after)
         });
-        let kept = tokio::time::timeout(ANSWER_WAIT, found).await.ok()?.ok()?;
-        let answered = kept.iter().rev().find(|answered| answered.path == path);
-        answered.filter(|answered| answered.after == after).cloned()
+        drop(tokio::time::timeout(ANSWER_WAIT, found).await.ok()?.ok()?);
+        let mut taken = None;
+        self.inner.answered.send_if_modified(|kept| {
+            let last = kept.iter_mut().rev().find(|answered| answered.path == path);
+            if let Some(last) = last.filter(|last| last.after == after && !last.taken) {
+                last.taken = true;
+                taken = Some(last.clone());
+            }
+            false
+        });
+        taken
     }
 }
 

@@ -168,11 +168,11 @@ impl Window {
         }
     }
 
-    /// This window, closed as soon as a call from outside comes.
-    pub(crate) fn until_called(self, calls: Arc<Calls>) -> Self {
-        let now = calls.count();
+    /// This window, closed as soon as `calls` counts another call than `at` (closed now when
+    /// it does already).
+    pub(crate) fn until_called(self, calls: Arc<Calls>, at: u64) -> Self {
         Window {
-            until_called: Some((calls, now)),
+            until_called: Some((calls, at)),
             ..self
         }
     }
@@ -185,7 +185,7 @@ impl Window {
     }
 
     /// Whether a call from outside came since the window opened.
-    fn called(&self) -> bool {
+    pub(crate) fn called(&self) -> bool {
         (self.until_called.as_ref()).is_some_and(|(calls, at)| calls.count() != *at)
     }
 
