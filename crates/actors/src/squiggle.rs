@@ -851,11 +851,12 @@ impl Squiggle {
             (Some((before, after)), true) => {
                 let errors = &check.diagnostics;
                 let wait = Duration::from_millis(self.inner.config.dependent_files_wait_ms);
-                let wait = match later {
-                    true => later::wait_before_later(answered, wait),
-                    false => wait,
+                let window = match later {
+                    true => {
+                        reach::Window::of(later::wait_before_later(answered, wait)).handing_on()
+                    }
+                    false => reach::Window::of(wait),
                 };
-                let window = reach::Window::of(wait);
                 (self.search_importers(&located, (before, after), errors, known_from, window)).await
             }
             _ => reach::Searched::default(),
@@ -899,7 +900,9 @@ impl Squiggle {
                     known,
                     opened: opened_here,
                 };
-                (self.answers_before(&located, texts, found, (back, again))).await
+                let wait = Duration::from_millis(self.inner.config.dependent_files_wait_ms);
+                let window = reach::Window::of(wait);
+                (self.answers_before(&located, texts, found, (back, again), window)).await
             }
             // Not searched: nothing opened, nothing known.
             None => {

@@ -156,7 +156,7 @@ impl Squiggle {
         };
         let [back, again] = self.tickets(&located);
         let answers_before =
-            (self.answers_before(&located, (before, after), found, (back, again))).await;
+            (self.answers_before(&located, (before, after), found, (back, again), window)).await;
         let shown = &self.inner.config.include_severities;
         let caused: BTreeMap<String, Vec<Diagnostic>> =
             reach::caused_in_importers(&answers_before, &searched.after)

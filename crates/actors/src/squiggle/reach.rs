@@ -144,6 +144,8 @@ pub(crate) struct Look {
     pub needs: Vec<PathBuf>,
     /// Those of them the search opened, closed after the look.
     pub opened: Vec<PathBuf>,
+    /// The time the look has.
+    pub window: Window,
 }
 
 /// The time a look at importers has: a check starts before the last third of it only, and
@@ -155,6 +157,9 @@ pub(crate) struct Window {
     deadline: Instant,
     /// The calls from outside, and their count when the window opened.
     until_called: Option<(Arc<Calls>, u64)>,
+    /// Whether a search after the answer goes on with what this one cuts short: then a check
+    /// cut short is not remembered as too slow to search.
+    hands_on: bool,
 }
 
 impl Window {
@@ -165,6 +170,15 @@ impl Window {
             last_start: deadline - wait / 3,
             deadline,
             until_called: None,
+            hands_on: false,
+        }
+    }
+
+    /// This window, before a search after the answer that goes on with what it cuts short.
+    pub(crate) fn handing_on(self) -> Self {
+        Window {
+            hands_on: true,
+            ..self
         }
     }
 
@@ -175,13 +189,6 @@ impl Window {
             until_called: Some((calls, at)),
             ..self
         }
-    }
-
-    /// Whether the search in this window looks at the importers a server was too slow over
-    /// before: one after an answer does (its check joins the one still under way, and a call
-    /// from outside stops it).
-    fn looks_at_slow(&self) -> bool {
-        self.until_called.is_some()
     }
 
     /// Whether a call from outside came since the window opened.
@@ -256,7 +263,7 @@ pub(crate) enum Slow {
     /// Yes: the look after an edit, whose checks wait for nothing but the file's own.
     Remember,
     /// No: the look with the text from before, whose checks may wait for a server still at
-    /// one cut short before.
+    /// one cut short before; and a look that a search after the answer goes on from.
     Forget,
 }
 
@@ -271,8 +278,7 @@ pub(crate) struct LookBefore {
 
 impl Squiggle {
     /// The importers of `targets` this runtime can check (a server handles their type) and
-    /// looks at (none a server was too slow over before unless `slow_too`, none of `skip`, not
-    /// `edited`), at most
+    /// looks at (none a server was too slow over before, none of `skip`, not `edited`), at most
     /// `max_dependent_files`, of the nearest [`CANDIDATES`] times as many: those that take
     /// one of `names` first (an import of a target lists it, or one takes a whole module and
     /// the text names it), then the others, each the nearest first. With `refresh`, the index
@@ -283,7 +289,7 @@ impl Squiggle {
         edited: &Path,
         names: &Names,
         skip: &HashSet<PathBuf>,
-        (refresh, slow_too): (bool, bool),
+        refresh: bool,
     ) -> Candidates {
         let limit = self.inner.config.max_dependent_files;
         if limit == 0 {
@@ -298,10 +304,7 @@ impl Squiggle {
         let slow: HashSet<PathBuf> = {
             let mut slow = lock(&self.inner.slow_importers);
             slow.retain(|_, at| at.elapsed() < SLOW_FOR);
-            match slow_too {
-                true => HashSet::new(),
-                false => slow.keys().cloned().collect(),
-            }
+            slow.keys().cloned().collect()
         };
         let config = self.inner.config.clone();
         let names = names.clone();
@@ -415,9 +418,8 @@ impl Squiggle {
                 false => {
                     let skip: HashSet<PathBuf> = searched.importers.iter().cloned().collect();
                     let refresh = searched.importers.is_empty();
-                    let how = (refresh, window.looks_at_slow());
                     let candidates =
-                        (self.importers_of(&targets, edited, &names, &skip, how)).await;
+                        (self.importers_of(&targets, edited, &names, &skip, refresh)).await;
                     found.extend(candidates.found);
                     searched.more |= candidates.more;
                     let mut round = candidates.chosen;
@@ -454,7 +456,11 @@ impl Squiggle {
                     .cloned()
                     .collect()
             };
-            let after = (self.importers_now(&round, Slow::Remember, window.clone())).await;
+            let slow = match window.hands_on {
+                true => Slow::Forget,
+                false => Slow::Remember,
+            };
+            let after = (self.importers_now(&round, slow, window.clone())).await;
             let broken: Vec<(&PathBuf, &CheckResult)> = (round.iter().zip(&after).zip(&known))
                 .filter_map(|((path, now), then)| {
                     let now = now.as_ref()?;
@@ -495,7 +501,7 @@ impl Squiggle {
     ) -> Unsearched {
         let targets = [edited.to_path_buf()];
         let (names, skip) = (Names::Changed(HashSet::new()), HashSet::new());
-        let candidates = (self.importers_of(&targets, edited, &names, &skip, (true, false))).await;
+        let candidates = (self.importers_of(&targets, edited, &names, &skip, true)).await;
         let searched = Searched {
             found: candidates.found,
             more: candidates.more,
@@ -752,6 +758,7 @@ impl Squiggle {
         texts: (Arc<str>, Arc<str>),
         found: Found<'_>,
         tickets: (Ticket, Ticket),
+        window: Window,
     ) -> Vec<Option<CheckResult>> {
         let shown = &self.inner.config.include_severities;
         let Found {
@@ -784,6 +791,7 @@ impl Squiggle {
             texts,
             needs: looked,
             opened: open.iter().map(|path| path.to_path_buf()).collect(),
+            window,
         };
         let look = self.look_before(look).await;
         for ((i, _), answer) in needs.iter().zip(look.importers) {
@@ -836,6 +844,7 @@ impl Squiggle {
             texts: (before, after),
             needs,
             opened,
+            window,
         } = look;
         // Each sync in its own turn, never joined to a check of the same text under way: the
         // servers see the text from before, then the edit's, whatever else runs.
@@ -848,9 +857,6 @@ impl Squiggle {
         });
         // The text from before was handed over when the next turn comes.
         again.turn().await;
-        let window = Window::of(Duration::from_millis(
-            self.inner.config.dependent_files_wait_ms,
-        ));
         let importers = (self.importers_now(&needs, Slow::Forget, window.clone())).await;
         let opened: Vec<&Path> = opened.iter().map(PathBuf::as_path).collect();
         self.close_files(&opened).await;
