@@ -930,6 +930,8 @@ impl Squiggle {
             done_ms = began.elapsed().as_millis() as u64,
             "feedback: the edit's answer, the importers after it, those looked at before it"
         );
+        // The searches after earlier answers that this one stopped, or that did not finish.
+        let unfinished = self.unfinished_later().await;
         if let Some(after) = check.text.as_deref() {
             self.keep_answered(later::Answered {
                 path: located.clone(),
@@ -942,6 +944,8 @@ impl Squiggle {
                 unsearched,
                 calls: self.inner.calls.count(),
                 taken: false,
+                running: false,
+                finished: false,
             });
         }
         if scope == Scope::Edit {
@@ -957,6 +961,7 @@ impl Squiggle {
             &new,
         ));
         text.push_str(&unsearched_section(&check.file, &unsearched));
+        text.push_str(&unfinished);
         Feedback {
             text,
             check,

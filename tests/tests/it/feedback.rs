@@ -985,5 +985,15 @@ async fn the_search_after_an_answer_names_the_importer_the_answer_had_no_time_fo
         "{}",
         again.text
     );
+    // The next answer says that search did not finish, once.
+    let next = (squiggle.feedback(ws.root.join("src/c.ts"), None, Scope::Edit, None)).await;
+    let files = match again.unsearched.files {
+        1 => "1 other file that imports".to_string(),
+        n => format!("{n} other files that import"),
+    };
+    let line = format!("LSP did not finish checking {files} src/a.ts after an earlier edit of it, so errors that edit caused there are unknown.");
+    assert!(next.text.contains(&line), "{}", next.text);
+    let then = (squiggle.feedback(ws.root.join("src/c.ts"), None, Scope::Edit, None)).await;
+    assert!(!then.text.contains("did not finish"), "{}", then.text);
     squiggle.shutdown().await;
 }

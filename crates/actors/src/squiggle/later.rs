@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use squiggle_protocol::{render_later, Diagnostic, Unsearched};
+use squiggle_protocol::{render_later, unsearched_section, Diagnostic, Unsearched};
 use tokio::sync::{watch, Notify};
 
 use super::reach::{self, Window};
@@ -96,7 +96,16 @@ pub(crate) struct Answered {
     /// Whether a search after it was started already (one per answer: a second would tell the
     /// model the same again).
     pub taken: bool,
+    /// Whether that search is under way.
+    pub running: bool,
+    /// Whether that search told all it should: what the edit broke in the importers left, or
+    /// which of them it could not check.
+    pub finished: bool,
 }
+
+/// How long a feedback waits for the search after the previous answer to end (it stops at
+/// once when the feedback comes), before it says whether that search finished.
+const END_WAIT: Duration = Duration::from_secs(2);
 
 /// The last few edits' answers.
 pub(crate) type Answers = watch::Sender<VecDeque<Answered>>;
@@ -125,10 +134,34 @@ impl Squiggle {
         let text = self.text_of(&located, None).await.ok()?;
         let after = disk_stamps::hash_of(&text);
         let answered = self.answered_for(&located, after).await?;
+        let (told, finished) = self.search_later(&located, &answered).await;
+        self.inner.answered.send_modify(|kept| {
+            let kept = (kept.iter_mut()).find(|kept| kept.path == located && kept.after == after);
+            if let Some(kept) = kept {
+                kept.running = false;
+                kept.finished = finished;
+            }
+        });
+        told
+    }
+
+    /// The search after `answered`, for [`Squiggle::feedback_later`]: what to tell, and
+    /// whether it finished (else the next feedback says so).
+    async fn search_later(&self, located: &Path, answered: &Answered) -> (Option<String>, bool) {
         let unsearched = answered.unsearched;
         if (unsearched.files == 0 && !unsearched.more) || unsearched.before_unknown {
-            return None;
+            return (None, true);
         }
+        let Some(told) = self.search_later_in(located, answered).await else {
+            return (None, false);
+        };
+        (told, true)
+    }
+
+    /// The search after `answered`: `None` when it could not finish (the texts changed, a
+    /// call came), else what to tell, if anything.
+    async fn search_later_in(&self, located: &Path, answered: &Answered) -> Option<Option<String>> {
+        let located = located.to_path_buf();
         let (before, after) = answered.texts.clone()?;
         // The edit's text handed back after the feedback's look with the text from before.
         self.restored().await;
@@ -139,6 +172,7 @@ impl Squiggle {
         if window.called() {
             return None;
         }
+        let window_end = window.clone();
         let searched = self
             .search_importers(
                 &located,
@@ -178,11 +212,48 @@ impl Squiggle {
         // The look with the text from before hands the edit's back: the same texts again,
         // once that is answered.
         self.restored().await;
-        if caused.is_empty() || self.texts_state() != answered.state {
+        if window_end.called() || self.texts_state() != answered.state {
             return None;
         }
+        // Those it had no time for either (20 s) are said.
+        let left = self.unsearched(&searched, &answers_before, false).await;
         let file = self.relative_path(&located);
-        Some(render_later(&file, &caused, &self.inner.config.caps()))
+        let left = unsearched_section(&file, &left);
+        Some(match (caused.is_empty(), left.is_empty()) {
+            (true, true) => None,
+            (true, false) => Some(left.trim_start().to_string() + "\n"),
+            (false, _) => Some(render_later(&file, &caused, &self.inner.config.caps()) + &left),
+        })
+    }
+
+    /// The searches after earlier answers that did not finish (stopped by this feedback or an
+    /// earlier call, or by another text handed, or never begun), once each has ended (at most
+    /// 2 s): a line for each, and they are forgotten.
+    pub(crate) async fn unfinished_later(&self) -> String {
+        let mut answers = self.inner.answered.subscribe();
+        let ended = answers.wait_for(|kept| kept.iter().all(|kept| !kept.running));
+        drop(tokio::time::timeout(END_WAIT, ended).await);
+        let mut left = Vec::new();
+        self.inner.answered.send_modify(|kept| {
+            kept.retain(|kept| {
+                let owed = kept.unsearched.later
+                    && (kept.unsearched.files > 0 || kept.unsearched.more)
+                    && !kept.unsearched.before_unknown;
+                match owed && !kept.finished && !kept.running {
+                    true => {
+                        left.push((kept.path.clone(), kept.unsearched));
+                        false
+                    }
+                    false => true,
+                }
+            });
+        });
+        (left.iter())
+            .map(|(path, unsearched)| {
+                let file = self.relative_path(path);
+                unfinished_line(&file, unsearched)
+            })
+            .collect()
     }
 
     /// The answer kept for the edit of `path` to the text with hash `after`, waited for, and
@@ -198,12 +269,29 @@ impl Squiggle {
             let last = kept.iter_mut().rev().find(|answered| answered.path == path);
             if let Some(last) = last.filter(|last| last.after == after && !last.taken) {
                 last.taken = true;
+                last.running = true;
                 taken = Some(last.clone());
             }
             false
         });
         taken
     }
+}
+
+/// The line for a search after an answer that did not finish.
+fn unfinished_line(file: &str, unsearched: &Unsearched) -> String {
+    let count = match (unsearched.files, unsearched.more) {
+        (0, _) => "some".to_string(),
+        (files, true) => format!("{files} or more"),
+        (files, false) => files.to_string(),
+    };
+    let files = match (unsearched.files, unsearched.more) {
+        (1, false) => "other file that imports",
+        _ => "other files that import",
+    };
+    format!(
+        "\nLSP did not finish checking {count} {files} {file} after an earlier edit of it, so errors that edit caused there are unknown."
+    )
 }
 
 #[cfg(test)]
