@@ -129,7 +129,12 @@ pub async fn perform(
     }
     let squiggle = Squiggle::start(root, config).await?;
     let progress = Progress::start(squiggle.clone());
-    let answer = answer(&squiggle, request).await;
+    // Nothing goes on after an answer given in this process: no search after it to count on.
+    let request = CheckRequest {
+        later_follows: false,
+        ..request.clone()
+    };
+    let answer = answer(&squiggle, &request).await;
     progress.finish().await;
     // The answer first; the servers' shutdown does not hold it up.
     let delivered = match &answer {

@@ -120,18 +120,7 @@ fn the_later_hook_wakes_the_model_with_the_importer_the_edit_hook_had_no_time_fo
     // plugin runs it (`--with-later`), looks at importers for half the time the edited file's
     // answer took: no time for b.ts, whose pull takes 3 s anyway.
     let script = json!({"pull": true, "diagnose_on": [], "pull_busy_ms": [0, 3000]});
-    let d = Daemons::scripted("", &script);
-    let config = std::fs::read_to_string(d.ws.root.join("squiggle.toml")).unwrap();
-    d.ws.write(
-        "squiggle.toml",
-        &config.replace("extensions = [\"fake\"]", "extensions = [\"ts\"]"),
-    );
-    let before = "export const alpha = 1;\nexport const beta = 2;\n";
-    let a = d.ws.write("src/a.ts", before);
-    d.ws.write(
-        "src/b.ts",
-        "import { alpha } from './a';\n// NEEDS src/a.ts alpha\n// ERROR from before\n",
-    );
+    let (d, a, before) = importers(&script);
     let edit = "export const beta = 2;\n";
     std::fs::write(&a, edit).unwrap();
     let input =
@@ -195,4 +184,38 @@ fn the_later_hook_wakes_the_model_with_the_importer_the_edit_hook_had_no_time_fo
         "logs:\n{}",
         d.logs()
     );
+}
+
+/// TypeScript files served by the fake server playing `script`: src/a.ts (its text returned)
+/// and src/b.ts, which imports `alpha` from it and has an error of its own.
+fn importers(script: &Value) -> (Daemons, std::path::PathBuf, &'static str) {
+    let d = Daemons::scripted("", script);
+    let config = std::fs::read_to_string(d.ws.root.join("squiggle.toml")).unwrap();
+    d.ws.write(
+        "squiggle.toml",
+        &config.replace("extensions = [\"fake\"]", "extensions = [\"ts\"]"),
+    );
+    let before = "export const alpha = 1;\nexport const beta = 2;\n";
+    let a = d.ws.write("src/a.ts", before);
+    d.ws.write(
+        "src/b.ts",
+        "import { alpha } from './a';\n// NEEDS src/a.ts alpha\n// ERROR from before\n",
+    );
+    (d, a, before)
+}
+
+#[test]
+fn without_a_daemon_the_edit_hook_with_later_looks_as_long_as_ever() {
+    // Nothing goes on after an answer given in the hook's own process: it looks at the
+    // importers for `dependent_files_wait_ms`, and promises nothing.
+    let (d, a, before) = importers(&json!({"pull": true, "diagnose_on": []}));
+    let edit = "export const beta = 2;\n";
+    std::fs::write(&a, edit).unwrap();
+    let input =
+        json!({"file_path": a, "old_string": before, "new_string": edit, "original": before});
+    let off = [("SQUIGGLE_NO_DAEMON", std::ffi::OsStr::new("1"))];
+    let told = reason(&d.hook_with(&["--with-later"], &d.ws.root, "Edit", input, &off));
+    assert!(!told.contains("goes on checking"), "{told}");
+    assert!(told.contains("src/b.ts:"), "{told}");
+    assert!(told.contains("src/a.ts has no alpha"), "{told}");
 }
