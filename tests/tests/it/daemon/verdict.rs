@@ -120,7 +120,7 @@ fn the_later_hook_wakes_the_model_with_the_importer_the_edit_hook_had_no_time_fo
     // plugin runs it (`--with-later`), looks at importers for half the time the edited file's
     // answer took: no time for b.ts, whose pull takes 3 s anyway.
     let script = json!({"pull": true, "diagnose_on": [], "pull_busy_ms": [0, 3000]});
-    let (d, a, before) = importers(&script);
+    let (d, a, before) = importers("", &script);
     let edit = "export const beta = 2;\n";
     std::fs::write(&a, edit).unwrap();
     let input =
@@ -188,8 +188,8 @@ fn the_later_hook_wakes_the_model_with_the_importer_the_edit_hook_had_no_time_fo
 
 /// TypeScript files served by the fake server playing `script`: src/a.ts (its text returned)
 /// and src/b.ts, which imports `alpha` from it and has an error of its own.
-fn importers(script: &Value) -> (Daemons, std::path::PathBuf, &'static str) {
-    let d = Daemons::scripted("", script);
+fn importers(extra: &str, script: &Value) -> (Daemons, std::path::PathBuf, &'static str) {
+    let d = Daemons::scripted(extra, script);
     let config = std::fs::read_to_string(d.ws.root.join("squiggle.toml")).unwrap();
     d.ws.write(
         "squiggle.toml",
@@ -207,8 +207,10 @@ fn importers(script: &Value) -> (Daemons, std::path::PathBuf, &'static str) {
 #[test]
 fn without_a_daemon_the_edit_hook_with_later_looks_as_long_as_ever() {
     // Nothing goes on after an answer given in the hook's own process: it looks at the
-    // importers for `dependent_files_wait_ms`, and promises nothing.
-    let (d, a, before) = importers(&json!({"pull": true, "diagnose_on": []}));
+    // importers for `dependent_files_wait_ms` (5 s here), not for half the edited file's
+    // answer, and promises nothing. b.ts's pull takes 2 s.
+    let script = json!({"pull": true, "diagnose_on": [], "pull_busy_ms": [0, 2000]});
+    let (d, a, before) = importers("dependent_files_wait_ms = 5000", &script);
     let edit = "export const beta = 2;\n";
     std::fs::write(&a, edit).unwrap();
     let input =
