@@ -901,7 +901,10 @@ impl Squiggle {
                     opened: opened_here,
                 };
                 let wait = Duration::from_millis(self.inner.config.dependent_files_wait_ms);
-                let window = reach::Window::of(wait);
+                let window = match later {
+                    true => reach::Window::of(later::wait_before_later(answered, wait)),
+                    false => reach::Window::of(wait),
+                };
                 (self.answers_before(&located, texts, found, (back, again), window)).await
             }
             // Not searched: nothing opened, nothing known.

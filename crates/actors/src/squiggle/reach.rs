@@ -775,6 +775,11 @@ impl Squiggle {
             })
             .map(|((i, path), _)| (i, path.clone()))
             .collect();
+        // No time for a look (a brief answer, with a search after it to go on): none wanted.
+        let needs = match window.open() {
+            true => needs,
+            false => Vec::new(),
+        };
         let looked: Vec<PathBuf> = needs.iter().map(|(_, path)| path.clone()).collect();
         let (open, rest): (Vec<&Path>, Vec<&Path>) = (opened.iter())
             .map(PathBuf::as_path)
