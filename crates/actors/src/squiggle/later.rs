@@ -22,7 +22,8 @@ use tokio::sync::{watch, Notify};
 use super::reach::{self, Window};
 use super::{disk_stamps, Squiggle};
 
-/// How long the search after an answer may take.
+/// How long the search after an answer starts checks for (the last begins before two thirds of
+/// it; a check begun runs to its end, bounded by its own deadlines).
 const LATER_WAIT: Duration = Duration::from_secs(20);
 
 /// How long a search after an answer waits for that answer (the edit's own hook runs at the
