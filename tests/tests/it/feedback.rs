@@ -997,3 +997,50 @@ async fn the_search_after_an_answer_names_the_importer_the_answer_had_no_time_fo
     assert!(!then.text.contains("did not finish"), "{}", then.text);
     squiggle.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_search_after_an_answer_given_up_on_is_said_to_be_unfinished_by_the_next_answer() {
+    // No look at importers in the answer; the search after it pulls b.ts fourth, for 5 s.
+    let script = json!({"pull": true, "diagnose_on": [], "pull_busy_ms": [0, 0, 0, 5000]});
+    let (ws, edited, spec) = importers_workspace(script);
+    let mut config = ws.config(vec![spec]);
+    config.dependent_files_wait_ms = 0;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+    let b = squiggle.check_file(ws.root.join("src/b.ts"), None).await;
+    assert!(b.outcome().is_checked(), "{b:?}");
+    let before = std::fs::read_to_string(&edited).unwrap();
+    let warm = squiggle.check_file(&edited, None).await;
+    assert!(warm.outcome().is_checked(), "{warm:?}");
+    std::fs::write(&edited, "export const beta = 2;\n").unwrap();
+    let answer = (squiggle.feedback_before_later(&edited, None, Scope::Edit, Some(before))).await;
+    assert!(
+        answer.text.contains("LSP goes on checking"),
+        "{}",
+        answer.text
+    );
+
+    // Its caller gives up while it waits for b.ts (the hook's process killed, say).
+    let pulls = ws.received("textDocument/diagnostic").len();
+    let later = tokio::spawn({
+        let squiggle = squiggle.clone();
+        let edited = edited.clone();
+        async move { squiggle.feedback_later(&edited).await }
+    });
+    let searching = eventually(std::time::Duration::from_secs(10), || {
+        ws.received("textDocument/diagnostic").len() > pulls
+    });
+    assert!(
+        searching.await,
+        "the search after the answer never pulled b.ts"
+    );
+    later.abort();
+    assert!(later.await.is_err(), "given up on before it ended");
+
+    let next = (squiggle.feedback(ws.root.join("src/c.ts"), None, Scope::Edit, None)).await;
+    assert!(
+        next.text.contains("LSP did not finish checking"),
+        "{}",
+        next.text
+    );
+    squiggle.shutdown().await;
+}

@@ -128,21 +128,22 @@ impl Squiggle {
     /// its answer: the text to tell the model, or `None` when there is nothing to tell. It
     /// waits for that answer first (given by a feedback at the same time, up to 20 s), and
     /// says nothing when the answer left no importer unchecked, when the servers were handed
-    /// another text since, or when a call to this runtime came while it searched (20 s at
-    /// most).
+    /// another text since, or when a call to this runtime came while it searched (it starts
+    /// checks for 20 s).
     pub async fn feedback_later(&self, path: impl AsRef<Path>) -> Option<String> {
         let (located, _) = self.locate(path.as_ref());
         let text = self.text_of(&located, None).await.ok()?;
         let after = disk_stamps::hash_of(&text);
         let answered = self.answered_for(&located, after).await?;
+        // Under way until it ends, or its caller gives up on it (the hook's process killed).
+        let mut running = Running {
+            squiggle: self,
+            path: &located,
+            after,
+            finished: false,
+        };
         let (told, finished) = self.search_later(&located, &answered).await;
-        self.inner.answered.send_modify(|kept| {
-            let kept = (kept.iter_mut()).find(|kept| kept.path == located && kept.after == after);
-            if let Some(kept) = kept {
-                kept.running = false;
-                kept.finished = finished;
-            }
-        });
+        running.finished = finished;
         told
     }
 
@@ -276,6 +277,28 @@ impl Squiggle {
             false
         });
         taken
+    }
+}
+
+/// A search after an answer under way: when it ends, or is dropped, its answer says whether
+/// it finished.
+struct Running<'a> {
+    squiggle: &'a Squiggle,
+    path: &'a Path,
+    after: u64,
+    finished: bool,
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        let (path, after, finished) = (self.path, self.after, self.finished);
+        self.squiggle.inner.answered.send_modify(|kept| {
+            let kept = (kept.iter_mut()).find(|kept| kept.path == path && kept.after == after);
+            if let Some(kept) = kept {
+                kept.running = false;
+                kept.finished = finished;
+            }
+        });
     }
 }
 
