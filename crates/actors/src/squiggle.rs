@@ -847,15 +847,18 @@ impl Squiggle {
             _ => None,
         };
         let known_from = kept_hold.then_some(state_before);
+        // How long each look at the importers takes: briefly, when a search goes on after.
+        let configured = Duration::from_millis(self.inner.config.dependent_files_wait_ms);
+        let look = match later {
+            true => later::wait_before_later(answered, configured),
+            false => configured,
+        };
         let mut reached = match (&texts, outcome.is_checked()) {
             (Some((before, after)), true) => {
                 let errors = &check.diagnostics;
-                let wait = Duration::from_millis(self.inner.config.dependent_files_wait_ms);
                 let window = match later {
-                    true => {
-                        reach::Window::of(later::wait_before_later(answered, wait)).handing_on()
-                    }
-                    false => reach::Window::of(wait),
+                    true => reach::Window::of(look).handing_on(),
+                    false => reach::Window::of(look),
                 };
                 (self.search_importers(&located, (before, after), errors, known_from, window)).await
             }
@@ -900,11 +903,7 @@ impl Squiggle {
                     known,
                     opened: opened_here,
                 };
-                let wait = Duration::from_millis(self.inner.config.dependent_files_wait_ms);
-                let window = match later {
-                    true => reach::Window::of(later::wait_before_later(answered, wait)),
-                    false => reach::Window::of(wait),
-                };
+                let window = reach::Window::of(look);
                 (self.answers_before(&located, texts, found, (back, again), window)).await
             }
             // Not searched: nothing opened, nothing known.

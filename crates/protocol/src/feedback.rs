@@ -216,22 +216,50 @@ pub struct Unsearched {
     pub later: bool,
 }
 
+impl Unsearched {
+    /// Whether some importers are left (counted, or more than were looked over).
+    pub fn any(&self) -> bool {
+        self.files > 0 || self.more
+    }
+
+    /// "12 other files that import" (`1 other file that imports`, `12 or more ...`, `some
+    /// ...`); `None` when none is left.
+    fn importers(&self) -> Option<String> {
+        let count = match (self.files, self.more) {
+            (0, false) => return None,
+            (0, true) => "some".to_string(),
+            (files, true) => format!("{files} or more"),
+            (files, false) => files.to_string(),
+        };
+        let files = match (self.files, self.more) {
+            (1, false) => "other file that imports",
+            _ => "other files that import",
+        };
+        Some(format!("{count} {files}"))
+    }
+}
+
+/// The line for a search after an edit's answer that did not finish (see
+/// `Squiggle::feedback_later`), the importers it was left as `unsearched`: "\n" + one line;
+/// empty when none was left.
+pub fn unfinished_section(file: &str, unsearched: &Unsearched) -> String {
+    match unsearched.importers() {
+        Some(importers) => format!(
+            "\nLSP did not finish checking {importers} {file} after an earlier edit of it, so errors that edit caused there are unknown."
+        ),
+        None => String::new(),
+    }
+}
+
 /// The feedback section for the importers of `file` not checked for errors the edit caused:
 /// "\n" + one line; empty when there are none.
 pub fn unsearched_section(file: &str, unsearched: &Unsearched) -> String {
-    let count = match (unsearched.files, unsearched.more) {
-        (0, false) => return String::new(),
-        (0, true) => "some".to_string(),
-        (files, true) => format!("{files} or more"),
-        (files, false) => files.to_string(),
-    };
-    let files = match (unsearched.files, unsearched.more) {
-        (1, false) => "other file that imports",
-        _ => "other files that import",
+    let Some(importers) = unsearched.importers() else {
+        return String::new();
     };
     if unsearched.later && !unsearched.before_unknown {
         return format!(
-            "\nLSP goes on checking {count} {files} {file}: squiggle will tell you if this edit broke them."
+            "\nLSP goes on checking {importers} {file}: squiggle will tell you if this edit broke them."
         );
     }
     let why = match unsearched.before_unknown {
@@ -239,7 +267,7 @@ pub fn unsearched_section(file: &str, unsearched: &Unsearched) -> String {
         false => "",
     };
     format!(
-        "\nLSP did not check {count} {files} {file}, so errors this edit caused there are unknown{why}."
+        "\nLSP did not check {importers} {file}, so errors this edit caused there are unknown{why}."
     )
 }
 
@@ -302,6 +330,20 @@ mod tests {
             later(2, true).contains("did not check"),
             "nothing goes on when the text from before is unknown"
         );
+        let unfinished = |files, more| {
+            let unsearched = Unsearched {
+                files,
+                more,
+                ..Unsearched::default()
+            };
+            unfinished_section("src/a.ts", &unsearched)
+        };
+        assert_eq!(
+            unfinished(1, false),
+            "\nLSP did not finish checking 1 other file that imports src/a.ts after an earlier edit of it, so errors that edit caused there are unknown."
+        );
+        assert!(unfinished(0, true).contains("checking some other files that import"));
+        assert_eq!(unfinished(0, false), "");
         assert_eq!(
             line(0, true, false),
             "\nLSP did not check some other files that import src/a.ts, so errors this edit caused there are unknown."

@@ -16,7 +16,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use squiggle_protocol::{render_later, unsearched_section, Diagnostic, Unsearched};
+use squiggle_protocol::{
+    render_later, unfinished_section, unsearched_section, Diagnostic, Unsearched,
+};
 use tokio::sync::{watch, Notify};
 
 use super::reach::{self, Window};
@@ -151,7 +153,7 @@ impl Squiggle {
     /// whether it finished (else the next feedback says so).
     async fn search_later(&self, located: &Path, answered: &Answered) -> (Option<String>, bool) {
         let unsearched = answered.unsearched;
-        if (unsearched.files == 0 && !unsearched.more) || unsearched.before_unknown {
+        if !unsearched.any() || unsearched.before_unknown {
             return (None, true);
         }
         let Some(told) = self.search_later_in(located, answered).await else {
@@ -239,7 +241,7 @@ impl Squiggle {
         self.inner.answered.send_modify(|kept| {
             kept.retain(|kept| {
                 let owed = kept.unsearched.later
-                    && (kept.unsearched.files > 0 || kept.unsearched.more)
+                    && kept.unsearched.any()
                     && !kept.unsearched.before_unknown;
                 match owed && !kept.finished && !kept.running {
                     true => {
@@ -251,10 +253,7 @@ impl Squiggle {
             });
         });
         (left.iter())
-            .map(|(path, unsearched)| {
-                let file = self.relative_path(path);
-                unfinished_line(&file, unsearched)
-            })
+            .map(|(path, unsearched)| unfinished_section(&self.relative_path(path), unsearched))
             .collect()
     }
 
@@ -300,22 +299,6 @@ impl Drop for Running<'_> {
             }
         });
     }
-}
-
-/// The line for a search after an answer that did not finish.
-fn unfinished_line(file: &str, unsearched: &Unsearched) -> String {
-    let count = match (unsearched.files, unsearched.more) {
-        (0, _) => "some".to_string(),
-        (files, true) => format!("{files} or more"),
-        (files, false) => files.to_string(),
-    };
-    let files = match (unsearched.files, unsearched.more) {
-        (1, false) => "other file that imports",
-        _ => "other files that import",
-    };
-    format!(
-        "\nLSP did not finish checking {count} {files} {file} after an earlier edit of it, so errors that edit caused there are unknown."
-    )
 }
 
 #[cfg(test)]
