@@ -919,12 +919,19 @@ async fn a_write_whose_open_importer_a_pull_server_did_not_answer_in_time_says_s
     squiggle.shutdown().await;
 }
 
-#[tokio::test]
-async fn the_search_after_an_answer_names_the_importer_the_answer_had_no_time_for() {
-    // The answer looks at importers for half the time the edited file's answer took, within
-    // `dependent_files_wait_ms`: none here, whatever the machine's speed. The search after it
-    // pulls b.ts fourth, and that pull takes 3 s.
-    let script = json!({"pull": true, "diagnose_on": [], "pull_busy_ms": [0, 0, 0, 3000]});
+/// The importers workspace (b.ts and c.ts import a.ts), pulled only, the fourth pull (b.ts's,
+/// by the search after the answer) taking `b_pull_ms`: b.ts and a.ts checked, then a.ts
+/// edited to drop `alpha` and answered by [`Squiggle::feedback_before_later`], with no time
+/// to look at importers (`dependent_files_wait_ms = 0`, whatever the machine's speed).
+async fn answered_before_later(
+    b_pull_ms: u64,
+) -> (
+    FakeWorkspace,
+    std::path::PathBuf,
+    Squiggle,
+    squiggle_actors::Feedback,
+) {
+    let script = json!({"pull": true, "diagnose_on": [], "pull_busy_ms": [0, 0, 0, b_pull_ms]});
     let (ws, edited, spec) = importers_workspace(script);
     let mut config = ws.config(vec![spec]);
     config.dependent_files_wait_ms = 0;
@@ -932,18 +939,24 @@ async fn the_search_after_an_answer_names_the_importer_the_answer_had_no_time_fo
     let b = squiggle.check_file(ws.root.join("src/b.ts"), None).await;
     assert!(b.outcome().is_checked(), "{b:?}");
     let before = std::fs::read_to_string(&edited).unwrap();
-    let before_edit = before.clone();
     let warm = squiggle.check_file(&edited, None).await;
     assert!(warm.outcome().is_checked(), "{warm:?}");
-
     std::fs::write(&edited, "export const beta = 2;\n").unwrap();
     let answer = (squiggle.feedback_before_later(&edited, None, Scope::Edit, Some(before))).await;
     assert!(answer.check.outcome().is_checked(), "{:?}", answer.check);
     assert!(
         answer.others.is_empty() && answer.text.contains("LSP goes on checking"),
-        "the test's premise: b.ts was not answered in time: {}",
+        "the premise: b.ts was left for the search after the answer: {}",
         answer.text
     );
+    (ws, edited, squiggle, answer)
+}
+
+#[tokio::test]
+async fn the_search_after_an_answer_names_the_importer_the_answer_had_no_time_for() {
+    // The search after the answer pulls b.ts fourth, and that pull takes 3 s.
+    let (ws, edited, squiggle, answer) = answered_before_later(3000).await;
+    let before_edit = "export const alpha = 1;\nexport const beta = 2;\n".to_string();
 
     let later = squiggle.feedback_later(&edited).await;
     let later = later.unwrap_or_else(|| panic!("nothing found after: {}", answer.text));
@@ -1000,24 +1013,8 @@ async fn the_search_after_an_answer_names_the_importer_the_answer_had_no_time_fo
 
 #[tokio::test]
 async fn a_search_after_an_answer_given_up_on_is_said_to_be_unfinished_by_the_next_answer() {
-    // No look at importers in the answer; the search after it pulls b.ts fourth, for 5 s.
-    let script = json!({"pull": true, "diagnose_on": [], "pull_busy_ms": [0, 0, 0, 5000]});
-    let (ws, edited, spec) = importers_workspace(script);
-    let mut config = ws.config(vec![spec]);
-    config.dependent_files_wait_ms = 0;
-    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
-    let b = squiggle.check_file(ws.root.join("src/b.ts"), None).await;
-    assert!(b.outcome().is_checked(), "{b:?}");
-    let before = std::fs::read_to_string(&edited).unwrap();
-    let warm = squiggle.check_file(&edited, None).await;
-    assert!(warm.outcome().is_checked(), "{warm:?}");
-    std::fs::write(&edited, "export const beta = 2;\n").unwrap();
-    let answer = (squiggle.feedback_before_later(&edited, None, Scope::Edit, Some(before))).await;
-    assert!(
-        answer.text.contains("LSP goes on checking"),
-        "{}",
-        answer.text
-    );
+    // The search after the answer pulls b.ts fourth, for 5 s.
+    let (ws, edited, squiggle, _) = answered_before_later(5000).await;
 
     // Its caller gives up while it waits for b.ts (the hook's process killed, say).
     let pulls = ws.received("textDocument/diagnostic").len();
