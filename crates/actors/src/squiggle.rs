@@ -847,20 +847,23 @@ impl Squiggle {
             _ => None,
         };
         let known_from = kept_hold.then_some(state_before);
-        // How long each look at the importers takes: briefly, when a search goes on after.
+        // How long each look at the importers takes (`dependent_files_wait_ms`); when a
+        // search goes on after the answer, both looks share one brief window.
         let configured = Duration::from_millis(self.inner.config.dependent_files_wait_ms);
-        let look = match later {
-            true => later::wait_before_later(answered, configured),
-            false => configured,
+        let brief = later.then(|| {
+            let wait = later::wait_before_later(answered, configured);
+            reach::Window::of(wait).handing_on()
+        });
+        let window = || {
+            brief
+                .clone()
+                .unwrap_or_else(|| reach::Window::of(configured))
         };
         let mut reached = match (&texts, outcome.is_checked()) {
             (Some((before, after)), true) => {
                 let errors = &check.diagnostics;
-                let window = match later {
-                    true => reach::Window::of(look).handing_on(),
-                    false => reach::Window::of(look),
-                };
-                (self.search_importers(&located, (before, after), errors, known_from, window)).await
+                (self.search_importers(&located, (before, after), errors, known_from, window()))
+                    .await
             }
             _ => reach::Searched::default(),
         };
@@ -903,8 +906,7 @@ impl Squiggle {
                     known,
                     opened: opened_here,
                 };
-                let window = reach::Window::of(look);
-                (self.answers_before(&located, texts, found, (back, again), window)).await
+                (self.answers_before(&located, texts, found, (back, again), window())).await
             }
             // Not searched: nothing opened, nothing known.
             None => {
