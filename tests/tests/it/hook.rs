@@ -535,14 +535,15 @@ fn init_claude_code_in_an_empty_project_writes_both_files() {
     assert_eq!(
         run.stdout,
         format!(
-            "{root}/.claude/settings.json: hooks.PostToolUse: added `squiggle hook claude-code` after the tools Write|Edit|MultiEdit\n\
+            "{root}/.claude/settings.json: hooks.PostToolUse: added `squiggle hook claude-code --with-later` after the tools Write|Edit|MultiEdit\n\
+             {root}/.claude/settings.json: hooks.PostToolUse: added `squiggle hook claude-code --later` after the tools Write|Edit|MultiEdit, in the background (it wakes the model when the edit broke other files)\n\
              {root}/.mcp.json: mcpServers.squiggle: added (runs `squiggle mcp`)\n\
              New Claude Code sessions in {root} pick these up.\n"
         )
     );
     assert_eq!(
         read(&ws.root, ".claude/settings.json").unwrap(),
-        "{\n  \"hooks\": {\n    \"PostToolUse\": [\n      {\n        \"matcher\": \"Write|Edit|MultiEdit\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"squiggle hook claude-code\"\n          }\n        ]\n      }\n    ]\n  }\n}\n"
+        "{\n  \"hooks\": {\n    \"PostToolUse\": [\n      {\n        \"matcher\": \"Write|Edit|MultiEdit\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"squiggle hook claude-code --with-later\"\n          }\n        ]\n      },\n      {\n        \"matcher\": \"Write|Edit|MultiEdit\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"squiggle hook claude-code --later\",\n            \"asyncRewake\": true\n          }\n        ]\n      }\n    ]\n  }\n}\n"
     );
     assert_eq!(
         read(&ws.root, ".mcp.json").unwrap(),
@@ -578,7 +579,8 @@ fn init_keeps_existing_settings_hooks_and_servers() {
             "hooks": {
                 "PostToolUse": [
                     {"matcher": "Write", "hooks": [{"type": "command", "command": "prettier --write \"$FILE\""}]},
-                    {"matcher": "Write|Edit|MultiEdit", "hooks": [{"type": "command", "command": "squiggle hook claude-code"}]}
+                    {"matcher": "Write|Edit|MultiEdit", "hooks": [{"type": "command", "command": "squiggle hook claude-code --with-later"}]},
+                    {"matcher": "Write|Edit|MultiEdit", "hooks": [{"type": "command", "command": "squiggle hook claude-code --later", "asyncRewake": true}]}
                 ],
                 "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]
             }
@@ -614,7 +616,8 @@ fn init_twice_adds_nothing_the_second_time() {
     assert_eq!(
         second.stdout,
         format!(
-            "{root}/.claude/settings.json: hooks.PostToolUse: already runs `squiggle hook claude-code`; left as it is\n\
+            "{root}/.claude/settings.json: hooks.PostToolUse: already runs `squiggle hook claude-code --with-later`; left as it is\n\
+             {root}/.claude/settings.json: hooks.PostToolUse: already runs `squiggle hook claude-code --later`; left as it is\n\
              {root}/.mcp.json: mcpServers.squiggle: already there; left as it is\n\
              Nothing to change.\n"
         )

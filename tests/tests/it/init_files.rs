@@ -192,7 +192,7 @@ fn a_settings_file_linked_inside_the_project_is_written_at_its_target() {
     assert_eq!(written["model"], "opus");
     assert_eq!(
         written["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
-        "squiggle hook claude-code"
+        "squiggle hook claude-code --with-later"
     );
 }
 

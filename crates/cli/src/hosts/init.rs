@@ -13,8 +13,9 @@ use super::hook::HostArg;
 /// Arguments of `squiggle init`.
 #[derive(Debug, clap::Args)]
 pub struct InitArgs {
-    /// The host to set up: `claude-code` (a PostToolUse hook in `.claude/settings.json`, the
-    /// MCP server in `.mcp.json`) or `gemini-cli` (an AfterTool hook and the MCP server in
+    /// The host to set up: `claude-code` (PostToolUse hooks in `.claude/settings.json`: the
+    /// edit hook, and the search after its answer run in the background; the MCP server in
+    /// `.mcp.json`) or `gemini-cli` (an AfterTool hook and the MCP server in
     /// `.gemini/settings.json`).
     #[arg(value_enum)]
     host: HostArg,

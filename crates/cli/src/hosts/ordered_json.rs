@@ -88,6 +88,14 @@ impl JsonValue {
         }
     }
 
+    /// The value of a `true` or `false`.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            JsonValue::Bool(value) => Some(*value),
+            _ => None,
+        }
+    }
+
     /// The object of an object value.
     pub fn as_object(&self) -> Option<&JsonObject> {
         match self {

@@ -5,7 +5,8 @@
 //!
 //! Claude Code (code.claude.com/docs/en/hooks, /en/mcp): hooks in `.claude/settings.json` under
 //! `hooks.PostToolUse`, as `[{"matcher": "...", "hooks": [{"type": "command", "command":
-//! "..."}]}]`; project MCP servers in `.mcp.json` under `mcpServers.<name>`, as `{"command",
+//! "..."}]}]` (`"asyncRewake": true` runs one in the background and wakes the model when it
+//! exits 2); project MCP servers in `.mcp.json` under `mcpServers.<name>`, as `{"command",
 //! "args"}`. Gemini CLI (geminicli.com/docs/hooks, /docs/tools/mcp-server): both in
 //! `.gemini/settings.json`, hooks under `hooks.AfterTool` in the same shape (plus a `name`),
 //! MCP servers under `mcpServers.<name>`.
@@ -39,6 +40,9 @@ pub enum Entry {
         command: String,
         /// The hook's name, for hosts that name hooks.
         name: Option<&'static str>,
+        /// Whether it runs in the background and wakes the model when it exits 2 (Claude
+        /// Code's `asyncRewake`): the search after the answer, beside the edit hook.
+        wakes: bool,
     },
     /// A stdio MCP server under `mcpServers.<name>`.
     McpServer {
@@ -58,11 +62,12 @@ pub fn settings_files(host: Host) -> Vec<SettingsFile> {
             .collect::<Vec<_>>()
             .join("|")
     };
-    let hook = |event, matcher, name| Entry::Hook {
+    let hook = |event, matcher, flag: &str, name, wakes| Entry::Hook {
         event,
         matcher,
-        command: format!("squiggle hook {}", host.name()),
+        command: format!("squiggle hook {}{flag}", host.name()),
         name,
+        wakes,
     };
     let mcp = Entry::McpServer {
         command: "squiggle",
@@ -72,11 +77,23 @@ pub fn settings_files(host: Host) -> Vec<SettingsFile> {
         Host::ClaudeCode => vec![
             SettingsFile {
                 path: ".claude/settings.json",
-                entries: vec![hook(
-                    claude_code::EVENT,
-                    tools(&claude_code::EDIT_TOOLS),
-                    None,
-                )],
+                // The edit hook, and the search after its answer (as the plugin has them).
+                entries: vec![
+                    hook(
+                        claude_code::EVENT,
+                        tools(&claude_code::EDIT_TOOLS),
+                        " --with-later",
+                        None,
+                        false,
+                    ),
+                    hook(
+                        claude_code::EVENT,
+                        tools(&claude_code::EDIT_TOOLS),
+                        " --later",
+                        None,
+                        true,
+                    ),
+                ],
             },
             SettingsFile {
                 path: ".mcp.json",
@@ -89,7 +106,9 @@ pub fn settings_files(host: Host) -> Vec<SettingsFile> {
                 hook(
                     gemini_cli::EVENT,
                     tools(&gemini_cli::EDIT_TOOLS),
+                    "",
                     Some("squiggle"),
+                    false,
                 ),
                 mcp,
             ],
@@ -160,7 +179,8 @@ pub fn merge(existing: Option<&str>, entries: &[Entry]) -> Result<Merged, Settin
                 matcher,
                 command,
                 name,
-            } => add_hook(&mut root, event, matcher, command, *name)?,
+                wakes,
+            } => add_hook(&mut root, event, matcher, command, *name, *wakes)?,
             Entry::McpServer { command, args } => add_mcp_server(&mut root, command, args)?,
         };
         changed |= added;
@@ -172,14 +192,17 @@ pub fn merge(existing: Option<&str>, entries: &[Entry]) -> Result<Merged, Settin
     })
 }
 
-/// Adds the hook group under `hooks.<event>` unless a hook there already runs the command;
-/// whether it was added, and the note.
+/// Adds the hook group under `hooks.<event>` unless a hook there already runs the command's
+/// `squiggle hook HOST`, in the background as it would (`wakes`) or not; whether it was added,
+/// and the note. (A `squiggle hook claude-code` from before the search after the answer is the
+/// edit hook: it is left as it is, and the background hook is added beside it.)
 fn add_hook(
     root: &mut JsonObject,
     event: &str,
     matcher: &str,
     command: &str,
     name: Option<&str>,
+    wakes: bool,
 ) -> Result<(bool, String), SettingsError> {
     let hooks = object_at(root, "hooks")?;
     let key = format!("hooks.{event}");
@@ -189,16 +212,25 @@ fn add_hook(
             expected: "an array",
         });
     };
+    let base: String = command
+        .split_whitespace()
+        .take_while(|word| !word.starts_with('-'))
+        .collect::<Vec<_>>()
+        .join(" ");
     let present = groups
         .iter()
         .filter_map(|group| group.as_object()?.get("hooks")?.as_array())
         .flatten()
-        .filter_map(|hook| hook.as_object()?.get("command")?.as_str())
-        .any(|existing| runs_command(existing, command));
-    if present {
+        .filter_map(|hook| {
+            let hook = hook.as_object()?;
+            let woken = hook.get("asyncRewake").and_then(JsonValue::as_bool);
+            Some((hook.get("command")?.as_str()?, woken.unwrap_or(false)))
+        })
+        .find(|(existing, woken)| runs_command(existing, &base) && *woken == wakes);
+    if let Some((existing, _)) = present {
         return Ok((
             false,
-            format!("{key}: already runs `{command}`; left as it is"),
+            format!("{key}: already runs `{existing}`; left as it is"),
         ));
     }
     let mut hook = JsonObject::default();
@@ -207,13 +239,20 @@ fn add_hook(
     }
     hook.insert("type".into(), JsonValue::string("command"));
     hook.insert("command".into(), JsonValue::string(command));
+    if wakes {
+        hook.insert("asyncRewake".into(), JsonValue::Bool(true));
+    }
     groups.push(JsonValue::Object(JsonObject::of([
         ("matcher", JsonValue::string(matcher)),
         ("hooks", JsonValue::Array(vec![JsonValue::Object(hook)])),
     ])));
+    let how = match wakes {
+        true => ", in the background (it wakes the model when the edit broke other files)",
+        false => "",
+    };
     Ok((
         true,
-        format!("{key}: added `{command}` after the tools {matcher}"),
+        format!("{key}: added `{command}` after the tools {matcher}{how}"),
     ))
 }
 
@@ -324,7 +363,7 @@ mod tests {
         assert_eq!(
             merged.map(|m| m.text),
             Ok(Some(
-                "{\n  \"hooks\": {\n    \"PostToolUse\": [\n      {\n        \"matcher\": \"Write|Edit|MultiEdit\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"squiggle hook claude-code\"\n          }\n        ]\n      }\n    ]\n  }\n}\n".into()
+                "{\n  \"hooks\": {\n    \"PostToolUse\": [\n      {\n        \"matcher\": \"Write|Edit|MultiEdit\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"squiggle hook claude-code --with-later\"\n          }\n        ]\n      },\n      {\n        \"matcher\": \"Write|Edit|MultiEdit\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"squiggle hook claude-code --later\",\n            \"asyncRewake\": true\n          }\n        ]\n      }\n    ]\n  }\n}\n".into()
             ))
         );
         let mcp = merge(None, &files[1].entries);
@@ -375,7 +414,8 @@ mod tests {
             value["hooks"]["PostToolUse"],
             serde_json::json!([
                 {"matcher": "Write", "hooks": [{"type": "command", "command": "prettier --write"}]},
-                {"matcher": "Write|Edit|MultiEdit", "hooks": [{"type": "command", "command": "squiggle hook claude-code"}]}
+                {"matcher": "Write|Edit|MultiEdit", "hooks": [{"type": "command", "command": "squiggle hook claude-code --with-later"}]},
+                {"matcher": "Write|Edit|MultiEdit", "hooks": [{"type": "command", "command": "squiggle hook claude-code --later", "asyncRewake": true}]}
             ])
         );
         assert_eq!(
@@ -400,7 +440,9 @@ mod tests {
             Ok(Merged {
                 text: None,
                 notes: vec![
-                    "hooks.PostToolUse: already runs `squiggle hook claude-code`; left as it is"
+                    "hooks.PostToolUse: already runs `squiggle hook claude-code --with-later`; left as it is"
+                        .into(),
+                    "hooks.PostToolUse: already runs `squiggle hook claude-code --later`; left as it is"
                         .into()
                 ],
             })
@@ -410,7 +452,8 @@ mod tests {
     #[test]
     fn squiggle_named_by_a_path_or_with_more_arguments_counts_as_there() {
         let existing = r#"{"hooks": {"PostToolUse": [{"matcher": "Edit", "hooks": [
-            {"type": "command", "command": "/opt/bin/squiggle hook claude-code --extra"}]}]}}"#;
+            {"type": "command", "command": "/opt/bin/squiggle hook claude-code --extra"},
+            {"type": "command", "command": "/opt/bin/squiggle hook claude-code --later", "asyncRewake": true}]}]}}"#;
         assert_eq!(
             merge(Some(existing), &claude_settings()).map(|m| m.text),
             Ok(None)
@@ -421,6 +464,35 @@ mod tests {
             merge(Some(other_host), &claude_settings()).map(|m| m.text),
             Ok(Some(_))
         ));
+    }
+
+    #[test]
+    fn an_edit_hook_from_before_the_search_after_the_answer_gets_it_beside() {
+        let existing = r#"{"hooks": {"PostToolUse": [{"matcher": "Write|Edit|MultiEdit", "hooks": [
+            {"type": "command", "command": "squiggle hook claude-code"}]}]}}"#;
+        let merged = merge(Some(existing), &claude_settings());
+        let notes = merged.as_ref().map(|m| m.notes.clone());
+        assert_eq!(
+            notes,
+            Ok(vec![
+                "hooks.PostToolUse: already runs `squiggle hook claude-code`; left as it is".into(),
+                "hooks.PostToolUse: added `squiggle hook claude-code --later` after the tools \
+                 Write|Edit|MultiEdit, in the background (it wakes the model when the edit broke \
+                 other files)"
+                    .into()
+            ])
+        );
+        let text = merged
+            .map(|m| m.text.unwrap_or_default())
+            .unwrap_or_default();
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        assert_eq!(
+            value["hooks"]["PostToolUse"],
+            serde_json::json!([
+                {"matcher": "Write|Edit|MultiEdit", "hooks": [{"type": "command", "command": "squiggle hook claude-code"}]},
+                {"matcher": "Write|Edit|MultiEdit", "hooks": [{"type": "command", "command": "squiggle hook claude-code --later", "asyncRewake": true}]}
+            ])
+        );
     }
 
     #[test]
