@@ -4,6 +4,7 @@
 //! read by other daemons that keep this user's warm budget.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 
@@ -28,9 +29,13 @@ pub fn path_of(dir: &Path, key_name: &str) -> PathBuf {
 }
 
 /// Writes a state file atomically (a private temporary file renamed over it); a failure is
-/// only logged by the caller: the budget then does not see this daemon.
+/// only logged by the caller: the budget then does not see this daemon. Each write has a
+/// temporary file of its own: a daemon's connections write at the same time (an edit hook and
+/// the search after its answer), and one's rename would take the other's file away.
 pub fn write(path: &Path, state: &WarmState) -> std::io::Result<()> {
-    let tmp = path.with_extension(format!("warm.{}.tmp", std::process::id()));
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let write = WRITES.fetch_add(1, Ordering::Relaxed);
+    let tmp = path.with_extension(format!("warm.{}.{write}.tmp", std::process::id()));
     let text = serde_json::to_vec(state)?;
     let mut options = std::fs::OpenOptions::new();
     options.create(true).truncate(true).write(true);
@@ -76,5 +81,34 @@ mod tests {
         write(&path_of(dir.path(), "k1"), &state).unwrap();
         std::fs::write(dir.path().join("k2.warm"), "not json").unwrap();
         assert_eq!(read_all(dir.path()), vec![("k1".to_string(), state)]);
+    }
+
+    #[test]
+    fn writes_at_the_same_time_all_land() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = path_of(dir.path(), "k1");
+        let writes: Vec<_> = (0..8u64)
+            .map(|i| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    let state = WarmState {
+                        pid: 42,
+                        root: PathBuf::from("/ws"),
+                        last_use_ms: i,
+                        checking: 0,
+                        memory: None,
+                    };
+                    (0..50).map(|_| write(&path, &state)).collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for write in writes {
+            for result in write.join().unwrap() {
+                result.unwrap();
+            }
+        }
+        assert_eq!(read_all(dir.path()).len(), 1);
+        let left = std::fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(left, 1, "no temporary file is left");
     }
 }
