@@ -130,7 +130,7 @@ enum Command {
     /// failure end without a block (with one line on stderr at most). `squiggle init HOST`
     /// sets it up.
     Hook(hosts::hook::HookArgs),
-    /// Set squiggle up for an agent host in this project: its edit hook and the `squiggle mcp`
+    /// Set squiggle up for an agent host in this project: its edit hooks and the `squiggle mcp`
     /// server, merged into the host's project settings files.
     Init(hosts::init::InitArgs),
     /// See or stop the per-workspace background daemons that keep servers warm for `check`.

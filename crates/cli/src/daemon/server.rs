@@ -70,6 +70,10 @@ struct Daemon {
     key_name: String,
     /// This user's warm budget, as its configuration says.
     budget: Budget,
+    /// Held while the warm-state file is written: the state a write takes is the last written
+    /// (connections write at the same time; an older state written last would show a check
+    /// under way that ended).
+    warm_writes: Mutex<()>,
     /// Woken when a check ends (for stopping unused servers).
     checked: Notify,
     stop: Notify,
@@ -124,6 +128,7 @@ impl Drop for Active<'_> {
 impl Daemon {
     /// Writes this daemon's warm-state file (see [`warm_file`]), with its memory when measured.
     fn write_warm_state(&self, memory: Option<u64>) {
+        let _writing = self.warm_writes.lock().unwrap_or_else(|e| e.into_inner());
         let state = WarmState {
             pid: std::process::id(),
             root: self.root.clone(),
@@ -399,6 +404,7 @@ pub async fn run(
         dir: dir.clone(),
         key_name: key.name(),
         budget,
+        warm_writes: Mutex::new(()),
         checked: Notify::new(),
         stop: Notify::new(),
         ended: Notify::new(),

@@ -39,10 +39,13 @@ pub fn write(path: &Path, state: &WarmState) -> std::io::Result<()> {
     let text = serde_json::to_vec(state)?;
     let mut options = std::fs::OpenOptions::new();
     options.create(true).truncate(true).write(true);
-    let mut file = super::paths::open_private(&tmp, &mut options)?;
-    std::io::Write::write_all(&mut file, &text)?;
-    drop(file);
-    std::fs::rename(&tmp, path)
+    let written = super::paths::open_private(&tmp, &mut options)
+        .and_then(|mut file| std::io::Write::write_all(&mut file, &text))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 /// Every state file of the runtime folder that reads, with its key name.

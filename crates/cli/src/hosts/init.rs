@@ -1,4 +1,4 @@
-//! `squiggle init HOST`: writes squiggle's edit hook and the `squiggle mcp` server into an agent
+//! `squiggle init HOST`: writes squiggle's edit hooks and the `squiggle mcp` server into an agent
 //! host's project settings files, merged into what is there, and prints what it changed. It
 //! reads and writes only regular files inside the project, each written atomically.
 

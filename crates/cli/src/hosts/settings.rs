@@ -1,5 +1,5 @@
-//! What `squiggle init HOST` writes into an agent host's project settings files (the edit hook
-//! and the `squiggle mcp` server), merged into what is there: nothing is removed or reordered,
+//! What `squiggle init HOST` writes into an agent host's project settings files (the edit hook,
+//! for Claude Code the search after its answer beside it, and the `squiggle mcp` server), merged into what is there: nothing is removed or reordered,
 //! an entry squiggle already has is not added twice, and a file that is not valid JSON, or
 //! whose keys do not have the shape the host documents, is refused with why.
 //!
@@ -193,9 +193,10 @@ pub fn merge(existing: Option<&str>, entries: &[Entry]) -> Result<Merged, Settin
 }
 
 /// Adds the hook group under `hooks.<event>` unless a hook there already runs the command's
-/// `squiggle hook HOST`, in the background as it would (`wakes`) or not; whether it was added,
-/// and the note. (A `squiggle hook claude-code` from before the search after the answer is the
-/// edit hook: it is left as it is, and the background hook is added beside it.)
+/// `squiggle hook HOST` as the same hook: the search after the answer (`--later`, run in the
+/// background: `wakes`) or the edit hook (any other); whether it was added, and the note. (A
+/// `squiggle hook claude-code` from before the search after the answer is the edit hook: it
+/// is left as it is, and the note says what `--with-later` would change.)
 fn add_hook(
     root: &mut JsonObject,
     event: &str,
@@ -217,6 +218,7 @@ fn add_hook(
         .take_while(|word| !word.starts_with('-'))
         .collect::<Vec<_>>()
         .join(" ");
+    let has = |command: &str, flag: &str| command.split_whitespace().any(|word| word == flag);
     let present = groups
         .iter()
         .filter_map(|group| group.as_object()?.get("hooks")?.as_array())
@@ -226,11 +228,21 @@ fn add_hook(
             let woken = hook.get("asyncRewake").and_then(JsonValue::as_bool);
             Some((hook.get("command")?.as_str()?, woken.unwrap_or(false)))
         })
-        .find(|(existing, woken)| runs_command(existing, &base) && *woken == wakes);
-    if let Some((existing, _)) = present {
+        .find(|(existing, _)| runs_command(existing, &base) && has(existing, "--later") == wakes);
+    if let Some((existing, woken)) = present {
+        let advice = match (wakes, woken) {
+            (true, false) => {
+                " (without \"asyncRewake\": true the host waits for it after each edit: add it)"
+            }
+            (false, _) if has(command, "--with-later") && !has(existing, "--with-later") => {
+                " (with --with-later it looks at importers briefly, and the hook run in the \
+                 background goes on with the rest)"
+            }
+            _ => "",
+        };
         return Ok((
             false,
-            format!("{key}: already runs `{existing}`; left as it is"),
+            format!("{key}: already runs `{existing}`; left as it is{advice}"),
         ));
     }
     let mut hook = JsonObject::default();
@@ -475,7 +487,10 @@ mod tests {
         assert_eq!(
             notes,
             Ok(vec![
-                "hooks.PostToolUse: already runs `squiggle hook claude-code`; left as it is".into(),
+                "hooks.PostToolUse: already runs `squiggle hook claude-code`; left as it is \
+                 (with --with-later it looks at importers briefly, and the hook run in the \
+                 background goes on with the rest)"
+                    .into(),
                 "hooks.PostToolUse: added `squiggle hook claude-code --later` after the tools \
                  Write|Edit|MultiEdit, in the background (it wakes the model when the edit broke \
                  other files)"
@@ -492,6 +507,35 @@ mod tests {
                 {"matcher": "Write|Edit|MultiEdit", "hooks": [{"type": "command", "command": "squiggle hook claude-code"}]},
                 {"matcher": "Write|Edit|MultiEdit", "hooks": [{"type": "command", "command": "squiggle hook claude-code --later", "asyncRewake": true}]}
             ])
+        );
+    }
+
+    #[test]
+    fn which_hook_one_is_its_flag_says_not_whether_it_runs_in_the_background() {
+        // The search after the answer set up without `asyncRewake`: not the edit hook.
+        let existing = r#"{"hooks": {"PostToolUse": [{"matcher": "Write|Edit|MultiEdit", "hooks": [
+            {"type": "command", "command": "squiggle hook claude-code --later"}]}]}}"#;
+        let merged = merge(Some(existing), &claude_settings());
+        assert_eq!(
+            merged.map(|m| m.notes),
+            Ok(vec![
+                "hooks.PostToolUse: added `squiggle hook claude-code --with-later` after the tools \
+                 Write|Edit|MultiEdit"
+                    .into(),
+                "hooks.PostToolUse: already runs `squiggle hook claude-code --later`; left as it \
+                 is (without \"asyncRewake\": true the host waits for it after each edit: add it)"
+                    .into()
+            ])
+        );
+        // The edit hook run in the background is still the edit hook.
+        let existing = r#"{"hooks": {"PostToolUse": [{"matcher": "Write|Edit|MultiEdit", "hooks": [
+            {"type": "command", "command": "squiggle hook claude-code --with-later", "asyncRewake": true}]}]}}"#;
+        let merged = merge(Some(existing), &claude_settings());
+        let notes = merged.map(|m| m.notes).unwrap_or_default();
+        assert!(
+            notes[0].contains("already runs `squiggle hook claude-code --with-later`")
+                && notes[1].contains("added `squiggle hook claude-code --later`"),
+            "{notes:?}"
         );
     }
 
