@@ -25,7 +25,8 @@ use super::reach::{self, Window};
 use super::{disk_stamps, Squiggle};
 
 /// How long the search after an answer starts checks for (the last begins before two thirds of
-/// it; a check begun runs to its end, bounded by its own deadlines).
+/// it; a check begun runs to its end, bounded by its own deadlines), and then its look with the
+/// text from before at the importers it found with errors.
 const LATER_WAIT: Duration = Duration::from_secs(20);
 
 /// How long a search after an answer waits for that answer (the edit's own hook runs at the
@@ -170,10 +171,12 @@ impl Squiggle {
         // The edit's text handed back after the feedback's look with the text from before.
         self.restored().await;
         if self.texts_state() != answered.state {
+            tracing::debug!("later: not begun, another text was handed since the answer");
             return None;
         }
         let window = Window::of(LATER_WAIT).until_called(self.inner.calls.clone(), answered.calls);
         if window.called() {
+            tracing::debug!("later: not begun, a call came since the answer");
             return None;
         }
         let window_end = window.clone();
@@ -193,6 +196,10 @@ impl Squiggle {
             opened: searched.opened.clone(),
         };
         let [back, again] = self.tickets(&located);
+        // The look with the text from before has a window of its own: an importer the search
+        // found with errors is named, or not, only once its errors from before are known (a
+        // search that took pyright 13 s for 7 of isort's importers left none of the time).
+        let window = Window::of(LATER_WAIT).until_called(self.inner.calls.clone(), answered.calls);
         let answers_before =
             (self.answers_before(&located, (before, after), found, (back, again), window)).await;
         let shown = &self.inner.config.include_severities;
@@ -217,6 +224,10 @@ impl Squiggle {
         // once that is answered.
         self.restored().await;
         if window_end.called() || self.texts_state() != answered.state {
+            tracing::debug!(
+                called = window_end.called(),
+                "later: not finished, a call came or another text was handed"
+            );
             return None;
         }
         // Those it had no time for either (20 s) are said.

@@ -50,12 +50,16 @@ pub fn read_later(stderr: &str, file: &str) -> Seen {
 }
 
 impl Seen {
-    /// This answer with the other files `later` named added: what the model read in all.
+    /// This answer with what `later` said added (the other files it named, and those it could
+    /// not check): what the model read in all.
     pub fn with(mut self, later: &Seen) -> Seen {
         for (file, places) in &later.others {
             self.others.entry(file.clone()).or_default().extend(places);
         }
         self.named_only.extend(later.named_only.iter().cloned());
+        if self.unsearched.is_none() {
+            self.unsearched.clone_from(&later.unsearched);
+        }
         self
     }
 }
@@ -150,5 +154,14 @@ mod tests {
         assert_eq!(seen.unsearched.as_deref(), Some(line));
         assert!(seen.not_checked.is_none());
         assert_eq!(seen.others.keys().collect::<Vec<_>>(), ["b.py"]);
+    }
+
+    #[test]
+    fn what_the_later_hook_said_it_could_not_check_is_what_the_model_read() {
+        let now = read("", "a.py").unwrap();
+        let line = "LSP did not check 9 other files that import a.py, so errors this edit \
+                    caused there are unknown.";
+        let later = read_later(&format!("{line}\n"), "a.py");
+        assert_eq!(now.with(&later).unsearched.as_deref(), Some(line));
     }
 }
