@@ -755,9 +755,10 @@ impl Squiggle {
     }
 
     /// [`Squiggle::feedback`] for a host that also runs [`Squiggle::feedback_later`] (Claude
-    /// Code, through the plugin's background hook): the importers are looked at for half the
-    /// time the edit's own answer took at most (within `dependent_files_wait_ms`), and those
-    /// not checked then are said to be checked after the answer, by the search that goes on.
+    /// Code, through the plugin's background hook): the importers are looked at for a third of
+    /// the time the edit's own answer took at most (within `dependent_files_wait_ms`), and
+    /// those not checked then are said to be checked after the answer, by the search that goes
+    /// on.
     pub async fn feedback_before_later(
         &self,
         path: impl AsRef<Path>,

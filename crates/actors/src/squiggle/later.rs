@@ -33,11 +33,13 @@ const LATER_WAIT: Duration = Duration::from_secs(20);
 /// same time, and gives it; a daemon gives an answer a minute at most).
 const ANSWER_WAIT: Duration = Duration::from_secs(20);
 
-/// How long an edit's feedback looks at importers when a search goes on after its answer: half
-/// the time its own answer took (so that the whole answer takes at most half as long again as
-/// the edited file's alone), within `configured` (`dependent_files_wait_ms`).
+/// How long an edit's feedback looks at importers when a search goes on after its answer: a
+/// third of the time its own answer took (so that the whole answer, with the hook's own work
+/// around it, takes at most half as long again as the edited file's alone: the look uses its
+/// window whole, a check it cuts short ending with it), within `configured`
+/// (`dependent_files_wait_ms`).
 pub(crate) fn wait_before_later(answered: Duration, configured: Duration) -> Duration {
-    (answered / 2).min(configured)
+    (answered / 3).min(configured)
 }
 
 /// How many edits' answers are kept for the searches after them.
@@ -317,11 +319,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_look_before_a_later_search_is_half_the_answer_within_the_configured_time() {
+    fn the_look_before_a_later_search_is_a_third_of_the_answer_within_the_configured_time() {
         let ms = Duration::from_millis;
         // (the edit's own answer, the configured time, the look)
         let table = [
-            (ms(40), ms(750), ms(20)),
+            (ms(60), ms(750), ms(20)),
             (ms(0), ms(750), ms(0)),
             (ms(3000), ms(750), ms(750)),
             (ms(600), ms(0), ms(0)),

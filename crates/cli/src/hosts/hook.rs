@@ -35,8 +35,8 @@ pub struct HookArgs {
     #[arg(long, conflicts_with = "with_later")]
     later: bool,
     /// The edit's own hook, when the host also runs the `--later` one (the Claude Code
-    /// plugin): it looks at the files that import the edited one for half the time the
-    /// edited file's answer took at most, and says the rest are checked after the answer.
+    /// plugin): it looks at the files that import the edited one for a third of the time
+    /// the edited file's answer took at most, and says the rest are checked after the answer.
     #[arg(long)]
     with_later: bool,
 }

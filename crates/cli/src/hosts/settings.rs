@@ -1,7 +1,8 @@
 //! What `squiggle init HOST` writes into an agent host's project settings files (the edit hook,
-//! for Claude Code the search after its answer beside it, and the `squiggle mcp` server), merged into what is there: nothing is removed or reordered,
-//! an entry squiggle already has is not added twice, and a file that is not valid JSON, or
-//! whose keys do not have the shape the host documents, is refused with why.
+//! for Claude Code the search after its answer beside it, and the `squiggle mcp` server),
+//! merged into what is there: nothing is removed or reordered, an entry squiggle already has
+//! is not added twice, and a file that is not valid JSON, or whose keys do not have the shape
+//! the host documents, is refused with why.
 //!
 //! Claude Code (code.claude.com/docs/en/hooks, /en/mcp): hooks in `.claude/settings.json` under
 //! `hooks.PostToolUse`, as `[{"matcher": "...", "hooks": [{"type": "command", "command":
