@@ -332,6 +332,37 @@ fn importers_workspace(
     (ws, edited, spec)
 }
 
+/// Where in the messages the fake servers received the first `method` for a file whose path
+/// ends with `name` is.
+fn first_at(ws: &FakeWorkspace, method: &str, name: &str) -> Option<usize> {
+    ws.messages().iter().position(|m| {
+        m["method"] == method
+            && (m["params"]["textDocument"]["uri"].as_str()).is_some_and(|u| u.ends_with(name))
+    })
+}
+
+#[tokio::test]
+async fn an_importer_the_search_opened_is_closed_once_checked_when_it_has_no_errors() {
+    let (ws, edited, spec) = importers_workspace(json!({}));
+    // Takes alpha too, has no errors after the edit, and is smaller: checked first.
+    ws.write("src/d.ts", "import { alpha } from './a';\n");
+    let squiggle = ws.start(vec![spec]).await;
+    let before = std::fs::read_to_string(&edited).unwrap();
+    std::fs::write(&edited, "export const beta = 2;\n").unwrap();
+
+    let feedback = (squiggle.feedback(&edited, None, Scope::Edit, Some(before))).await;
+
+    assert_eq!(feedback.others.keys().collect::<Vec<_>>(), vec!["src/b.ts"]);
+    let d_closed = first_at(&ws, "textDocument/didClose", "src/d.ts");
+    let b_opened = first_at(&ws, "textDocument/didOpen", "src/b.ts");
+    assert!(
+        d_closed.is_some() && b_opened.is_some() && d_closed < b_opened,
+        "d.ts, without errors, is closed before the search opens b.ts (a server checks again \
+         what it holds open as other files open): closed at {d_closed:?}, b.ts opened at \
+         {b_opened:?}"
+    );
+}
+
 /// How many times the fake servers were told a file whose path ends with `name` was opened.
 fn opened(ws: &FakeWorkspace, name: &str) -> usize {
     (ws.received("textDocument/didOpen").iter())

@@ -893,6 +893,7 @@ impl Squiggle {
         slow: Slow,
         window: Window,
     ) -> Vec<Option<CheckResult>> {
+        let shown = &self.inner.config.include_severities;
         let mut results: Vec<Option<CheckResult>> = paths.iter().map(|_| None).collect();
         for (path, result) in paths.iter().zip(results.iter_mut()) {
             if !window.open() {
@@ -900,11 +901,21 @@ impl Squiggle {
             }
             let ticket = self.ticket(path);
             let state = self.texts_state();
+            let held = lock(&self.inner.held).contains_key(*path);
             let check = self.check_in_turn(ticket, path, None, JOIN_IF_ON_DISK, Duration::ZERO);
             let answer = tokio::select! {
                 answer = check => Some(answer),
                 () = window.closed() => None,
             };
+            // One this check opened is closed at once when no look with the text from before
+            // will want it (no errors now, or no answer): a server checks again what it holds
+            // open whenever a file it imports is opened or changed (pyright spent 7 s on
+            // isort's `core.py` after each importer the search opened after it), and the next
+            // call would wait for that.
+            let wanted = (answer.as_ref()).is_some_and(|now| shows_errors(&now.diagnostics, shown));
+            if !held && !wanted {
+                self.close_file(path).await;
+            }
             match answer {
                 Some(answer) => {
                     // Kept for the texts the servers held, unless they changed meanwhile (the
