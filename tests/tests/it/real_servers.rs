@@ -475,11 +475,12 @@ async fn cold_workspace_searches(
             vec![format!("{} .", server.id)],
             "session {session}: only the root's server"
         );
-        assert!(
-            answer.notes.is_empty(),
-            "session {session}: {:?}",
-            answer.notes
-        );
+        // A server still at work in the background after its first answer (pyright analysing
+        // the workspace, on a busy machine) is said to be, truthfully; nothing else is.
+        let others: Vec<&String> = (answer.notes.iter())
+            .filter(|note| !note.contains(" is busy ("))
+            .collect();
+        assert!(others.is_empty(), "session {session}: {:?}", answer.notes);
         let places = symbol_places(&answer);
         let (file, name, line) = expected;
         assert!(
