@@ -361,6 +361,12 @@ mod tests {
         settings_files(Host::ClaudeCode)[0].entries.clone()
     }
 
+    /// The merged file's text as JSON (null when the merge failed or changed nothing).
+    fn merged_value(merged: Result<Merged, SettingsError>) -> serde_json::Value {
+        let text = merged.map(|m| m.text.unwrap_or_default());
+        serde_json::from_str(&text.unwrap_or_default()).unwrap_or_default()
+    }
+
     fn claude_mcp() -> Vec<Entry> {
         settings_files(Host::ClaudeCode)[1].entries.clone()
     }
@@ -394,11 +400,8 @@ mod tests {
         let files = settings_files(Host::GeminiCli);
         assert_eq!(files.len(), 1);
         assert_eq!(files[0].path, ".gemini/settings.json");
-        let merged = merge(None, &files[0].entries).map(|m| m.text.unwrap_or_default());
-        let value: serde_json::Value =
-            serde_json::from_str(&merged.unwrap_or_default()).unwrap_or_default();
         assert_eq!(
-            value,
+            merged_value(merge(None, &files[0].entries)),
             serde_json::json!({
                 "hooks": {"AfterTool": [{"matcher": "write_file|replace", "hooks": [
                     {"name": "squiggle", "type": "command", "command": "squiggle hook gemini-cli"}
@@ -418,8 +421,7 @@ mod tests {
   },
   "model": "opus"
 }"#;
-        let merged = merge(Some(existing), &claude_settings());
-        let text = merged
+        let text = merge(Some(existing), &claude_settings())
             .map(|m| m.text.unwrap_or_default())
             .unwrap_or_default();
         let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
@@ -498,12 +500,8 @@ mod tests {
                     .into()
             ])
         );
-        let text = merged
-            .map(|m| m.text.unwrap_or_default())
-            .unwrap_or_default();
-        let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
         assert_eq!(
-            value["hooks"]["PostToolUse"],
+            merged_value(merged)["hooks"]["PostToolUse"],
             serde_json::json!([
                 {"matcher": "Write|Edit|MultiEdit", "hooks": [{"type": "command", "command": "squiggle hook claude-code"}]},
                 {"matcher": "Write|Edit|MultiEdit", "hooks": [{"type": "command", "command": "squiggle hook claude-code --later", "asyncRewake": true}]}
@@ -560,12 +558,8 @@ mod tests {
     #[test]
     fn other_mcp_servers_are_kept() {
         let existing = r#"{"mcpServers": {"github": {"command": "npx", "args": ["-y", "gh"]}}}"#;
-        let text = merge(Some(existing), &claude_mcp())
-            .map(|m| m.text.unwrap_or_default())
-            .unwrap_or_default();
-        let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
         assert_eq!(
-            value,
+            merged_value(merge(Some(existing), &claude_mcp())),
             serde_json::json!({"mcpServers": {
                 "github": {"command": "npx", "args": ["-y", "gh"]},
                 "squiggle": {"command": "squiggle", "args": ["mcp"]}
