@@ -53,6 +53,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         items.len()
                     );
                 }
+                LspEvent::Caused { edited, files } => {
+                    let files: Vec<String> = files.into_keys().collect();
+                    println!("your edit of {edited} broke {}", files.join(", "));
+                }
             }
         }
         if lsp.wait_for_settle(&files, Duration::ZERO) {

@@ -1,4 +1,7 @@
-//! What the runtime tells subscribers as it happens: server states and new diagnostics.
+//! What the runtime tells subscribers as it happens: server states, new diagnostics, and the
+//! errors an edit caused in other files found after its answer.
+
+use std::collections::BTreeMap;
 
 use squiggle_protocol::{Diagnostic, ServerState};
 use tokio::sync::broadcast;
@@ -26,6 +29,14 @@ pub enum LspEvent {
         path: String,
         /// Its diagnostics (empty when the last ones went away).
         items: Vec<Diagnostic>,
+    },
+    /// The search after an edit's answer found errors the edit caused in other files that the
+    /// answer did not name (the next feedback tells them too, unless they were told before).
+    Caused {
+        /// The edited file, relative to the workspace root.
+        edited: String,
+        /// The new errors, per other file (relative to the workspace root).
+        files: BTreeMap<String, Vec<Diagnostic>>,
     },
 }
 

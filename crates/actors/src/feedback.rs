@@ -22,6 +22,18 @@ pub struct Feedback {
     /// The files that import the edited one and were not checked for errors the edit caused
     /// there (the text says so in a line of its own).
     pub unsearched: Unsearched,
+    /// What earlier edits caused in other files, found by the searches after their answers and
+    /// told with this feedback (its text says so after the edit's own).
+    pub earlier: Vec<Earlier>,
+}
+
+/// The errors an earlier edit caused in other files, found after its answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Earlier {
+    /// The file that edit changed (relative path).
+    pub edited: String,
+    /// The new errors it caused, per other file (relative path).
+    pub caused: BTreeMap<String, Vec<Diagnostic>>,
 }
 
 /// The errors that are new since the previous call for each file.

@@ -74,7 +74,7 @@ mod watcher;
 
 pub use check::{CheckResult, Skip};
 pub use events::LspEvent;
-pub use feedback::{Feedback, NewErrors};
+pub use feedback::{Earlier, Feedback, NewErrors};
 pub use manager::{DiagnosticsSnapshot, LspManager, COALESCE};
 pub use server::request_error::RequestError;
 pub use squiggle::{ActionInfo, ActionPick, CodeActions, EditFailure, EditMode, EditOutcome};

@@ -135,6 +135,9 @@ struct Inner {
     calls: Arc<later::Calls>,
     /// The last edits' answers, for the searches after them (see [`Squiggle::feedback_later`]).
     answered: later::Answers,
+    /// Whether this runtime lives on after its answers, so that an edit's importers are
+    /// searched after its answer (see [`Squiggle::search_after_answers`]).
+    after_answers: std::sync::atomic::AtomicBool,
 }
 
 /// A check under way, with its text, that several callers may await; held weakly, so a check
@@ -226,6 +229,7 @@ impl Squiggle {
                 used: server_use::Uses::default(),
                 calls: Arc::default(),
                 answered: tokio::sync::watch::Sender::new(Default::default()),
+                after_answers: std::sync::atomic::AtomicBool::new(false),
             }),
         })
     }
@@ -238,6 +242,18 @@ impl Squiggle {
     /// The configuration this runtime runs with.
     pub fn config(&self) -> &Config {
         &self.inner.config
+    }
+
+    /// Makes this runtime search an edit's importers after its answer, for a host that keeps it
+    /// running between edits (a daemon, a service, an agent host): each [`Squiggle::feedback`]
+    /// looks at them for a third of the time the edited file's own answer took at most (within
+    /// `dependent_files_wait_ms`) and says it goes on with the rest; the runtime then checks them
+    /// in the background, stopping when a call comes, and tells what the edit broke there with
+    /// the next feedback (or by [`Squiggle::feedback_later`], and as [`LspEvent::Caused`]).
+    /// Without it (a one-shot check, where nothing goes on after the answer), a feedback looks
+    /// at them for `dependent_files_wait_ms`.
+    pub fn search_after_answers(&self) {
+        (self.inner.after_answers).store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Syncs a file to every server for its type and returns their fresh diagnostics (all
@@ -743,7 +759,11 @@ impl Squiggle {
     /// the time of that look): what is new in them is what the edit caused there. "Before" is
     /// the text the servers last synced of the file or, when the host has it, `prior`: the
     /// file's text before the edit (Claude Code's `originalFile`). With neither, the importers
-    /// are not searched.
+    /// are not searched. In a runtime that searches after its answers
+    /// ([`Squiggle::search_after_answers`]), the answer looks at them only briefly, and the
+    /// search goes on after it; what the searches after earlier answers found (errors those
+    /// edits caused in other files, that still stand) comes after the edit's own blocks, once,
+    /// and in [`Feedback::earlier`].
     pub async fn feedback(
         &self,
         path: impl AsRef<Path>,
@@ -751,33 +771,8 @@ impl Squiggle {
         scope: Scope,
         prior: Option<String>,
     ) -> Feedback {
-        (self.feedback_in(path.as_ref(), text, scope, prior, false)).await
-    }
-
-    /// [`Squiggle::feedback`] for a host that also runs [`Squiggle::feedback_later`] (Claude
-    /// Code, through the plugin's background hook): the importers are looked at for a third of
-    /// the time the edit's own answer took at most (within `dependent_files_wait_ms`), and
-    /// those not checked then are said to be checked after the answer, by the search that goes
-    /// on.
-    pub async fn feedback_before_later(
-        &self,
-        path: impl AsRef<Path>,
-        text: Option<String>,
-        scope: Scope,
-        prior: Option<String>,
-    ) -> Feedback {
-        (self.feedback_in(path.as_ref(), text, scope, prior, true)).await
-    }
-
-    /// [`Squiggle::feedback`], with a search after the answer to come (`later`) or not.
-    async fn feedback_in(
-        &self,
-        path: &Path,
-        text: Option<String>,
-        scope: Scope,
-        prior: Option<String>,
-        later: bool,
-    ) -> Feedback {
+        let path = path.as_ref();
+        let later = (self.inner.after_answers).load(std::sync::atomic::Ordering::Relaxed);
         let began = Instant::now();
         self.inner.calls.came();
         // Once the last look's hand-back is answered, the turns are taken before anything else
@@ -838,6 +833,7 @@ impl Squiggle {
                 others: BTreeMap::new(),
                 new: NewMarks::new(),
                 unsearched: Unsearched::default(),
+                earlier: Vec::new(),
             };
         }
         let before_unknown = before_text.is_none() && check.text.is_some();
@@ -935,8 +931,9 @@ impl Squiggle {
             done_ms = began.elapsed().as_millis() as u64,
             "feedback: the edit's answer, the importers after it, those looked at before it"
         );
-        // The searches after earlier answers that this one stopped, or that did not finish.
-        let unfinished = self.unfinished_later().await;
+        // What the searches after earlier answers found (this call stopped those under way),
+        // before this answer is kept: its own search is told with the next.
+        let news = self.earlier_news().await;
         if let Some(after) = check.text.as_deref() {
             self.keep_answered(later::Answered {
                 path: located.clone(),
@@ -950,7 +947,8 @@ impl Squiggle {
                 calls: self.inner.calls.count(),
                 taken: false,
                 running: false,
-                finished: false,
+                found: None,
+                told: false,
             });
         }
         if scope == Scope::Edit {
@@ -966,13 +964,14 @@ impl Squiggle {
             &new,
         ));
         text.push_str(&unsearched_section(&check.file, &unsearched));
-        text.push_str(&unfinished);
+        text.push_str(&news.text);
         Feedback {
             text,
             check,
             others,
             new,
             unsearched,
+            earlier: news.earlier,
         }
     }
 

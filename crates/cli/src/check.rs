@@ -71,7 +71,6 @@ impl CheckArgs {
             severity: self.severity.clone(),
             left_out,
             prior: None,
-            later_follows: false,
         })
     }
 }
@@ -129,12 +128,9 @@ pub async fn perform(
     }
     let squiggle = Squiggle::start(root, config).await?;
     let progress = Progress::start(squiggle.clone());
-    // Nothing goes on after an answer given in this process: no search after it to count on.
-    let request = CheckRequest {
-        later_follows: false,
-        ..request.clone()
-    };
-    let answer = answer(&squiggle, &request).await;
+    // Nothing goes on after an answer given in this process: a feedback looks at the importers
+    // within its answer (a daemon searches after its answers).
+    let answer = answer(&squiggle, request).await;
     progress.finish().await;
     // The answer first; the servers' shutdown does not hold it up.
     let delivered = match &answer {

@@ -14,8 +14,8 @@ use clap::ValueEnum;
 use squiggle_actors::{CheckResult, Config, Feedback, Scope, Squiggle};
 use squiggle_protocol::render::{display_path, github, json, llm, one_line, sarif, text};
 use squiggle_protocol::{
-    merge, not_checked_section, paths, render_feedback_marked, unsearched_section, Caps, Report,
-    ServerReport, ServerState, Severity,
+    merge, not_checked_section, paths, render_earlier, render_feedback_marked, unsearched_section,
+    Caps, Diagnostic, Report, ServerReport, ServerState, Severity,
 };
 
 /// How `check` prints its result.
@@ -77,11 +77,6 @@ pub struct CheckRequest {
     /// the baseline for the errors the edit caused in the files that import it.
     #[serde(default)]
     pub prior: Option<String>,
-    /// With the edit scope, whether a search goes on after the answer (the hook's `--later`
-    /// runs beside it): the answer looks at the importers briefly and says the rest are
-    /// checked after it.
-    #[serde(default)]
-    pub later_follows: bool,
 }
 
 /// The answer to a [`CheckRequest`]: what goes to stdout and stderr, and the exit code.
@@ -138,14 +133,7 @@ pub async fn answer(squiggle: &Squiggle, request: &CheckRequest) -> anyhow::Resu
                 ScopeArg::Write => Scope::Write,
             };
             let prior = request.prior.clone();
-            let feedback = match request.later_follows {
-                true => {
-                    squiggle
-                        .feedback_before_later(first, None, scope, prior)
-                        .await
-                }
-                false => squiggle.feedback(first, None, scope, prior).await,
-            };
+            let feedback = squiggle.feedback(first, None, scope, prior).await;
             caused_elsewhere = feedback_found(&feedback, &severities);
             let text = match &request.severity {
                 // Rendered again with the severities asked for, so one runtime (a daemon)
@@ -200,15 +188,19 @@ pub async fn answer(squiggle: &Squiggle, request: &CheckRequest) -> anyhow::Resu
     })
 }
 
-/// Whether a feedback shows errors (at `severities`) that its edit caused in other files.
+/// Whether a feedback shows errors (at `severities`) that its edit, or an earlier one whose
+/// search after its answer it tells, caused in other files.
 fn feedback_found(feedback: &Feedback, severities: &[Severity]) -> bool {
-    feedback.others.iter().any(|(file, diagnostics)| {
+    let shown = |diagnostic: &Diagnostic| severities.contains(&diagnostic.severity);
+    let now = feedback.others.iter().any(|(file, diagnostics)| {
         let new = feedback.new.get(file);
         diagnostics.iter().enumerate().any(|(i, diagnostic)| {
-            severities.contains(&diagnostic.severity)
-                && new.is_some_and(|flags| flags.get(i) == Some(&true))
+            shown(diagnostic) && new.is_some_and(|flags| flags.get(i) == Some(&true))
         })
-    })
+    });
+    let earlier = (feedback.earlier.iter())
+        .any(|earlier| (earlier.caused.values()).any(|diagnostics| diagnostics.iter().any(shown)));
+    now || earlier
 }
 
 /// The text of a tool's feedback, with the severities given in place of the configured ones.
@@ -231,6 +223,9 @@ fn feedback_text(feedback: &Feedback, severities: &[Severity], config: &Config) 
             &feedback.new,
         ));
         text.push_str(&unsearched_section(&check.file, &feedback.unsearched));
+        for earlier in &feedback.earlier {
+            text.push_str(&render_earlier(&earlier.edited, &earlier.caused, &caps));
+        }
     }
     text
 }

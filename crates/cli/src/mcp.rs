@@ -27,6 +27,7 @@ pub struct McpArgs {
 pub async fn run(args: McpArgs) -> anyhow::Result<u8> {
     let (root, config) = args.workspace.load()?;
     let squiggle = Squiggle::start(&root, config).await?;
+    squiggle.search_after_answers();
     squiggle.set_restart_hint("call `lsp_diagnostics` with `restart: true` to restart it");
     let server = McpServer {
         tools: Toolbox::new(squiggle.clone()),

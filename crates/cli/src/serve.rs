@@ -87,6 +87,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<u8> {
     let (root, config) = load(&args.workspace)?;
     let severities = config.include_severities.clone();
     let squiggle = Squiggle::start(&root, config).await?;
+    squiggle.search_after_answers();
     squiggle
         .set_restart_hint("send `squiggle/restart` with `{\"serverId\": \"{id}\"}` to restart it");
     let (out, written) = crate::stdio::write_stdout();

@@ -180,6 +180,24 @@ impl Toolbox {
                 if !unsearched.is_empty() {
                     notes.push(unsearched.trim().to_string());
                 }
+                // What earlier edits broke in other files, found after their answers.
+                for earlier in feedback.earlier {
+                    let mut broken = Vec::new();
+                    for (other, diagnostics) in earlier.caused {
+                        let kept = merge::filter_severities(diagnostics, &self.severities);
+                        if !kept.is_empty() && other != check.file {
+                            broken.push(other.clone());
+                            report.files.entry(other).or_default().extend(kept);
+                        }
+                    }
+                    if !broken.is_empty() {
+                        notes.push(format!(
+                            "your earlier edit of {} caused errors in other files: {}",
+                            earlier.edited,
+                            broken.join(", ")
+                        ));
+                    }
+                }
                 let outcome = check.outcome();
                 // A server that did not answer must not pass unnoticed; one that is not
                 // installed (or does not run) is said once per session, not in every answer.

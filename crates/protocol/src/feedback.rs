@@ -180,14 +180,40 @@ fn block(path: &str, kept: &[(Diagnostic, bool)], shown: usize) -> String {
 /// same caps as a feedback's other files. Empty when `caused` holds no error at the shown
 /// severities.
 pub fn render_later(file: &str, caused: &BTreeMap<String, Vec<Diagnostic>>, caps: &Caps) -> String {
+    let header =
+        format!("LSP errors your edit of {file} caused in other files, found after its answer:");
+    render_caused(&header, file, caused, caps)
+}
+
+/// What the search after an earlier edit's answer found, told with the next feedback: as
+/// [`render_later`], after "\n", under a line that names the earlier edit. Empty when `caused`
+/// holds no error at the shown severities.
+pub fn render_earlier(
+    file: &str,
+    caused: &BTreeMap<String, Vec<Diagnostic>>,
+    caps: &Caps,
+) -> String {
+    let header = format!("LSP errors your earlier edit of {file} caused in other files:");
+    match render_caused(&header, file, caused, caps) {
+        text if text.is_empty() => text,
+        text => format!("\n{text}"),
+    }
+}
+
+/// `header`, then a block for each file of `caused`, every error marked new; empty when none
+/// is at the shown severities.
+fn render_caused(
+    header: &str,
+    file: &str,
+    caused: &BTreeMap<String, Vec<Diagnostic>>,
+    caps: &Caps,
+) -> String {
     let new: NewMarks = (caused.iter())
         .map(|(path, list)| (path.clone(), vec![true; list.len()]))
         .collect();
     let body = render_feedback_marked(file, &[], caused, caps, &new);
     match body.strip_prefix(&format!("\n{OTHER_FILES_HEADER}\n")) {
-        Some(blocks) => format!(
-            "LSP errors your edit of {file} caused in other files, found after its answer:\n{blocks}"
-        ),
+        Some(blocks) => format!("{header}\n{blocks}"),
         None => String::new(),
     }
 }
@@ -298,6 +324,14 @@ mod tests {
         assert!(text.contains("src/b.ts"), "{text}");
         assert!(text.contains("NEW "), "{text}");
         assert_eq!(render_later("src/a.ts", &BTreeMap::new(), &caps), "");
+        let earlier = render_earlier("src/a.ts", &caused, &caps);
+        assert!(
+            earlier
+                .starts_with("\nLSP errors your earlier edit of src/a.ts caused in other files:\n"),
+            "{earlier}"
+        );
+        assert!(earlier.contains("NEW "), "{earlier}");
+        assert_eq!(render_earlier("src/a.ts", &BTreeMap::new(), &caps), "");
     }
 
     #[test]

@@ -55,8 +55,8 @@ pub use delta::DeltaKey;
 pub use diagnostic::{Diagnostic, Origin, ServerState, ServerStatus, Severity, UnknownSeverity};
 pub use encoding::{column_in_chars, lsp_character, PositionEncoding};
 pub use feedback::{
-    not_checked_section, render_feedback, render_feedback_marked, render_later, unfinished_section,
-    unsearched_section, Caps, NewMarks, Scope, Unsearched,
+    not_checked_section, render_earlier, render_feedback, render_feedback_marked, render_later,
+    unfinished_section, unsearched_section, Caps, NewMarks, Scope, Unsearched,
 };
 pub use frame_guard::{encode_frame, BadFrame, FrameGuard};
 pub use navigation::{Location, Symbol};

@@ -5,7 +5,7 @@
 
 use crate::support::{eventually, squiggle, FakeWorkspace};
 use serde_json::json;
-use squiggle_actors::{Outcome, Scope, Skip, Squiggle, Unsearched};
+use squiggle_actors::{LspEvent, Outcome, Scope, Skip, Squiggle, Unsearched};
 use squiggle_config::ServerSpec;
 
 /// A fake server that, on every touch, also publishes errors for two other files.
@@ -951,9 +951,10 @@ async fn a_write_whose_open_importer_a_pull_server_did_not_answer_in_time_says_s
 }
 
 /// The importers workspace (b.ts and c.ts import a.ts), pulled only, the fourth pull (b.ts's,
-/// by the search after the answer) taking `b_pull_ms`: b.ts and a.ts checked, then a.ts
-/// edited to drop `alpha` and answered by [`Squiggle::feedback_before_later`], with no time
-/// to look at importers (`dependent_files_wait_ms = 0`, whatever the machine's speed).
+/// by the search after the answer) taking `b_pull_ms`, in a runtime that searches after its
+/// answers: b.ts and a.ts checked, then a.ts edited to drop `alpha` and answered, with no time
+/// to look at importers (`dependent_files_wait_ms = 0`, whatever the machine's speed). The
+/// events were subscribed to before the edit.
 async fn answered_before_later(
     b_pull_ms: u64,
 ) -> (
@@ -961,32 +962,53 @@ async fn answered_before_later(
     std::path::PathBuf,
     Squiggle,
     squiggle_actors::Feedback,
+    tokio::sync::broadcast::Receiver<LspEvent>,
 ) {
     let script = json!({"pull": true, "diagnose_on": [], "pull_busy_ms": [0, 0, 0, b_pull_ms]});
     let (ws, edited, spec) = importers_workspace(script);
     let mut config = ws.config(vec![spec]);
     config.dependent_files_wait_ms = 0;
     let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+    squiggle.search_after_answers();
     let b = squiggle.check_file(ws.root.join("src/b.ts"), None).await;
     assert!(b.outcome().is_checked(), "{b:?}");
     let before = std::fs::read_to_string(&edited).unwrap();
     let warm = squiggle.check_file(&edited, None).await;
     assert!(warm.outcome().is_checked(), "{warm:?}");
+    let events = squiggle.subscribe();
     std::fs::write(&edited, "export const beta = 2;\n").unwrap();
-    let answer = (squiggle.feedback_before_later(&edited, None, Scope::Edit, Some(before))).await;
+    let answer = (squiggle.feedback(&edited, None, Scope::Edit, Some(before))).await;
     assert!(answer.check.outcome().is_checked(), "{:?}", answer.check);
     assert!(
         answer.others.is_empty() && answer.text.contains("LSP goes on checking"),
         "the premise: b.ts was left for the search after the answer: {}",
         answer.text
     );
-    (ws, edited, squiggle, answer)
+    (ws, edited, squiggle, answer, events)
+}
+
+/// Waits (20 s at most) for the search after an answer to find what an edit caused elsewhere.
+async fn caused_event(events: &mut tokio::sync::broadcast::Receiver<LspEvent>) -> LspEvent {
+    let wait = async {
+        loop {
+            match events.recv().await {
+                Ok(event @ LspEvent::Caused { .. }) => return Some(event),
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(_) => return None,
+            }
+        }
+    };
+    let found = tokio::time::timeout(std::time::Duration::from_secs(20), wait).await;
+    found
+        .ok()
+        .flatten()
+        .expect("the search after the answer found nothing within 20 s")
 }
 
 #[tokio::test]
 async fn the_search_after_an_answer_names_the_importer_the_answer_had_no_time_for() {
     // The search after the answer pulls b.ts fourth, and that pull takes 3 s.
-    let (ws, edited, squiggle, answer) = answered_before_later(3000).await;
+    let (ws, edited, squiggle, answer, _) = answered_before_later(3000).await;
     let before_edit = "export const alpha = 1;\nexport const beta = 2;\n".to_string();
 
     let later = squiggle.feedback_later(&edited).await;
@@ -1003,18 +1025,22 @@ async fn the_search_after_an_answer_names_the_importer_the_answer_had_no_time_fo
         !later.contains("ERROR from before"),
         "what was there before the edit is not the edit's: {later}"
     );
-    // One search after each answer: a second would tell the same again.
+    // Told once: not again, and not by the next answer.
     assert_eq!(squiggle.feedback_later(&edited).await, None);
 
-    // The edit again, and a check of another file before the search after its answer: what
-    // that search would find may no longer be what the agent has; nothing is said.
+    // The edit again, and a check of another file right after its answer: the search after
+    // it stops, and what it would find may no longer be what the agent has; nothing is said.
     let breaking = "export const beta = 2;\n";
     std::fs::write(&edited, &before_edit).unwrap();
     let undone = (squiggle.feedback(&edited, None, Scope::Edit, Some(breaking.into()))).await;
     assert!(undone.check.outcome().is_checked(), "{:?}", undone.check);
+    assert!(
+        !undone.text.contains("earlier edit"),
+        "told already: {}",
+        undone.text
+    );
     std::fs::write(&edited, breaking).unwrap();
-    let again =
-        (squiggle.feedback_before_later(&edited, None, Scope::Edit, Some(before_edit))).await;
+    let again = (squiggle.feedback(&edited, None, Scope::Edit, Some(before_edit))).await;
     assert!(again.check.outcome().is_checked(), "{:?}", again.check);
     assert!(
         again.unsearched.files > 0 && again.text.contains("LSP goes on checking"),
@@ -1043,17 +1069,10 @@ async fn the_search_after_an_answer_names_the_importer_the_answer_had_no_time_fo
 }
 
 #[tokio::test]
-async fn a_search_after_an_answer_given_up_on_is_said_to_be_unfinished_by_the_next_answer() {
+async fn a_search_after_an_answer_that_a_call_stops_is_said_to_be_unfinished_by_the_next_answer() {
     // The search after the answer pulls b.ts fourth, for 5 s.
-    let (ws, edited, squiggle, _) = answered_before_later(5000).await;
-
-    // Its caller gives up while it waits for b.ts (the hook's process killed, say).
+    let (ws, _, squiggle, _, _) = answered_before_later(5000).await;
     let pulls = ws.received("textDocument/diagnostic").len();
-    let later = tokio::spawn({
-        let squiggle = squiggle.clone();
-        let edited = edited.clone();
-        async move { squiggle.feedback_later(&edited).await }
-    });
     let searching = eventually(std::time::Duration::from_secs(10), || {
         ws.received("textDocument/diagnostic").len() > pulls
     });
@@ -1061,14 +1080,103 @@ async fn a_search_after_an_answer_given_up_on_is_said_to_be_unfinished_by_the_ne
         searching.await,
         "the search after the answer never pulled b.ts"
     );
-    later.abort();
-    assert!(later.await.is_err(), "given up on before it ended");
 
+    // The next call comes while it waits for b.ts.
     let next = (squiggle.feedback(ws.root.join("src/c.ts"), None, Scope::Edit, None)).await;
     assert!(
         next.text.contains("LSP did not finish checking"),
         "{}",
         next.text
+    );
+    assert!(next.earlier.is_empty(), "{:?}", next.earlier);
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_next_answer_tells_once_what_the_search_after_an_earlier_edit_found() {
+    // b.ts's pull by the search after the answer takes 1 s.
+    let (ws, _, squiggle, answer, mut events) = answered_before_later(1000).await;
+    let LspEvent::Caused { edited, files } = caused_event(&mut events).await else {
+        unreachable!()
+    };
+    assert_eq!(edited, "src/a.ts");
+    assert_eq!(
+        files.keys().collect::<Vec<_>>(),
+        vec!["src/b.ts"],
+        "{files:?}"
+    );
+
+    // The agent's next call is an edit of another file: its answer tells it, after its own.
+    let next = (squiggle.feedback(ws.root.join("src/c.ts"), None, Scope::Edit, None)).await;
+    let header = "LSP errors your earlier edit of src/a.ts caused in other files:\n";
+    assert!(
+        next.text.contains(header),
+        "{}\n(after {})",
+        next.text,
+        answer.text
+    );
+    assert!(next.text.contains("src/a.ts has no alpha"), "{}", next.text);
+    assert!(
+        !next.text.contains("ERROR from before"),
+        "what was there before the edit is not the edit's: {}",
+        next.text
+    );
+    assert_eq!(next.earlier.len(), 1, "{:?}", next.earlier);
+    assert_eq!(next.earlier[0].edited, "src/a.ts");
+    // Once.
+    let then = (squiggle.feedback(ws.root.join("src/c.ts"), None, Scope::Edit, None)).await;
+    assert!(!then.text.contains("earlier edit"), "{}", then.text);
+    assert!(then.earlier.is_empty(), "{:?}", then.earlier);
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn what_an_earlier_edit_caused_is_not_told_once_either_file_was_edited_again() {
+    // (the file edited again before the next answer: the edited one, or the broken importer)
+    for again in ["src/a.ts", "src/b.ts"] {
+        let (ws, _, squiggle, _, mut events) = answered_before_later(1000).await;
+        caused_event(&mut events).await;
+        let path = ws.root.join(again);
+        let text = std::fs::read_to_string(&path).unwrap() + "// edited again\n";
+        std::fs::write(&path, &text).unwrap();
+        let next = (squiggle.feedback(&path, None, Scope::Edit, None)).await;
+        assert!(
+            next.check.outcome().is_checked(),
+            "{again}: {:?}",
+            next.check
+        );
+        assert!(
+            !next.text.contains("earlier edit") && next.earlier.is_empty(),
+            "{again} edited again: {}",
+            next.text
+        );
+        squiggle.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn an_edit_answer_does_not_wait_for_its_importers_in_a_runtime_that_searches_after_it() {
+    // b.ts's pull takes 3 s; the importers may be looked at for 10 s. A runtime that searches
+    // after its answers looks for a third of the edited file's own answer: not for b.ts.
+    let script = json!({"pull": true, "diagnose_on": [], "pull_busy_ms": [0, 0, 0, 3000]});
+    let (ws, edited, spec) = importers_workspace(script);
+    let mut config = ws.config(vec![spec]);
+    config.dependent_files_wait_ms = 10_000;
+    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
+    squiggle.search_after_answers();
+    let b = squiggle.check_file(ws.root.join("src/b.ts"), None).await;
+    assert!(b.outcome().is_checked(), "{b:?}");
+    let before = std::fs::read_to_string(&edited).unwrap();
+    let warm = squiggle.check_file(&edited, None).await;
+    assert!(warm.outcome().is_checked(), "{warm:?}");
+    std::fs::write(&edited, "export const beta = 2;\n").unwrap();
+    let answer = (squiggle.feedback(&edited, None, Scope::Edit, Some(before))).await;
+    assert!(answer.check.outcome().is_checked(), "{:?}", answer.check);
+    assert!(answer.others.is_empty(), "{:?}", answer.others);
+    assert!(
+        answer.text.contains("LSP goes on checking") && answer.unsearched.later,
+        "{}",
+        answer.text
     );
     squiggle.shutdown().await;
 }

@@ -1,14 +1,16 @@
-//! The search that goes on after an edit's answer. An edit's feedback looks at the files that
-//! import the edited one only for `dependent_files_wait_ms`, so that the agent is not kept
-//! waiting; on a much-imported file that time ends before every importer was checked, and the
-//! answer says how many were not. [`Squiggle::feedback_later`] then goes on with them, for as
-//! long as nothing else is asked of this runtime, and gives the errors the edit caused there
-//! that the answer did not name: what a host that can be woken by a hook running in the
-//! background (Claude Code's `asyncRewake`) tells the model after its answer.
+//! The search that goes on after an edit's answer. In a runtime that lives on after its answers
+//! (the daemon, `serve`, `mcp`: see [`Squiggle::search_after_answers`]), an edit's feedback
+//! looks at the files that import the edited one only briefly, so that the edited file's verdict
+//! comes at its own speed, and says how many it did not check; the runtime then goes on with
+//! them in a task of its own, for as long as nothing else is asked of it, and keeps the errors
+//! the edit caused there that the answer did not name. They are told once: by Claude Code's
+//! background hook ([`Squiggle::feedback_later`], `asyncRewake`), which wakes the model, or
+//! else with the next feedback of any door (`LSP errors your earlier edit of a.ts caused in
+//! other files:`), and never once the edited file or that other file was handed another text.
 //!
-//! What it says holds for the texts the servers hold when it says it: it says nothing if any
+//! What it finds holds for the texts the servers hold when it ends: it keeps nothing if any
 //! text was handed to the servers after the edit's answer (another edit, a fix), or if a call
-//! came while it searched.
+//! came while it searched; the next feedback then says it did not finish.
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -16,22 +18,22 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use squiggle_protocol::{
-    render_later, unfinished_section, unsearched_section, Diagnostic, Unsearched,
-};
+use squiggle_protocol::{render_earlier, render_later, unfinished_section, Diagnostic, Unsearched};
 use tokio::sync::{watch, Notify};
 
 use super::reach::{self, Window};
-use super::{disk_stamps, Squiggle};
-
+use super::{disk_stamps, lock, Squiggle};
+use crate::events::LspEvent;
+use crate::feedback::Earlier;
 /// How long the search after an answer starts checks for (the last begins before two thirds of
 /// it; a check begun runs to its end, bounded by its own deadlines), and then its look with the
 /// text from before at the importers it found with errors.
 const LATER_WAIT: Duration = Duration::from_secs(20);
 
-/// How long a search after an answer waits for that answer (the edit's own hook runs at the
-/// same time, and gives it; a daemon gives an answer a minute at most).
-const ANSWER_WAIT: Duration = Duration::from_secs(20);
+/// How long [`Squiggle::feedback_later`] waits for the edit's answer (the edit's own hook runs
+/// at the same time, and gives it; a daemon gives an answer a minute at most) and the end of
+/// the search after it (two windows of [`LATER_WAIT`], and the checks the first began).
+const LATER_END_WAIT: Duration = Duration::from_secs(55);
 
 /// How long an edit's feedback looks at importers when a search goes on after its answer: a
 /// third of the time its own answer took (so that the whole answer, with the hook's own work
@@ -99,14 +101,36 @@ pub(crate) struct Answered {
     /// The count of calls from outside when it was answered: one since, and the search after
     /// it does not start, or stops.
     pub calls: u64,
-    /// Whether a search after it was started already (one per answer: a second would tell the
-    /// model the same again).
+    /// Whether the search after it was started already (one per answer: a second would tell
+    /// the model the same again).
     pub taken: bool,
     /// Whether that search is under way.
     pub running: bool,
-    /// Whether that search told all it should: what the edit broke in the importers left, or
-    /// which of them it could not check.
-    pub finished: bool,
+    /// What it found, once it finished (none when it did not: the next feedback says so).
+    pub found: Option<Found>,
+    /// Whether what it had to say was said (by [`Squiggle::feedback_later`] or a feedback).
+    pub told: bool,
+}
+
+impl Answered {
+    /// Whether a search goes on after this answer: it left importers unchecked, for the search
+    /// after it, and knew the edit's text from before (else none can tell what it caused).
+    fn owed(&self) -> bool {
+        let unsearched = &self.unsearched;
+        unsearched.later && unsearched.any() && !unsearched.before_unknown
+    }
+}
+
+/// What a search after an answer found.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Found {
+    /// The errors the edit caused in the importers the answer did not name (relative paths).
+    pub caused: BTreeMap<String, Vec<Diagnostic>>,
+    /// Each of those importers' count of hand-overs when the search ended (see
+    /// [`super::handed::Handed::changes`]): another since, and its errors are not told.
+    pub changes: BTreeMap<String, u64>,
+    /// The importers it had no time for.
+    pub left: Unsearched,
 }
 
 /// How long a feedback waits for the search after the previous answer to end (it stops at
@@ -116,9 +140,23 @@ const END_WAIT: Duration = Duration::from_secs(2);
 /// The last few edits' answers.
 pub(crate) type Answers = watch::Sender<VecDeque<Answered>>;
 
+/// What the searches after earlier answers have for the next feedback.
+#[derive(Debug, Default)]
+pub(crate) struct EarlierNews {
+    /// The text: what the earlier edits caused in other files, and the searches that did not
+    /// finish or had no time for some importers.
+    pub text: String,
+    /// What the earlier edits caused, by edit.
+    pub earlier: Vec<Earlier>,
+}
+
 impl Squiggle {
-    /// Keeps what an edit's feedback answered, for the search after it.
+    /// Keeps what an edit's feedback answered, for the search after it, and starts that search
+    /// when the answer owes one.
     pub(crate) fn keep_answered(&self, answered: Answered) {
+        let search = answered
+            .owed()
+            .then(|| (answered.path.clone(), answered.after));
         self.inner.answered.send_modify(|kept| {
             kept.retain(|kept| kept.path != answered.path);
             kept.push_back(answered);
@@ -126,48 +164,79 @@ impl Squiggle {
                 kept.pop_front();
             }
         });
+        if let Some((path, after)) = search {
+            let squiggle = self.clone();
+            tokio::spawn(async move { squiggle.search_after(&path, after).await });
+        }
+    }
+
+    /// The search after the answer kept for the edit of `path` to the text with hash `after`:
+    /// what it finds is kept with that answer, for [`Squiggle::feedback_later`] or the next
+    /// feedback to tell.
+    async fn search_after(&self, path: &Path, after: u64) {
+        let Some(answered) = self.take_answered(path, after) else {
+            return;
+        };
+        // Under way until it ends, or the runtime stops it.
+        let mut running = Running {
+            squiggle: self,
+            path,
+            after,
+            found: None,
+        };
+        let found = self.search_later_in(path, &answered).await;
+        if let Some(found) = found.as_ref().filter(|found| !found.caused.is_empty()) {
+            tracing::info!(
+                file = %path.display(),
+                files = found.caused.len(),
+                "the search after an edit's answer found errors the edit caused in other files"
+            );
+            let _ = self.inner.events.send(LspEvent::Caused {
+                edited: self.relative_path(path),
+                files: found.caused.clone(),
+            });
+        }
+        running.found = found;
     }
 
     /// The errors the last edit of `path` (the file holds its text) caused in the files that
-    /// import it that its feedback did not check in time, found by going on with them after
-    /// its answer: the text to tell the model, or `None` when there is nothing to tell. It
-    /// waits for that answer first (given by a feedback at the same time, up to 20 s), and
-    /// says nothing when the answer left no importer unchecked, when the servers were handed
-    /// another text since, or when a call to this runtime came while it searched (it starts
-    /// checks for 20 s).
+    /// import it that its feedback did not check in time, found by the search after its
+    /// answer: the text to tell the model, or `None` when there is nothing to tell (what it had
+    /// no time for is said with the next feedback). It waits for that answer (given by a
+    /// feedback at the same time) and the search's end, 55 s at most; what it tells, the next
+    /// feedback does not.
     pub async fn feedback_later(&self, path: impl AsRef<Path>) -> Option<String> {
-        let (located, _) = self.locate(path.as_ref());
+        let (located, file) = self.locate(path.as_ref());
         let text = self.text_of(&located, None).await.ok()?;
         let after = disk_stamps::hash_of(&text);
-        let answered = self.answered_for(&located, after).await?;
-        // Under way until it ends, or its caller gives up on it (the hook's process killed).
-        let mut running = Running {
-            squiggle: self,
-            path: &located,
-            after,
-            finished: false,
-        };
-        let (told, finished) = self.search_later(&located, &answered).await;
-        running.finished = finished;
-        told
-    }
-
-    /// The search after `answered`, for [`Squiggle::feedback_later`]: what to tell, and
-    /// whether it finished (else the next feedback says so).
-    async fn search_later(&self, located: &Path, answered: &Answered) -> (Option<String>, bool) {
-        let unsearched = answered.unsearched;
-        if !unsearched.any() || unsearched.before_unknown {
-            return (None, true);
+        let mut answers = self.inner.answered.subscribe();
+        let ended = answers.wait_for(|kept| {
+            (kept.iter()).any(|answered| {
+                answered.path == located
+                    && answered.after == after
+                    && (!answered.owed() || (answered.taken && !answered.running))
+            })
+        });
+        drop(
+            tokio::time::timeout(LATER_END_WAIT, ended)
+                .await
+                .ok()?
+                .ok()?,
+        );
+        let answered = (self.inner.answered.borrow().iter())
+            .find(|answered| answered.path == located && answered.after == after)
+            .cloned()?;
+        let caused = self.still_caused(&answered);
+        if caused.is_empty() {
+            return None;
         }
-        let Some(told) = self.search_later_in(located, answered).await else {
-            return (None, false);
-        };
-        (told, true)
+        self.told(&[(located, after)]);
+        Some(render_later(&file, &caused, &self.inner.config.caps()))
     }
 
     /// The search after `answered`: `None` when it could not finish (the texts changed, a
-    /// call came), else what to tell, if anything.
-    async fn search_later_in(&self, located: &Path, answered: &Answered) -> Option<Option<String>> {
+    /// call came), else what it found.
+    async fn search_later_in(&self, located: &Path, answered: &Answered) -> Option<Found> {
         let located = located.to_path_buf();
         let (before, after) = answered.texts.clone()?;
         // The edit's text handed back after the feedback's look with the text from before.
@@ -234,57 +303,109 @@ impl Squiggle {
         }
         // Those it had no time for either (20 s) are said.
         let left = self.unsearched(&searched, &answers_before, false).await;
-        let file = self.relative_path(&located);
-        let left = unsearched_section(&file, &left);
-        Some(match (caused.is_empty(), left.is_empty()) {
-            (true, true) => None,
-            (true, false) => Some(left.trim_start().to_string() + "\n"),
-            (false, _) => Some(render_later(&file, &caused, &self.inner.config.caps()) + &left),
+        let changes = {
+            let handed = lock(&self.inner.handed);
+            let root = &self.inner.workspace_root;
+            (caused.keys())
+                .map(|file| (file.clone(), handed.changes(&root.join(file))))
+                .collect()
+        };
+        Some(Found {
+            caused,
+            changes,
+            left,
         })
     }
 
-    /// The searches after earlier answers that did not finish (stopped by this feedback or an
-    /// earlier call, or by another text handed, or never begun), once each has ended (at most
-    /// 2 s): a line for each, and they are forgotten.
-    pub(crate) async fn unfinished_later(&self) -> String {
+    /// What the searches after earlier answers have to tell the next feedback, once each has
+    /// ended (a feedback stops them; at most 2 s): the errors their edits caused in other files
+    /// that are still so (see [`Squiggle::still_caused`]), and a line for each search that did
+    /// not finish (stopped by a call, by another text handed, or never begun) or had no time
+    /// for some importers. Each is told once.
+    pub(crate) async fn earlier_news(&self) -> EarlierNews {
         let mut answers = self.inner.answered.subscribe();
         let ended = answers.wait_for(|kept| kept.iter().all(|kept| !kept.running));
         drop(tokio::time::timeout(END_WAIT, ended).await);
-        let mut left = Vec::new();
-        self.inner.answered.send_modify(|kept| {
-            kept.retain(|kept| {
-                let owed = kept.unsearched.later
-                    && kept.unsearched.any()
-                    && !kept.unsearched.before_unknown;
-                match owed && !kept.finished && !kept.running {
-                    true => {
-                        left.push((kept.path.clone(), kept.unsearched));
-                        false
+        drop(answers);
+        let kept: Vec<Answered> = self.inner.answered.borrow().iter().cloned().collect();
+        let mut news = EarlierNews::default();
+        let mut told = Vec::new();
+        let caps = self.inner.config.caps();
+        for answered in kept {
+            if !answered.owed() || answered.running || answered.told {
+                continue;
+            }
+            let file = self.relative_path(&answered.path);
+            match &answered.found {
+                None => news
+                    .text
+                    .push_str(&unfinished_section(&file, &answered.unsearched)),
+                Some(found) => {
+                    let caused = self.still_caused(&answered);
+                    news.text.push_str(&render_earlier(&file, &caused, &caps));
+                    news.text.push_str(&unfinished_section(&file, &found.left));
+                    if !caused.is_empty() {
+                        news.earlier.push(Earlier {
+                            edited: file,
+                            caused,
+                        });
                     }
-                    false => true,
                 }
-            });
-        });
-        (left.iter())
-            .map(|(path, unsearched)| unfinished_section(&self.relative_path(path), unsearched))
+            }
+            told.push((answered.path, answered.after));
+        }
+        self.told(&told);
+        news
+    }
+
+    /// What the search after `answered` found that still holds: nothing when it was told, or
+    /// the edited file was handed another text since; of each other file, nothing when that
+    /// file was handed another text since the search ended. (The store is no judge: a pulled
+    /// server's list for an importer is its answer to the look with the text from before.)
+    fn still_caused(&self, answered: &Answered) -> BTreeMap<String, Vec<Diagnostic>> {
+        let Some(found) = answered.found.as_ref().filter(|_| !answered.told) else {
+            return BTreeMap::new();
+        };
+        let root = &self.inner.workspace_root;
+        let handed = lock(&self.inner.handed);
+        if handed.last(&answered.path) != Some(answered.after) {
+            return BTreeMap::new();
+        }
+        (found.caused.iter())
+            .filter(|(file, _)| {
+                let then = found.changes.get(*file).copied();
+                then == Some(handed.changes(&root.join(file)))
+            })
+            .map(|(file, list)| (file.clone(), list.clone()))
             .collect()
     }
 
-    /// The answer kept for the edit of `path` to the text with hash `after`, waited for, and
-    /// taken: `None` when a search after it was started already.
-    async fn answered_for(&self, path: &Path, after: u64) -> Option<Answered> {
-        let mut answers = self.inner.answered.subscribe();
-        let found = answers.wait_for(|kept| {
-            (kept.iter()).any(|answered| answered.path == path && answered.after == after)
+    /// Marks the answers kept for these edits (path, hash of the edit's text) as told.
+    fn told(&self, edits: &[(PathBuf, u64)]) {
+        if edits.is_empty() {
+            return;
+        }
+        self.inner.answered.send_modify(|kept| {
+            for answered in kept.iter_mut() {
+                if edits.contains(&(answered.path.clone(), answered.after)) {
+                    answered.told = true;
+                }
+            }
         });
-        drop(tokio::time::timeout(ANSWER_WAIT, found).await.ok()?.ok()?);
+    }
+
+    /// The answer kept for the edit of `path` to the text with hash `after`, taken for the
+    /// search after it: `None` when a search after it was started already, or it is gone.
+    fn take_answered(&self, path: &Path, after: u64) -> Option<Answered> {
         let mut taken = None;
         self.inner.answered.send_if_modified(|kept| {
             let last = kept.iter_mut().rev().find(|answered| answered.path == path);
-            if let Some(last) = last.filter(|last| last.after == after && !last.taken) {
+            let free = |last: &&mut Answered| last.after == after && !last.taken && !last.told;
+            if let Some(last) = last.filter(free) {
                 last.taken = true;
                 last.running = true;
                 taken = Some(last.clone());
+                return true;
             }
             false
         });
@@ -293,22 +414,22 @@ impl Squiggle {
 }
 
 /// A search after an answer under way: when it ends, or is dropped, its answer says whether
-/// it finished.
+/// it finished, and what it found.
 struct Running<'a> {
     squiggle: &'a Squiggle,
     path: &'a Path,
     after: u64,
-    finished: bool,
+    found: Option<Found>,
 }
 
 impl Drop for Running<'_> {
     fn drop(&mut self) {
-        let (path, after, finished) = (self.path, self.after, self.finished);
+        let (path, after, found) = (self.path, self.after, self.found.take());
         self.squiggle.inner.answered.send_modify(|kept| {
             let kept = (kept.iter_mut()).find(|kept| kept.path == path && kept.after == after);
             if let Some(kept) = kept {
                 kept.running = false;
-                kept.finished = finished;
+                kept.found = found;
             }
         });
     }

@@ -384,6 +384,7 @@ pub async fn run(
         .then(|| idle_time(config.daemon_server_idle_seconds));
     let squiggle = Squiggle::start(&root, config).await?;
     squiggle.follow_disk();
+    squiggle.search_after_answers();
     squiggle.set_restart_hint(RESTART_HINT);
     note(format_args!(
         "serving {} on {}",

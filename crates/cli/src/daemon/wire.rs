@@ -161,7 +161,6 @@ mod tests {
                 severity: None,
                 left_out: false,
                 prior: None,
-                later_follows: false,
             },
         }
     }

@@ -28,15 +28,17 @@ pub struct HookArgs {
     #[arg(value_enum)]
     host: HostArg,
     /// The hook that runs in the background after the edit's own (Claude Code's
-    /// `asyncRewake`): it waits for the edit's answer from the workspace's daemon, goes on
-    /// checking the files that import the edited one that the answer did not check in time,
-    /// and when the edit broke some, prints their errors on stderr and exits 2, which wakes
-    /// the model. Otherwise it prints nothing and exits 0. Claude Code only.
+    /// `asyncRewake`): it waits for the workspace's daemon to finish checking the files that
+    /// import the edited one that the edit's answer did not check in time, and when the edit
+    /// broke some, prints their errors on stderr and exits 2, which wakes the model (the next
+    /// edit's answer then does not tell them again). Otherwise it prints nothing and exits 0;
+    /// the importers it could not check are said with the next answer. Claude Code only.
     #[arg(long, conflicts_with = "with_later")]
     later: bool,
-    /// The edit's own hook, when the host also runs the `--later` one (the Claude Code
-    /// plugin): it looks at the files that import the edited one for a third of the time
-    /// the edited file's answer took at most, and says the rest are checked after the answer.
+    /// The edit's own hook beside the `--later` one (the Claude Code plugin's). The same as
+    /// without it: through the daemon, every edit hook looks at the files that import the
+    /// edited one for a third of the time the edited file's answer took at most, and the
+    /// daemon checks the rest after the answer (told by `--later`, else with the next answer).
     #[arg(long)]
     with_later: bool,
 }
@@ -71,8 +73,7 @@ pub async fn run(args: HookArgs) -> anyhow::Result<u8> {
         return Ok(run_later(host).await);
     }
     // In a task of its own, so that even a panic ends in exit code 0.
-    let with_later = args.with_later && host == Host::ClaudeCode;
-    let outcome = match tokio::spawn(answer(host, with_later)).await {
+    let outcome = match tokio::spawn(answer(host)).await {
         Ok(outcome) => outcome,
         Err(err) => Err(anyhow::anyhow!("internal error: {err}")),
     };
@@ -142,7 +143,6 @@ async fn later(host: Host) -> anyhow::Result<Option<String>> {
         severity: None,
         left_out: false,
         prior: None,
-        later_follows: false,
     };
     let answer = crate::daemon::client::check(&root, &config, &check).await?;
     let found = answer.code == EXIT_FOUND && !answer.stdout.trim().is_empty();
@@ -164,9 +164,8 @@ fn read_request(host: Host) -> anyhow::Result<Option<HookRequest>> {
     host.parse(&input).context("ignored")
 }
 
-/// The hook's answer to its input on stdin: empty when there is nothing to say. With
-/// `with_later`, a search goes on after it (see [`HookArgs`]).
-async fn answer(host: Host, with_later: bool) -> anyhow::Result<String> {
+/// The hook's answer to its input on stdin: empty when there is nothing to say.
+async fn answer(host: Host) -> anyhow::Result<String> {
     let Some(request) = read_request(host)? else {
         return Ok(String::new());
     };
@@ -198,7 +197,6 @@ async fn answer(host: Host, with_later: bool) -> anyhow::Result<String> {
         severity: None,
         left_out: false,
         prior,
-        later_follows: with_later,
     };
     let mut finding = Finding::Clean;
     perform(&root, config, &check, |answer| {

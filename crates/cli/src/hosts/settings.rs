@@ -197,7 +197,7 @@ pub fn merge(existing: Option<&str>, entries: &[Entry]) -> Result<Merged, Settin
 /// `squiggle hook HOST` as the same hook: the search after the answer (`--later`, run in the
 /// background: `wakes`) or the edit hook (any other); whether it was added, and the note. (A
 /// `squiggle hook claude-code` from before the search after the answer is the edit hook: it
-/// is left as it is, and the note says what `--with-later` would change.)
+/// is left as it is, `--with-later` changing nothing now.)
 fn add_hook(
     root: &mut JsonObject,
     event: &str,
@@ -234,10 +234,6 @@ fn add_hook(
         let advice = match (wakes, woken) {
             (true, false) => {
                 " (without \"asyncRewake\": true the host waits for it after each edit: add it)"
-            }
-            (false, _) if has(command, "--with-later") && !has(existing, "--with-later") => {
-                " (with --with-later it looks at importers briefly, and the hook run in the \
-                 background goes on with the rest)"
             }
             _ => "",
         };
@@ -490,10 +486,7 @@ mod tests {
         assert_eq!(
             notes,
             Ok(vec![
-                "hooks.PostToolUse: already runs `squiggle hook claude-code`; left as it is \
-                 (with --with-later it looks at importers briefly, and the hook run in the \
-                 background goes on with the rest)"
-                    .into(),
+                "hooks.PostToolUse: already runs `squiggle hook claude-code`; left as it is".into(),
                 "hooks.PostToolUse: added `squiggle hook claude-code --later` after the tools \
                  Write|Edit|MultiEdit, in the background (it wakes the model when the edit broke \
                  other files)"

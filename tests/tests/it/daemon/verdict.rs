@@ -221,3 +221,50 @@ fn without_a_daemon_the_edit_hook_with_later_looks_as_long_as_ever() {
     assert!(told.contains("src/b.ts:"), "{told}");
     assert!(told.contains("src/a.ts has no alpha"), "{told}");
 }
+
+#[test]
+fn the_next_edit_hook_tells_what_the_daemon_found_after_an_earlier_edits_answer() {
+    // The plain edit hook (as Gemini CLI runs it, with no background hook beside it): through
+    // the daemon it looks at importers for a third of the edited file's answer time, no time
+    // for b.ts (its pull, by the search after the answer, takes 1 s); the daemon goes on with
+    // it, and the next edit's answer tells what the first broke there, once.
+    let script = json!({"pull": true, "diagnose_on": [], "pull_busy_ms": [0, 1000]});
+    let (d, a, before) = importers("", &script);
+    let c = d.ws.write("src/c.ts", "export const gamma = 3;\n");
+    let edit = "export const beta = 2;\n";
+    std::fs::write(&a, edit).unwrap();
+    let input =
+        json!({"file_path": a, "old_string": before, "new_string": edit, "original": before});
+    let told = reason(&d.hook_with(&[], &d.ws.root, "Edit", input, &[]));
+    assert_eq!(
+        told,
+        "LSP goes on checking 1 other file that imports src/a.ts: squiggle will tell you if this edit broke them.",
+        "logs:\n{}",
+        d.logs()
+    );
+    let found = crate::support::wait_until(std::time::Duration::from_secs(30), || {
+        d.logs()
+            .contains("found errors the edit caused in other files")
+    });
+    assert!(
+        found,
+        "the daemon's search found nothing; logs:\n{}",
+        d.logs()
+    );
+
+    // The agent's next edit, of another file.
+    let gamma = "export const gamma = 4;\n";
+    std::fs::write(&c, gamma).unwrap();
+    let next = json!({"file_path": c, "old_string": "3", "new_string": "4"});
+    let told = reason(&d.hook_with(&[], &d.ws.root, "Edit", next.clone(), &[]));
+    assert!(
+        told.contains("LSP errors your earlier edit of src/a.ts caused in other files:\nsrc/b.ts:"),
+        "{told}\nlogs:\n{}",
+        d.logs()
+    );
+    assert!(told.contains("src/a.ts has no alpha"), "{told}");
+    assert!(!told.contains("ERROR from before"), "{told}");
+    // Once.
+    let again = reason(&d.hook_with(&[], &d.ws.root, "Edit", next, &[]));
+    assert!(!again.contains("earlier edit"), "{again}");
+}
