@@ -933,7 +933,7 @@ impl Squiggle {
         );
         // What the searches after earlier answers found (this call stopped those under way),
         // before this answer is kept: its own search is told with the next.
-        let news = self.earlier_news().await;
+        let news = self.earlier_news(true).await;
         if let Some(after) = check.text.as_deref() {
             self.keep_answered(later::Answered {
                 path: located.clone(),

@@ -16,7 +16,7 @@ use futures::FutureExt;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
-use squiggle_actors::{ServerState, Severity, Squiggle};
+use squiggle_actors::{LspEvent, ServerState, Severity, Squiggle};
 use squiggle_config::Config;
 use squiggle_protocol::service::{
     method, service_diagnostics, Bootstrap, CheckFileParams, DiagnosticsAfterParams,
@@ -99,6 +99,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<u8> {
         out,
     });
     service.send(&json!({"jsonrpc": "2.0", "method": method::READY, "params": {}}).to_string());
+    tokio::spawn(tell_caused_elsewhere(Arc::downgrade(&service)));
 
     let ending = tokio::select! {
         ending = read_requests(service.clone()) => ending,
@@ -110,6 +111,38 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<u8> {
     drop(service);
     let _ = tokio::time::timeout(Duration::from_secs(2), written).await;
     Ok(0)
+}
+
+/// Sends `squiggle/causedElsewhere` for each time the search after an edit's answer finds
+/// errors the edit caused in other files, while the service runs.
+async fn tell_caused_elsewhere(service: std::sync::Weak<Service>) {
+    let Some(mut events) = service
+        .upgrade()
+        .map(|service| service.squiggle.subscribe())
+    else {
+        return;
+    };
+    loop {
+        let (edited, files) = match events.recv().await {
+            Ok(LspEvent::Caused { edited, files }) => (edited, files),
+            Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        };
+        let Some(service) = service.upgrade() else {
+            return;
+        };
+        let files: serde_json::Map<String, Value> = (files.into_iter())
+            .map(|(file, list)| (file, service_diagnostics(list, &service.severities)))
+            .filter(|(_, list)| !list.is_empty())
+            .map(|(file, list)| (file, json!(list)))
+            .collect();
+        if files.is_empty() {
+            continue;
+        }
+        let params = json!({"edited": edited, "files": files});
+        let note = json!({"jsonrpc": "2.0", "method": method::CAUSED_ELSEWHERE, "params": params});
+        service.send(&note.to_string());
+    }
 }
 
 /// The workspace root and configuration: `LSP_BOOTSTRAP` first, then `--root` and `--config`.

@@ -77,13 +77,22 @@ impl Toolbox {
             .filter(|tool| self.navigation || !tool.navigation)
     }
 
-    /// Runs a tool; an error says what was wrong with the question, for the model to fix.
+    /// Runs a tool; an error says what was wrong with the question, for the model to fix. Its
+    /// text ends with what the searches after earlier edits' answers found and nobody told
+    /// yet (an edit's `lsp_diagnostics` tells it as its feedback does).
     pub async fn call(&self, name: &str, args: &Map<String, Value>) -> Result<Output, ToolError> {
         if !self.tools().any(|tool| tool.name == name) {
             return Err(ToolError::UnknownTool(name.to_string()));
         }
+        let mut output = self.answer(ToolCall::read(name, args)?).await?;
+        output.text.push_str(&self.squiggle.earlier_caused().await);
+        Ok(output)
+    }
+
+    /// A tool's answer.
+    async fn answer(&self, call: ToolCall) -> Result<Output, ToolError> {
         let squiggle = &self.squiggle;
-        match ToolCall::read(name, args)? {
+        match call {
             ToolCall::Definition(args) => {
                 let (file, target) = (&args.at.file, args.at.target()?);
                 let answer = squiggle.goto_definition(file, target).await?;

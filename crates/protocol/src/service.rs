@@ -33,6 +33,10 @@ pub mod method {
     pub const RESTART: &str = "squiggle/restart";
     /// Ends the wait of a request early with what is known so far.
     pub const CANCEL: &str = "$/cancelRequest";
+    /// Notification: the search after an edit's answer found errors the edit caused in other
+    /// files, `{edited, files: { path: Vec<ServiceDiagnostic> }}` (the next feedback tells them
+    /// too).
+    pub const CAUSED_ELSEWHERE: &str = "squiggle/causedElsewhere";
 }
 
 /// JSON-RPC error codes the service answers with.

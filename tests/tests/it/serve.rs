@@ -1131,3 +1131,87 @@ fn squiggle_restart_brings_back_a_server_held_broken_after_a_crash_loop() {
     serve.request(6, "lsp/shutdown", json!({}));
     serve.answer(6, LIMIT);
 }
+
+#[test]
+fn what_an_edit_broke_found_after_its_answer_is_a_notification_and_in_the_next_answer_once() {
+    // src/b.ts imports alpha from src/a.ts; the fake server pulls, b.ts's fourth pull (by the
+    // search after the edit's answer) taking 1 s: the answer has no time for it.
+    let ws = FakeWorkspace::new();
+    let script =
+        ws.script(&json!({"pull": true, "diagnose_on": [], "pull_busy_ms": [0, 0, 0, 1000]}));
+    let config = format!(
+        "settle_ms = 20\n[servers.fake]\ncommand = {:?}\nargs = [\"--script\", {:?}]\nextensions = [\"ts\"]\nenv = {{ FAKE_LSP_LOG = {:?} }}\n",
+        fake_lsp_bin().display().to_string(),
+        script.display().to_string(),
+        ws.log.display().to_string(),
+    );
+    ws.write("squiggle.toml", &config);
+    let a = ws.write(
+        "src/a.ts",
+        "export const alpha = 1;\nexport const beta = 2;\n",
+    );
+    ws.write(
+        "src/b.ts",
+        "import { alpha } from './a';\n// NEEDS src/a.ts alpha\n// ERROR from before\n",
+    );
+    ws.write("src/c.ts", "export const gamma = 3;\n");
+    let mut serve = serve(&ws, &[]);
+    serve.request(1, "squiggle/checkFile", json!({"filePath": "src/b.ts"}));
+    assert_eq!(serve.answer(1, LIMIT)["result"]["outcome"], "diagnostics");
+    serve.request(2, "squiggle/checkFile", json!({"filePath": "src/a.ts"}));
+    assert_eq!(serve.answer(2, LIMIT)["result"]["outcome"], "clean");
+
+    std::fs::write(&a, "export const beta = 2;\n").unwrap();
+    serve.request(
+        3,
+        "squiggle/feedback",
+        json!({"filePath": "src/a.ts", "scope": "edit"}),
+    );
+    let answer = serve.answer(3, LIMIT)["result"]["text"].clone();
+    assert_eq!(
+        answer,
+        "\nLSP goes on checking 1 other file that imports src/a.ts: squiggle will tell you if this edit broke them.",
+    );
+
+    // The notification, once the search after the answer found b.ts broken.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let note = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let frame = serve.next(left);
+        if frame["method"] == "squiggle/causedElsewhere" {
+            break frame;
+        }
+    };
+    assert_eq!(note["params"]["edited"], "src/a.ts", "{note}");
+    let b = note["params"]["files"]["src/b.ts"].as_array().cloned();
+    let b = b.unwrap_or_else(|| panic!("{note}"));
+    let messages: Vec<&str> = b.iter().filter_map(|d| d["message"].as_str()).collect();
+    assert!(messages.contains(&"src/a.ts has no alpha"), "{note}");
+    assert!(
+        !messages.iter().any(|m| m.contains("from before")),
+        "only the edit's errors, not the one from before: {note}"
+    );
+
+    // The next tool result the agent gets tells it too, once (a tool's, then a feedback's).
+    serve.request(
+        4,
+        "squiggle/implementation",
+        json!({"file": "src/c.ts", "line": 1, "character": 14}),
+    );
+    let tool = serve.answer(4, LIMIT)["result"]["text"].clone();
+    let header = "LSP errors your earlier edit of src/a.ts caused in other files:\nsrc/b.ts:";
+    assert!(tool.as_str().unwrap().contains(header), "{tool}");
+    std::fs::write(ws.root.join("src/c.ts"), "export const gamma = 4;\n").unwrap();
+    serve.request(
+        5,
+        "squiggle/feedback",
+        json!({"filePath": "src/c.ts", "scope": "edit"}),
+    );
+    let next = serve.answer(5, LIMIT)["result"]["text"].clone();
+    assert!(
+        !next.as_str().unwrap().contains("earlier edit"),
+        "told already: {next}"
+    );
+    serve.request(6, "lsp/shutdown", json!({}));
+    serve.answer(6, LIMIT);
+}

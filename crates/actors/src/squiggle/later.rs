@@ -317,16 +317,28 @@ impl Squiggle {
         })
     }
 
-    /// What the searches after earlier answers have to tell the next feedback, once each has
-    /// ended (a feedback stops them; at most 2 s): the errors their edits caused in other files
-    /// that are still so (see [`Squiggle::still_caused`]), and a line for each search that did
-    /// not finish (stopped by a call, by another text handed, or never begun) or had no time
-    /// for some importers. Each is told once.
-    pub(crate) async fn earlier_news(&self) -> EarlierNews {
-        let mut answers = self.inner.answered.subscribe();
-        let ended = answers.wait_for(|kept| kept.iter().all(|kept| !kept.running));
-        drop(tokio::time::timeout(END_WAIT, ended).await);
-        drop(answers);
+    /// What the searches after earlier answers found and nobody told yet, as the text a tool
+    /// result appends (empty when there is nothing): the errors their edits caused in other
+    /// files that still stand, and a line for each search that did not finish or had no time
+    /// for some importers. Told once, here or in the next [`Squiggle::feedback`]; a search
+    /// under way is not waited for (it tells later). For a host's tool results other than an
+    /// edit's (MCP's `lsp_hover`, say), so that the agent hears of it with the next answer it
+    /// gets.
+    pub async fn earlier_caused(&self) -> String {
+        self.earlier_news(false).await.text
+    }
+
+    /// What the searches after earlier answers have to tell, once each has ended when `wait`
+    /// (a feedback stops them; at most 2 s): the errors their edits caused in other files that
+    /// are still so (see [`Squiggle::still_caused`]), and a line for each search that did not
+    /// finish (stopped by a call, by another text handed, or never begun) or had no time for
+    /// some importers. Each is told once.
+    pub(crate) async fn earlier_news(&self, wait: bool) -> EarlierNews {
+        if wait {
+            let mut answers = self.inner.answered.subscribe();
+            let ended = answers.wait_for(|kept| kept.iter().all(|kept| !kept.running));
+            drop(tokio::time::timeout(END_WAIT, ended).await);
+        }
         let kept: Vec<Answered> = self.inner.answered.borrow().iter().cloned().collect();
         let mut news = EarlierNews::default();
         let mut told = Vec::new();
