@@ -123,7 +123,7 @@ pub fn measure(
     only_load: bool,
     daemon_only: bool,
     fleet_only: bool,
-    loop_seed: Option<u64>,
+    agent_loop: Option<(u64, agent_loop::Door)>,
     only_server: Option<&str>,
 ) -> anyhow::Result<()> {
     let plan = Plan {
@@ -150,8 +150,8 @@ pub fn measure(
     if fleet_only {
         return self::fleet_only(&plan, &squiggle, &fake_lsp, &dir);
     }
-    if let Some(seed) = loop_seed {
-        return self::loop_only(&plan, seed, workspace, &squiggle, &dir, only_server);
+    if let Some((seed, door)) = agent_loop {
+        return self::loop_only(&plan, (seed, door), workspace, &squiggle, &dir, only_server);
     }
     if only_load {
         return load_only(&plan, &squiggle, &fake_lsp, &dir, ruff);
@@ -366,7 +366,7 @@ fn real_servers_and_projects(
 /// and the targets go to target/bench/loop-report.json.
 fn loop_only(
     plan: &Plan,
-    seed: u64,
+    (seed, door): (u64, agent_loop::Door),
     workspace: &Path,
     squiggle: &Path,
     dir: &Path,
@@ -380,26 +380,27 @@ fn loop_only(
     for project in &projects {
         // The loop's (with the search) median and p90, then the edited file's alone.
         let mut medians = [0.0; 2];
-        let mut loop_p90 = 0.0;
+        let mut p90s = [0.0; 2];
         for dependents in [true, false] {
             let plan = agent_loop::Plan {
                 count: edits,
                 kinds: &agent_loop::KINDS,
                 seed,
                 dependents,
+                door,
             };
             let tally = agent_loop::run(project, workspace, squiggle, dir, plan)?;
-            let variant = if dependents {
-                "loop"
-            } else {
-                "edited file only"
+            let variant = match (dependents, door) {
+                (true, agent_loop::Door::ClaudeCode) => "loop",
+                (true, agent_loop::Door::NextAnswer) => "loop, next answer",
+                (false, _) => "edited file only",
             };
             let row = tally.row(&project.label, variant);
             eprintln!("xtask: {row}");
             let median = row["hook_median_ms"].as_f64().unwrap_or_default();
             medians[usize::from(!dependents)] = median;
+            p90s[usize::from(!dependents)] = row["hook_p90_ms"].as_f64().unwrap_or_default();
             if dependents {
-                loop_p90 = row["hook_p90_ms"].as_f64().unwrap_or_default();
                 let failures = tally.failures();
                 targets.push(target(
                     &format!("agent loop on {}: no false clean, false or stale error, 90% of broken files named", project.label),
@@ -411,7 +412,7 @@ fn loop_only(
             }
             rows.push(row);
         }
-        targets.extend(loop_latency_targets(&project.label, medians, loop_p90));
+        targets.extend(loop_latency_targets(&project.label, medians, p90s));
     }
     let report = json!({"machine": machine(), "rows": rows, "targets": targets, "notes": notes});
     let out = dir.join("loop-report.json");
@@ -451,28 +452,44 @@ fn loop_only(
     Ok(())
 }
 
-/// The latency targets for the loop on `label`: the hook's median with the other-files
-/// search at most 1.5 times the edited file's alone (`medians`: with the search, without), and
-/// its p90 under 1.5 s.
-fn loop_latency_targets(label: &str, medians: [f64; 2], p90: f64) -> [Value; 2] {
+/// The latency targets for the loop on `label`: the hook's median with the other-files search
+/// at most 1.15 times the edited file's alone and its p90 at most 1.3 times (`medians`, `p90s`:
+/// with the search, without), and under 1 s on the TypeScript and Python projects.
+fn loop_latency_targets(label: &str, medians: [f64; 2], p90s: [f64; 2]) -> [Value; 3] {
     let ratio = match medians[1] > 0.0 {
         true => medians[0] / medians[1],
         false => f64::INFINITY,
     };
+    let p90_ratio = match p90s[1] > 0.0 {
+        true => p90s[0] / p90s[1],
+        false => f64::INFINITY,
+    };
+    // rust-analyzer's answer is `cargo check`'s: no second bound under it.
+    let p90_limit = match label.contains("rust-analyzer") {
+        true => f64::INFINITY,
+        false => 1000.0,
+    };
     [
         target(
-            &format!("agent loop on {label}: hook median at most 1.5x the edited file's alone"),
+            &format!("agent loop on {label}: hook median at most 1.15x the edited file's alone"),
             ratio,
             "x",
-            1.5,
-            ratio <= 1.5,
+            1.15,
+            ratio <= 1.15,
         ),
         target(
-            &format!("agent loop on {label}: hook p90 under 1.5 s"),
-            p90,
+            &format!("agent loop on {label}: hook p90 at most 1.3x the edited file's alone"),
+            p90_ratio,
+            "x",
+            1.3,
+            p90_ratio <= 1.3,
+        ),
+        target(
+            &format!("agent loop on {label}: hook p90 under 1 s (TypeScript, Python)"),
+            p90s[0],
             "ms",
-            1500.0,
-            p90 < 1500.0,
+            p90_limit,
+            p90s[0] < p90_limit,
         ),
     ]
 }

@@ -11,6 +11,7 @@
 //! - `dist [--dev] [--check] [--binary TARGET=PATH]...`: the PyPI wheel and the npm packages
 //!   for this machine, into `target/dist/` (see docs/install.md).
 //! - `bench [--quick]`: end-to-end benchmarks against the floor, a minimal raw LSP client.
+//! - `fake-server [ARGS]...`: the fake LSP server (`fake-lsp`) on stdio.
 //! - `bench-run [--quick] [--load-only] [--daemon-only] [--fleet] [--loop [--seed N]] [--server LABEL]`:
 //!   the measurements `bench` runs with release binaries.
 //!
@@ -70,6 +71,22 @@ enum Task {
     /// Install the pinned agent hosts (Claude Code, Gemini CLI) into target/agent-hosts/;
     /// prints `HOST VERSION COMMAND` for each.
     InstallAgentHosts(InstallAgentHostsArgs),
+    /// Run the fake LSP server on stdio (the `fake-lsp` binary the tests and benchmarks run):
+    /// `--scenario NAME` or `--script FILE`; `cargo xtask fake-server --help` gives its own help.
+    #[command(disable_help_flag = true)]
+    FakeServer(FakeServerArgs),
+}
+
+/// Arguments of `fake-server`: the fake server's own, passed on as given.
+#[derive(Debug, Args)]
+struct FakeServerArgs {
+    /// The fake server's arguments (`--scenario NAME`, `--script FILE`, `--help`).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "ARGS"
+    )]
+    args: Vec<String>,
 }
 
 /// Arguments of `test`.
@@ -140,6 +157,12 @@ struct BenchRunArgs {
     /// try edits the table has not seen).
     #[arg(long, default_value_t = 24, requires = "agent_loop")]
     seed: u64,
+    /// With `--loop`: the plain edit hook alone (as Gemini CLI, `check --scope edit`, serve
+    /// and MCP answer), no background hook beside it: what the daemon finds after an answer is
+    /// read from the next answer, a hook on the edited file that changes nothing, after an
+    /// agent's think time (10 s). Without it, the Claude Code plugin's two hooks.
+    #[arg(long, requires = "agent_loop")]
+    next_answer: bool,
 }
 
 /// Arguments of `install-servers`.
@@ -185,6 +208,7 @@ fn main() -> anyhow::Result<()> {
         }
         Task::Demo => demo::run(&workspace_root()?),
         Task::LoopCheck => bench::agent_loop::regression(&workspace_root()?),
+        Task::FakeServer(args) => fake_server(&workspace_root()?, &args.args),
         Task::Dist(args) => dist::run(
             &workspace_root()?,
             if args.dev {
@@ -203,10 +227,31 @@ fn main() -> anyhow::Result<()> {
             args.load_only,
             args.daemon_only,
             args.fleet,
-            args.agent_loop.then_some(args.seed),
+            (args.agent_loop).then_some((args.seed, bench::agent_loop::Door::of(args.next_answer))),
             args.server.as_deref(),
         ),
     }
+}
+
+/// Runs the fake LSP server with `args`, its stdio this process's, built first; ends with its
+/// exit code.
+fn fake_server(workspace: &std::path::Path, args: &[String]) -> anyhow::Result<()> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = std::process::Command::new(cargo)
+        .args([
+            "run",
+            "--quiet",
+            "--package",
+            "squiggle-fake-lsp",
+            "--bin",
+            "fake-lsp",
+            "--",
+        ])
+        .args(args)
+        .current_dir(workspace)
+        .status()
+        .context("cannot run cargo")?;
+    std::process::exit(status.code().unwrap_or(1));
 }
 
 /// The repository root (the folder above `xtask/`).
@@ -226,6 +271,20 @@ mod tests {
     fn definitions_are_consistent() {
         use clap::CommandFactory;
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn fake_server_passes_its_arguments_and_help_to_the_fake_server() {
+        // (arguments after `fake-server`, what reaches the fake server)
+        let table: [&[&str]; 3] = [&["--help"], &["--scenario", "crash"], &[]];
+        for args in table {
+            let argv = ["xtask", "fake-server"].iter().chain(args);
+            let cli = Cli::try_parse_from(argv).expect("parses");
+            let Task::FakeServer(passed) = cli.task else {
+                panic!("not fake-server: {cli:?}");
+            };
+            assert_eq!(passed.args, args, "{args:?}");
+        }
     }
 
     #[test]

@@ -181,7 +181,35 @@ pub struct Plan<'a> {
     pub seed: u64,
     /// Whether the other-files search is on.
     pub dependents: bool,
+    /// Which hooks tell the model what an edit broke elsewhere.
+    pub door: Door,
 }
+
+/// Which hooks an edit runs, and so where what the daemon found after its answer reaches the
+/// model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Door {
+    /// The Claude Code plugin's: the edit hook, and the background hook beside it.
+    ClaudeCode,
+    /// The plain edit hook alone (Gemini CLI's, and what `check --scope edit`, serve and MCP
+    /// answer): what the daemon found comes with the next answer, here a hook on the edited
+    /// file that changes nothing, after an agent's think time ([`THINK`]).
+    NextAnswer,
+}
+
+impl Door {
+    /// [`Door::NextAnswer`] when `next_answer`, else [`Door::ClaudeCode`].
+    pub fn of(next_answer: bool) -> Self {
+        match next_answer {
+            true => Door::NextAnswer,
+            false => Door::ClaudeCode,
+        }
+    }
+}
+
+/// How long an agent thinks between a tool's answer and its next call, for [`Door::NextAnswer`]
+/// (models take seconds; the daemon's search after an answer stops when the next call comes).
+const THINK: Duration = Duration::from_secs(10);
 
 /// The regression's edits: the kinds that break other files first.
 pub const REGRESSION_KINDS: [Kind; 3] = [Kind::Unexport, Kind::AddParameter, Kind::DeleteImport];
@@ -217,7 +245,9 @@ pub fn run(
         let tables = std::fs::read_to_string(&toml)?;
         std::fs::write(&toml, format!("max_dependent_files = 0\n{tables}"))?;
     }
-    let hook = Hook::new(squiggle, &root, &copy, dependents)?;
+    // Without the search, nothing comes after the answer: the edit hook alone.
+    let door = dependents.then_some(plan.door);
+    let hook = Hook::new(squiggle, &root, &copy, door)?;
     let result = edit_loop(project, &root, &hook, plan);
     hook.stop_daemon();
     result
@@ -446,7 +476,8 @@ fn relative(root: &Path, path: &Path) -> String {
 struct Answers {
     /// The edit hook's.
     now: (block::Seen, Duration),
-    /// The later hook's, when it ran (what it woke the model with, if it did).
+    /// The later hook's, when it ran (what it woke the model with, if it did), or the next
+    /// answer's ([`Door::NextAnswer`]).
     later: Option<(block::Seen, Duration)>,
 }
 
@@ -454,14 +485,19 @@ struct Answers {
 struct Hook {
     squiggle: PathBuf,
     root: PathBuf,
-    /// Whether the later hook runs beside the edit hook.
-    later: bool,
+    /// What runs after the edit hook's answer, if anything.
+    door: Option<Door>,
     env: Vec<(&'static str, PathBuf)>,
 }
 
 impl Hook {
     /// The hook of `squiggle` in `root`, keeping its daemon's files under `scratch`.
-    fn new(squiggle: &Path, root: &Path, scratch: &Path, later: bool) -> anyhow::Result<Self> {
+    fn new(
+        squiggle: &Path,
+        root: &Path,
+        scratch: &Path,
+        door: Option<Door>,
+    ) -> anyhow::Result<Self> {
         let state = scratch.with_extension("state");
         let runtime = scratch.with_extension("run");
         for folder in [&state, &runtime] {
@@ -472,7 +508,7 @@ impl Hook {
         Ok(Self {
             squiggle: squiggle.to_path_buf(),
             root: root.to_path_buf(),
-            later,
+            door,
             env: vec![
                 ("SQUIGGLE_RUNTIME_DIR", runtime),
                 ("XDG_STATE_HOME", state),
@@ -484,24 +520,32 @@ impl Hook {
     /// Tells the hooks of an Edit of `file` that replaced `old` by `new` in `original`, as
     /// Claude Code does (the later hook, when the loop runs it, at the same time as the edit
     /// hook, as the plugin's `asyncRewake` hook): what the model read from each, and how long
-    /// each took. The later hook is waited for: an agent thinks longer than it runs.
+    /// each took. The later hook is waited for: an agent thinks longer than it runs. With
+    /// [`Door::NextAnswer`], the edit hook alone, and after [`THINK`] the next answer: a hook on
+    /// the file that changes nothing (the same texts: what the daemon found still holds).
     fn call(&self, file: &Path, original: &str, old: &str, new: &str) -> anyhow::Result<Answers> {
-        let input = json!({
-            "session_id": "loop",
-            "cwd": self.root,
-            "hook_event_name": "PostToolUse",
-            "tool_name": "Edit",
-            "tool_input": {"file_path": file, "old_string": old, "new_string": new},
-            "tool_response": {"filePath": file, "originalFile": original},
-        })
-        .to_string();
+        let input = Self::input(&self.root, file, original, old, new);
         let relative = relative(&self.root, file);
+        if self.door == Some(Door::NextAnswer) {
+            let (stdout, _, _, took) = self.run(&[], &input)?;
+            let now = (block::read(&stdout, &relative)?, took);
+            std::thread::sleep(THINK);
+            // The next call: a hook on the file as it is now, changing nothing (another edit
+            // would be an edit of its own, with its own search).
+            let text = std::fs::read_to_string(file)?;
+            let next = Self::input(&self.root, file, &text, "x", "x");
+            let (stdout, _, _, took) = self.run(&[], &next)?;
+            let next = (block::read(&stdout, &relative)?, took);
+            return Ok(Answers {
+                now,
+                later: Some(next),
+            });
+        }
+        let claude = self.door == Some(Door::ClaudeCode);
         std::thread::scope(|scope| {
-            let later = self
-                .later
-                .then(|| scope.spawn(|| self.run(&["--later"], &input)));
-            // As the plugin runs it: briefly, when the later hook goes on after it.
-            let flags: &[&str] = if self.later { &["--with-later"] } else { &[] };
+            let later = claude.then(|| scope.spawn(|| self.run(&["--later"], &input)));
+            // As the plugin runs it.
+            let flags: &[&str] = if claude { &["--with-later"] } else { &[] };
             let (stdout, _, _, took) = self.run(flags, &input)?;
             let now = (block::read(&stdout, &relative)?, took);
             let later = match later {
@@ -519,6 +563,20 @@ impl Hook {
             };
             Ok(Answers { now, later })
         })
+    }
+
+    /// Claude Code's PostToolUse input for an Edit of `file` in `root` that replaced `old` by
+    /// `new` in `original`.
+    fn input(root: &Path, file: &Path, original: &str, old: &str, new: &str) -> String {
+        json!({
+            "session_id": "loop",
+            "cwd": root,
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Edit",
+            "tool_input": {"file_path": file, "old_string": old, "new_string": new},
+            "tool_response": {"filePath": file, "originalFile": original},
+        })
+        .to_string()
     }
 
     /// Runs `squiggle hook claude-code` with `flags` on `input`: its stdout, stderr, exit code
@@ -670,6 +728,7 @@ pub fn regression(workspace: &Path) -> anyhow::Result<()> {
             kinds: &REGRESSION_KINDS,
             seed: 24,
             dependents: true,
+            door: Door::ClaudeCode,
         };
         match run(project, workspace, &squiggle, &dir, plan) {
             Ok(tally) => {

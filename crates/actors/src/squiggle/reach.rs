@@ -903,6 +903,7 @@ impl Squiggle {
             let state = self.texts_state();
             let held = lock(&self.inner.held).contains_key(*path);
             let check = self.check_in_turn(ticket, path, None, JOIN_IF_ON_DISK, Duration::ZERO);
+            let began = Instant::now();
             let answer = tokio::select! {
                 answer = check => Some(answer),
                 () = window.closed() => None,
@@ -925,8 +926,16 @@ impl Squiggle {
                     }
                     *result = Some(answer);
                 }
-                // Cut short by a call, not by its slowness.
-                None if window.called() => break,
+                // Cut short by a call, not by its slowness: unless it had run for as long as a
+                // costly check already, when its server goes on with it after the call came, and
+                // holds up that call's answer (pyright spends seconds on isort's `core.py`).
+                None if window.called() => {
+                    if began.elapsed() >= crate::server::COSTLY {
+                        tracing::debug!(path = %path.display(), "slow to check when a call came: not searched for a while");
+                        lock(&self.inner.slow_importers).insert((*path).clone(), Instant::now());
+                    }
+                    break;
+                }
                 None if slow == Slow::Remember => {
                     tracing::debug!(path = %path.display(), "too slow to check: not searched for a while");
                     lock(&self.inner.slow_importers).insert((*path).clone(), Instant::now());

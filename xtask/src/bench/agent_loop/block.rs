@@ -74,6 +74,12 @@ fn read_text(text: &str, file: &str) -> Seen {
             seen.named_only.extend(names.map(str::to_owned));
             continue;
         }
+        // A search after an earlier answer that could not check some importers, said with the
+        // next answer.
+        if line.starts_with("LSP did not finish checking ") && line.contains(" that import") {
+            seen.unsearched = Some(line.to_owned());
+            continue;
+        }
         if let Some(rest) = line.strip_prefix("LSP did not check ") {
             if rest.starts_with(file) {
                 seen.not_checked = Some(line.to_owned());
