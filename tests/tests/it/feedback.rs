@@ -964,10 +964,24 @@ async fn answered_before_later(
     squiggle_actors::Feedback,
     tokio::sync::broadcast::Receiver<LspEvent>,
 ) {
+    answered_searching_after(b_pull_ms, 0).await
+}
+
+/// [`answered_before_later`], the importers looked at for `wait_ms` at most.
+async fn answered_searching_after(
+    b_pull_ms: u64,
+    wait_ms: u64,
+) -> (
+    FakeWorkspace,
+    std::path::PathBuf,
+    Squiggle,
+    squiggle_actors::Feedback,
+    tokio::sync::broadcast::Receiver<LspEvent>,
+) {
     let script = json!({"pull": true, "diagnose_on": [], "pull_busy_ms": [0, 0, 0, b_pull_ms]});
     let (ws, edited, spec) = importers_workspace(script);
     let mut config = ws.config(vec![spec]);
-    config.dependent_files_wait_ms = 0;
+    config.dependent_files_wait_ms = wait_ms;
     let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
     squiggle.search_after_answers();
     let b = squiggle.check_file(ws.root.join("src/b.ts"), None).await;
@@ -1158,19 +1172,7 @@ async fn what_an_earlier_edit_caused_is_not_told_once_either_file_was_edited_aga
 async fn an_edit_answer_does_not_wait_for_its_importers_in_a_runtime_that_searches_after_it() {
     // b.ts's pull takes 3 s; the importers may be looked at for 10 s. A runtime that searches
     // after its answers looks for a third of the edited file's own answer: not for b.ts.
-    let script = json!({"pull": true, "diagnose_on": [], "pull_busy_ms": [0, 0, 0, 3000]});
-    let (ws, edited, spec) = importers_workspace(script);
-    let mut config = ws.config(vec![spec]);
-    config.dependent_files_wait_ms = 10_000;
-    let squiggle = Squiggle::start(&ws.root, config).await.unwrap();
-    squiggle.search_after_answers();
-    let b = squiggle.check_file(ws.root.join("src/b.ts"), None).await;
-    assert!(b.outcome().is_checked(), "{b:?}");
-    let before = std::fs::read_to_string(&edited).unwrap();
-    let warm = squiggle.check_file(&edited, None).await;
-    assert!(warm.outcome().is_checked(), "{warm:?}");
-    std::fs::write(&edited, "export const beta = 2;\n").unwrap();
-    let answer = (squiggle.feedback(&edited, None, Scope::Edit, Some(before))).await;
+    let (_, _, squiggle, answer, _) = answered_searching_after(3000, 10_000).await;
     assert!(answer.check.outcome().is_checked(), "{:?}", answer.check);
     assert!(answer.others.is_empty(), "{:?}", answer.others);
     assert!(
