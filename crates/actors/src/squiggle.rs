@@ -13,13 +13,14 @@ mod reach;
 mod said_once;
 mod server_use;
 mod turns;
+mod workspace;
 
 pub use server_use::UnusedStopped;
 
 pub use navigation::{ActionInfo, ActionPick, CodeActions, EditFailure, EditMode, EditOutcome};
 pub use navigation::{Answer, NavError, Target};
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,7 +30,7 @@ use ractor::{Actor, ActorRef};
 use squiggle_config::{find_root, read_regular_file, Availability, Config, ReadError, ServerSpec};
 use squiggle_protocol::{
     delta, merge, not_checked_section, paths, render_feedback_marked, unsearched_section, Baseline,
-    DeltaKey, Diagnostic, NewMarks, Scope, ServerReport, ServerState, ServerStatus, Unsearched,
+    Diagnostic, NewMarks, Scope, ServerReport, ServerState, ServerStatus, Unsearched,
 };
 use tokio::sync::broadcast;
 use tokio::time::Instant;
@@ -85,33 +86,8 @@ struct Inner {
     watcher: WatcherHandle,
     /// Where server states and changed diagnostics are announced.
     events: Events,
-    /// Each file's errors at the previous `new_errors` call.
-    baselines: tokio::sync::Mutex<HashMap<String, HashSet<DeltaKey>>>,
-    /// Each file's diagnostics as last shown by a check or a feedback, to mark what the next
-    /// edit's feedback finds new.
-    shown: std::sync::Mutex<HashMap<String, Baseline>>,
-    /// What was last synced of each document read from the disk, to find those changed on
-    /// disk since.
-    stamps: std::sync::Mutex<disk_stamps::Stamps>,
-    /// The text the servers were last handed of each open document.
-    held: std::sync::Mutex<HashMap<PathBuf, Arc<str>>>,
-    /// The texts the servers were handed, as one state: the other files' answers given at
-    /// one state hold while it is the state again.
-    handed: std::sync::Mutex<handed::Handed>,
-    /// Each importer's last final answers in a feedback (the newest last, a few), with the
-    /// [`Inner::handed`] state each was given at: still its answer at that state (an edit's
-    /// and the one from before it, for the edit and fix that follow, or its undoing).
-    reach_known: std::sync::Mutex<HashMap<PathBuf, Vec<(u64, CheckResult)>>>,
-    /// The importers a server took too long over to look at within an edit's search, or closed
-    /// as costly to check, and when: not searched again for a while (what the server was
-    /// handed it checks to the end, and the next check waits for it).
-    slow_importers: std::sync::Mutex<HashMap<PathBuf, Instant>>,
-    /// The store as it was before the last few documents changed on disk were synced (the
-    /// watcher saw an agent's write before its hook came), with the text each replaced.
-    synced_over: std::sync::Mutex<reach::SyncedOver>,
-    /// The store as it was right after the last few files no server held were written on
-    /// disk, with the text written.
-    written_over: std::sync::Mutex<reach::SyncedOver>,
+    /// What is known of each document, owned by the workspace actor.
+    documents: workspace::Workspace,
     /// Held by a look at importers with an edited file's text from before the edit, from its
     /// start until the edit's text handed back is answered (see [`Squiggle::look_before`] and
     /// [`Squiggle::restored`]).
@@ -121,8 +97,6 @@ struct Inner {
     warm: std::sync::atomic::AtomicBool,
     /// The files that import each file, for the errors an edit caused elsewhere.
     importers: Arc<std::sync::Mutex<Importers>>,
-    /// The checks under way, by file and whether the text is saved, with their text.
-    in_flight: std::sync::Mutex<HashMap<(PathBuf, bool), UnderWay>>,
     /// Each file's checks in the order they were asked for.
     turns: Turns,
     /// The servers this session was told are unavailable.
@@ -210,19 +184,10 @@ impl Squiggle {
                 diagnostics,
                 watcher,
                 events,
-                baselines: tokio::sync::Mutex::default(),
-                shown: std::sync::Mutex::default(),
-                stamps: std::sync::Mutex::default(),
-                held: std::sync::Mutex::default(),
-                handed: std::sync::Mutex::default(),
-                reach_known: std::sync::Mutex::default(),
-                slow_importers: std::sync::Mutex::default(),
-                synced_over: std::sync::Mutex::default(),
-                written_over: std::sync::Mutex::default(),
+                documents: workspace::Workspace::spawn(),
                 restoring: Arc::default(),
                 warm: std::sync::atomic::AtomicBool::new(false),
                 importers: Arc::default(),
-                in_flight: std::sync::Mutex::default(),
                 turns: Turns::default(),
                 said_once: said_once::SaidOnce::default(),
                 restart_hint,
@@ -268,7 +233,7 @@ impl Squiggle {
         self.inner.calls.came();
         self.restored().await;
         let result = self.check(path.as_ref(), text, Saved::IfOnDisk).await;
-        remember_shown(&mut lock(&self.inner.shown), &result);
+        self.remember_shown(std::slice::from_ref(&result));
         result
     }
 
@@ -279,11 +244,7 @@ impl Squiggle {
     /// checked file's diagnostics become its baseline, as with [`Squiggle::check_file`].
     pub async fn check_files<P: AsRef<Path>>(&self, paths: &[P]) -> Vec<CheckResult> {
         let results = self.check_batch(paths).await;
-        let mut shown = lock(&self.inner.shown);
-        for result in &results {
-            remember_shown(&mut shown, result);
-        }
-        drop(shown);
+        self.remember_shown(&results);
         results
     }
 
@@ -304,6 +265,21 @@ impl Squiggle {
             self.check_in_turn(ticket, path, None, JOIN_IF_ON_DISK, allowance)
         });
         futures::future::join_all(checks).await
+    }
+
+    /// Makes each checked result's diagnostics its file's baseline: a later
+    /// [`Squiggle::feedback`] marks the errors that were not among them.
+    fn remember_shown(&self, results: &[CheckResult]) {
+        let baselines: Vec<_> = results.iter().filter_map(shown_baseline).collect();
+        (self.inner.documents).tell(move |documents| documents.shown.extend(baselines));
+    }
+
+    /// The text the servers of `path` (located) hold, if they hold one.
+    async fn held(&self, path: &Path) -> Option<Arc<str>> {
+        let path = path.to_path_buf();
+        (self.inner.documents)
+            .with(move |documents| documents.held.get(&path).cloned())
+            .await
     }
 
     /// [`Squiggle::check_file`], with who says whether the text is saved.
@@ -378,16 +354,9 @@ impl Squiggle {
             Saved::IfOnDisk => read_from_disk || file_holds(path.clone(), text.clone()).await,
         };
         // A check of the same file with the same text under way answers this one too: one
-        // sync and one wait, however many callers ask at once.
+        // sync and one wait, however many callers ask at once. Found, or this one noted as
+        // under way, in one request: two callers never both start their own.
         let key = (path.clone(), saved);
-        let joined = (lock(&inner.in_flight).get(&key))
-            .filter(|_| join == Join::SameText)
-            .filter(|(under_way, _)| **under_way == *text)
-            .and_then(|(_, check)| check.upgrade());
-        if let Some(check) = joined {
-            drop(ticket);
-            return check.await;
-        }
         let check = (self.clone())
             // The deadlines count from a moment `allowance` later than the check began.
             .sync_and_wait(
@@ -402,16 +371,33 @@ impl Squiggle {
             .boxed()
             .shared();
         if let Some(weak) = check.downgrade() {
-            lock(&inner.in_flight).insert(key.clone(), (text.clone(), weak));
+            let (key, text) = (key.clone(), text.clone());
+            let joined = (inner.documents)
+                .with(move |documents| {
+                    let under_way = (documents.in_flight.get(&key))
+                        .filter(|_| join == Join::SameText)
+                        .filter(|(under_way, _)| **under_way == *text)
+                        .and_then(|(_, check)| check.upgrade());
+                    if under_way.is_none() {
+                        documents.in_flight.insert(key, (text, weak));
+                    }
+                    under_way
+                })
+                .await;
+            if let Some(under_way) = joined {
+                // This check, never begun, gives its turn on.
+                drop(check);
+                return under_way.await;
+            }
         }
         let result = check.await;
-        let mut in_flight = lock(&inner.in_flight);
-        if in_flight
-            .get(&key)
-            .is_some_and(|(under_way, _)| Arc::ptr_eq(under_way, &text))
-        {
-            in_flight.remove(&key);
-        }
+        (inner.documents).tell(move |documents| {
+            let this_one = (documents.in_flight.get(&key))
+                .is_some_and(|(under_way, _)| Arc::ptr_eq(under_way, &text));
+            if this_one {
+                documents.in_flight.remove(&key);
+            }
+        });
         result
     }
 
@@ -438,22 +424,16 @@ impl Squiggle {
             .into_iter()
             .map(|acquired| acquired.and_then(|ready| self.send(ready, &path, &text, saved)))
             .collect();
-        // What the servers hold, noted before the turn passes on: the next check of the
-        // file in turn sees it.
-        if sent.iter().any(Result::is_ok) {
-            lock(&inner.held).insert(path.clone(), text.clone());
-            // Against the text last handed over, open or since closed: a file reopened with
-            // another text changed too.
-            lock(&inner.handed).hand(&path, disk_stamps::hash_of(&text));
-        }
-        drop(ticket);
-        // What the servers hold now, when it is what the disk holds, to tell later whether the
-        // disk changed; a text that is not saved must never be replaced by the disk's.
+        // What the servers hold, noted before the turn passes on (the next check of the file
+        // in turn sees it), and, when it is what the disk holds, its stamp, to tell later
+        // whether the disk changed.
+        let any_took_it = sent.iter().any(Result::is_ok);
         let stamp = saved.then(|| disk_stamps::stamp_of(&path, &text)).flatten();
-        match stamp {
-            Some(stamp) => lock(&inner.stamps).insert(path.clone(), stamp),
-            None => lock(&inner.stamps).remove(&path),
-        };
+        let (at, handed) = (path.clone(), text.clone());
+        (inner.documents)
+            .with(move |documents| documents.handed_over(&at, &handed, any_took_it, stamp))
+            .await;
+        drop(ticket);
         let this = &self;
         let answers = sent.into_iter().map(|sent| async move {
             let outcome = match sent {
@@ -627,7 +607,7 @@ impl Squiggle {
         let mut ticket = self.ticket(path);
         ticket.turn().await;
         let on_disk = self.text_of(path, None).await.ok();
-        let held = lock(&self.inner.held).get(path).cloned();
+        let held = self.held(path).await;
         if on_disk.is_some_and(|text| held.as_ref().is_some_and(|held| **held == *text)) {
             tracing::debug!(path = %path.display(), "changed on disk: its servers hold it already");
             return;
@@ -649,8 +629,10 @@ impl Squiggle {
     /// Sends `didClose` for a file to its running servers, which then forget its text.
     pub async fn close_file(&self, path: impl AsRef<Path>) {
         let (path, _) = self.locate(path.as_ref());
-        lock(&self.inner.stamps).remove(&path);
-        lock(&self.inner.held).remove(&path);
+        let closed = path.clone();
+        (self.inner.documents)
+            .with(move |documents| documents.closed(&closed))
+            .await;
         for server in self.running_servers(&path).await {
             server.close(path.clone());
         }
@@ -785,24 +767,29 @@ impl Squiggle {
         self.close_costly(&located).await;
         self.sync_disk(&[path]).await;
         // The text from before the edit: the host's copy, else what the servers hold.
-        let held = lock(&self.inner.held).get(&located).cloned();
+        let held = self.held(&located).await;
         let before_text: Option<Arc<str>> = prior.map(Arc::from).or(held);
         // A file never opened: its servers read the text from before the edit from disk. The
         // importers' answers kept for the texts the servers hold now are theirs from before
         // the edit, unless the servers hold another text of the file than the one from before
         // (it changed on disk in between, say).
-        let kept_hold = before_text.as_ref().is_some_and(|before| {
-            let hash = disk_stamps::hash_of(before);
-            let mut handed = lock(&self.inner.handed);
-            handed.seen_before(&located, hash);
-            handed.last(&located) == Some(hash)
-        });
-        let state_before = self.texts_state();
+        let before_hash = before_text.as_deref().map(disk_stamps::hash_of);
+        let at = located.clone();
+        let (kept_hold, state_before) = (self.inner.documents)
+            .with(move |documents| {
+                let handed = &mut documents.handed;
+                let kept_hold = before_hash.is_some_and(|hash| {
+                    handed.seen_before(&at, hash);
+                    handed.last(&at) == Some(hash)
+                });
+                (kept_hold, handed.state())
+            })
+            .await;
         // The store before the edit: as it is, unless the servers were handed the edit from
         // the disk already (the watcher saw the write first), or read it there while they held
         // no text of it, and it was kept before that.
         let store_before = match (kept_hold, &before_text) {
-            (false, Some(before)) => self.store_before_sync(&located, before),
+            (false, Some(before)) => self.store_before_sync(&located, before).await,
             _ => self.store_before_written(&located, text.as_deref()).await,
         };
         let store_before = match store_before {
@@ -815,12 +802,15 @@ impl Squiggle {
         let answered = began.elapsed();
         // The texts the edit's answer is for (a look with the text from before hands the
         // edit's back after it).
-        let state_after = self.texts_state();
+        let state_after = self.texts_state().await;
         let outcome = check.outcome();
         // Answered quickly: searched as an importer again (a busy server may have made one of
         // its checks slow, or a cold one).
         if outcome.is_checked() && answered < crate::server::COSTLY {
-            lock(&self.inner.slow_importers).remove(&located);
+            let quick = located.clone();
+            (self.inner.documents).tell(move |documents| {
+                documents.slow_importers.remove(&quick);
+            });
         }
         let mut text = match outcome.reason() {
             Some(reason) => not_checked_section(&check.file, reason),
@@ -954,7 +944,7 @@ impl Squiggle {
         if scope == Scope::Edit {
             others = caused.clone();
         }
-        let new = self.mark_new(&check, scope, &others, &caused);
+        let new = self.mark_new(&check, scope, &others, &caused).await;
         let caps = self.inner.config.caps();
         text.push_str(&render_feedback_marked(
             &check.file,
@@ -989,13 +979,13 @@ impl Squiggle {
         }
         closed.sort();
         closed.dedup();
-        {
-            let mut slow = lock(&self.inner.slow_importers);
-            for path in &closed {
+        let costly = closed.clone();
+        (self.inner.documents).tell(move |documents| {
+            for path in costly {
                 tracing::debug!(path = %path.display(), "costly to check: not searched for a while");
-                slow.insert(path.clone(), Instant::now());
+                documents.slow_importers.insert(path, Instant::now());
             }
-        }
+        });
         let closed: Vec<&Path> = closed.iter().map(PathBuf::as_path).collect();
         self.close_files(&closed).await;
     }
@@ -1003,54 +993,53 @@ impl Squiggle {
     /// Which errors of a feedback are new against each file's baseline (files without one get
     /// no marks), and the baselines moved on to what this feedback shows: the edited file's
     /// when it was checked, and with [`Scope::Write`] every other file's (none: clean).
-    fn mark_new(
+    async fn mark_new(
         &self,
         check: &CheckResult,
         scope: Scope,
         others: &BTreeMap<String, Vec<Diagnostic>>,
         caused: &BTreeMap<String, Vec<Diagnostic>>,
     ) -> NewMarks {
-        let mut shown = lock(&self.inner.shown);
         let mut new = NewMarks::new();
-        let text = check.text.as_deref();
-        if let Some(baseline) = shown.get(&check.file) {
-            new.insert(
-                check.file.clone(),
-                baseline.new_flags(&check.diagnostics, text),
-            );
-        }
+        // What the edit caused in other files: new against each file before the edit.
         for (file, diagnostics) in others {
-            let flags = match caused.get(file) {
-                // What the edit caused there: new against the file before the edit.
-                Some(caused) => Some(
-                    diagnostics
-                        .iter()
-                        .map(|diagnostic| caused.contains(diagnostic))
-                        .collect(),
-                ),
-                None => shown
-                    .get(file)
-                    .map(|baseline| baseline.new_flags(diagnostics, None)),
-            };
-            if let Some(flags) = flags {
-                new.insert(file.clone(), flags);
+            if let Some(caused) = caused.get(file) {
+                let flags = (diagnostics.iter()).map(|diagnostic| caused.contains(diagnostic));
+                new.insert(file.clone(), flags.collect());
             }
         }
-        remember_shown(&mut shown, check);
-        match scope {
-            Scope::Write => {
-                for (file, baseline) in shown.iter_mut() {
-                    if *file != check.file && !others.contains_key(file) {
-                        *baseline = Baseline::default();
+        let (check, others) = (check.clone(), others.clone());
+        let shown_now = shown_baseline(&check);
+        (self.inner.documents)
+            .with(move |documents| {
+                let shown = &mut documents.shown;
+                if let Some(baseline) = shown.get(&check.file) {
+                    let text = check.text.as_deref();
+                    let flags = baseline.new_flags(&check.diagnostics, text);
+                    new.insert(check.file.clone(), flags);
+                }
+                for (file, diagnostics) in &others {
+                    if new.contains_key(file) {
+                        continue;
+                    }
+                    if let Some(baseline) = shown.get(file) {
+                        new.insert(file.clone(), baseline.new_flags(diagnostics, None));
                     }
                 }
-                for (file, diagnostics) in others {
-                    shown.insert(file.clone(), Baseline::of(diagnostics, None));
+                shown.extend(shown_now);
+                if scope == Scope::Write {
+                    for (file, baseline) in shown.iter_mut() {
+                        if *file != check.file && !others.contains_key(file) {
+                            *baseline = Baseline::default();
+                        }
+                    }
+                    for (file, diagnostics) in others {
+                        shown.insert(file, Baseline::of(&diagnostics, None));
+                    }
                 }
-            }
-            Scope::Edit => {}
-        }
-        new
+                new
+            })
+            .await
     }
 
     /// Syncs again every open document read from the disk whose file changed since (a `sed -i`, a
@@ -1062,10 +1051,14 @@ impl Squiggle {
     /// the others.
     pub async fn sync_disk(&self, except: &[&Path]) {
         let except: HashSet<PathBuf> = except.iter().map(|path| self.locate(path).0).collect();
-        let stamps: Vec<(PathBuf, disk_stamps::Stamp)> = (lock(&self.inner.stamps).iter())
-            .filter(|(path, _)| !except.contains(*path))
-            .map(|(path, stamp)| (path.clone(), stamp.clone()))
-            .collect();
+        let stamps: Vec<(PathBuf, disk_stamps::Stamp)> = (self.inner.documents)
+            .with(move |documents| {
+                (documents.stamps.iter())
+                    .filter(|(path, _)| !except.contains(*path))
+                    .map(|(path, stamp)| (path.clone(), stamp.clone()))
+                    .collect()
+            })
+            .await;
         if stamps.is_empty() {
             return;
         }
@@ -1086,11 +1079,12 @@ impl Squiggle {
             match found {
                 disk_stamps::Found::Same(None) => {}
                 disk_stamps::Found::Same(Some(fresh)) => {
-                    // Unless another sync stamped it in between.
-                    let mut stamps = lock(&self.inner.stamps);
-                    if stamps.get(&path) == Some(&stamp) {
-                        stamps.insert(path, fresh);
-                    }
+                    (self.inner.documents).tell(move |documents| {
+                        // Unless another sync stamped it in between.
+                        if documents.stamps.get(&path) == Some(&stamp) {
+                            documents.stamps.insert(path, fresh);
+                        }
+                    });
                 }
                 disk_stamps::Found::Changed => changed.push((path, stamp.read_at)),
                 disk_stamps::Found::Gone => {
@@ -1113,17 +1107,24 @@ impl Squiggle {
     /// a file's errors the first time), keyed by source, code, severity and message.
     pub async fn new_errors<P: AsRef<Path>>(&self, paths: &[P]) -> NewErrors {
         let snapshot = self.diagnostics().await;
-        let mut files = BTreeMap::new();
-        let mut baselines = self.inner.baselines.lock().await;
-        for path in paths {
-            let (_, file) = self.locate(path.as_ref());
-            let current = snapshot.get(&file).map(Vec::as_slice).unwrap_or_default();
-            let new = delta::new_errors(baselines.get(&file), current);
-            baselines.insert(file.clone(), delta::baseline_of(current));
-            if !new.is_empty() {
-                files.insert(file, new);
-            }
-        }
+        let files: Vec<String> = (paths.iter())
+            .map(|path| self.locate(path.as_ref()).1)
+            .collect();
+        let files = (self.inner.documents)
+            .with(move |documents| {
+                let baselines = &mut documents.delta_baselines;
+                let mut found = BTreeMap::new();
+                for file in files {
+                    let current = snapshot.get(&file).map(Vec::as_slice).unwrap_or_default();
+                    let new = delta::new_errors(baselines.get(&file), current);
+                    baselines.insert(file.clone(), delta::baseline_of(current));
+                    if !new.is_empty() {
+                        found.insert(file, new);
+                    }
+                }
+                found
+            })
+            .await;
         NewErrors {
             text: delta::render_delta(&files),
             files,
@@ -1406,11 +1407,9 @@ impl Squiggle {
 /// Makes a checked file's diagnostics its baseline (what was last shown of it): the errors a
 /// later feedback finds that are not among them are new. A file that was not checked keeps
 /// the baseline it had.
-fn remember_shown(shown: &mut HashMap<String, Baseline>, result: &CheckResult) {
-    if result.outcome().is_checked() {
-        let baseline = Baseline::of(&result.diagnostics, result.text.as_deref());
-        shown.insert(result.file.clone(), baseline);
-    }
+fn shown_baseline(result: &CheckResult) -> Option<(String, Baseline)> {
+    let baseline = Baseline::of(&result.diagnostics, result.text.as_deref());
+    (result.outcome().is_checked()).then(|| (result.file.clone(), baseline))
 }
 
 /// Whether a check may be answered by one of the same file and text under way.

@@ -22,7 +22,7 @@ use squiggle_protocol::{render_earlier, render_later, unfinished_section, Diagno
 use tokio::sync::{watch, Notify};
 
 use super::reach::{self, Window};
-use super::{disk_stamps, lock, Squiggle};
+use super::{disk_stamps, Squiggle};
 use crate::events::LspEvent;
 use crate::feedback::Earlier;
 /// How long the search after an answer starts checks for (the last begins before two thirds of
@@ -214,7 +214,7 @@ impl Squiggle {
             (kept.iter()).any(|answered| {
                 answered.path == located
                     && answered.after == after
-                    && (!answered.owed() || (answered.taken && !answered.running))
+                    && (!answered.owed() || answered.told || (answered.taken && !answered.running))
             })
         });
         drop(
@@ -226,7 +226,7 @@ impl Squiggle {
         let answered = (self.inner.answered.borrow().iter())
             .find(|answered| answered.path == located && answered.after == after)
             .cloned()?;
-        let caused = self.still_caused(&answered);
+        let caused = self.still_caused(&answered).await;
         if caused.is_empty() {
             return None;
         }
@@ -241,7 +241,7 @@ impl Squiggle {
         let (before, after) = answered.texts.clone()?;
         // The edit's text handed back after the feedback's look with the text from before.
         self.restored().await;
-        if self.texts_state() != answered.state {
+        if self.texts_state().await != answered.state {
             tracing::debug!("later: not begun, another text was handed since the answer");
             return None;
         }
@@ -294,7 +294,7 @@ impl Squiggle {
         // The look with the text from before hands the edit's back: the same texts again,
         // once that is answered.
         self.restored().await;
-        if window_end.called() || self.texts_state() != answered.state {
+        if window_end.called() || self.texts_state().await != answered.state {
             tracing::debug!(
                 called = window_end.called(),
                 "later: not finished, a call came or another text was handed"
@@ -303,13 +303,18 @@ impl Squiggle {
         }
         // Those it had no time for either (20 s) are said.
         let left = self.unsearched(&searched, &answers_before, false).await;
-        let changes = {
-            let handed = lock(&self.inner.handed);
-            let root = &self.inner.workspace_root;
-            (caused.keys())
-                .map(|file| (file.clone(), handed.changes(&root.join(file))))
-                .collect()
-        };
+        let root = self.inner.workspace_root.clone();
+        let files: Vec<String> = caused.keys().cloned().collect();
+        let changes = (self.inner.documents)
+            .with(move |documents| {
+                (files.into_iter())
+                    .map(|file| {
+                        let changes = documents.handed.changes(&root.join(&file));
+                        (file, changes)
+                    })
+                    .collect()
+            })
+            .await;
         Some(Found {
             caused,
             changes,
@@ -353,7 +358,7 @@ impl Squiggle {
                     .text
                     .push_str(&unfinished_section(&file, &answered.unsearched)),
                 Some(found) => {
-                    let caused = self.still_caused(&answered);
+                    let caused = self.still_caused(&answered).await;
                     news.text.push_str(&render_earlier(&file, &caused, &caps));
                     news.text.push_str(&unfinished_section(&file, &found.left));
                     if !caused.is_empty() {
@@ -374,22 +379,29 @@ impl Squiggle {
     /// the edited file was handed another text since; of each other file, nothing when that
     /// file was handed another text since the search ended. (The store is no judge: a pulled
     /// server's list for an importer is its answer to the look with the text from before.)
-    fn still_caused(&self, answered: &Answered) -> BTreeMap<String, Vec<Diagnostic>> {
-        let Some(found) = answered.found.as_ref().filter(|_| !answered.told) else {
+    async fn still_caused(&self, answered: &Answered) -> BTreeMap<String, Vec<Diagnostic>> {
+        let Some(found) = answered.found.clone().filter(|_| !answered.told) else {
             return BTreeMap::new();
         };
-        let root = &self.inner.workspace_root;
-        let handed = lock(&self.inner.handed);
-        if handed.last(&answered.path) != Some(answered.after) {
-            return BTreeMap::new();
-        }
-        (found.caused.iter())
-            .filter(|(file, _)| {
-                let then = found.changes.get(*file).copied();
-                then == Some(handed.changes(&root.join(file)))
+        let root = self.inner.workspace_root.clone();
+        let (edited, after) = (answered.path.clone(), answered.after);
+        (self.inner.documents)
+            .with(move |documents| {
+                let handed = &documents.handed;
+                if handed.last(&edited) != Some(after) {
+                    return BTreeMap::new();
+                }
+                let Found {
+                    caused, changes, ..
+                } = found;
+                (caused.into_iter())
+                    .filter(|(file, _)| {
+                        let then = changes.get(file).copied();
+                        then == Some(handed.changes(&root.join(file)))
+                    })
+                    .collect()
             })
-            .map(|(file, list)| (file.clone(), list.clone()))
-            .collect()
+            .await
     }
 
     /// Marks the answers kept for these edits (path, hash of the edit's text) as told.

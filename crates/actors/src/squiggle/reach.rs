@@ -28,6 +28,7 @@ use std::time::Duration;
 use squiggle_protocol::{Baseline, Basis, Diagnostic, Severity, Unsearched};
 use tokio::time::Instant;
 
+use super::disk_stamps::hash_of;
 use super::later::Calls;
 use super::{lock, read_text, Join, Saved, Squiggle, ASK_LIMIT, JOIN_IF_ON_DISK};
 use crate::check::CheckResult;
@@ -75,6 +76,13 @@ const SYNCED_FOR: Duration = Duration::from_secs(60);
 
 /// The store before each of the last [`KEPT_SYNCS`] documents changed on disk was synced.
 pub(crate) type SyncedOver = VecDeque<SyncedStore>;
+
+/// Which of the two kept stores: before a sync from the disk, or right after a write.
+#[derive(Debug, Clone, Copy)]
+enum Kept {
+    Synced,
+    Written,
+}
 
 /// How many files written on disk while no server held them the store is kept for.
 const KEPT_WRITES: usize = 16;
@@ -302,11 +310,13 @@ impl Squiggle {
         let importers = self.inner.importers.clone();
         let mut skip = skip.clone();
         skip.insert(edited.clone());
-        let slow: HashSet<PathBuf> = {
-            let mut slow = lock(&self.inner.slow_importers);
-            slow.retain(|_, at| at.elapsed() < SLOW_FOR);
-            slow.keys().cloned().collect()
-        };
+        let slow: HashSet<PathBuf> = (self.inner.documents)
+            .with(|documents| {
+                let slow = &mut documents.slow_importers;
+                slow.retain(|_, at| at.elapsed() < SLOW_FOR);
+                slow.keys().cloned().collect()
+            })
+            .await;
         let config = self.inner.config.clone();
         let names = names.clone();
         let window = window.clone();
@@ -453,13 +463,14 @@ impl Squiggle {
                 Some(state) => self.known_answers(&round, state).await,
                 None => round.iter().map(|_| None).collect(),
             };
-            let opened: Vec<PathBuf> = {
-                let held = lock(&self.inner.held);
-                (round.iter())
-                    .filter(|path| !held.contains_key(*path))
-                    .cloned()
-                    .collect()
-            };
+            let looked_at = round.clone();
+            let opened: Vec<PathBuf> = (self.inner.documents)
+                .with(move |documents| {
+                    (looked_at.into_iter())
+                        .filter(|path| !documents.held.contains_key(path))
+                        .collect()
+                })
+                .await;
             let slow = match window.hands_on {
                 true => Slow::Forget,
                 false => Slow::Remember,
@@ -607,10 +618,12 @@ impl Squiggle {
     /// caused elsewhere. Called in the document's turn, right before that sync.
     pub(crate) async fn keep_store_before_sync(&self, path: &Path, held: &str) {
         let store = self.store_before().await;
-        let changes = lock(&self.inner.handed).changes(path) + 1;
-        let what = Change::Replaced(super::disk_stamps::hash_of(held));
-        let kept = SyncedStore::new(path, what, changes, store);
-        kept.into(&mut lock(&self.inner.synced_over), KEPT_SYNCS);
+        let (path, what) = (path.to_path_buf(), Change::Replaced(hash_of(held)));
+        (self.inner.documents).tell(move |documents| {
+            let changes = documents.handed.changes(&path) + 1;
+            let kept = SyncedStore::new(&path, what, changes, store);
+            kept.into(&mut documents.synced_over, KEPT_SYNCS);
+        });
     }
 
     /// Keeps the store as it is now, right after `path`, a file no server holds, was written
@@ -619,31 +632,46 @@ impl Squiggle {
     /// Kept for the text written, once for the several events one write makes; not when the
     /// file was handed to the servers meanwhile (its hook came first).
     pub(crate) async fn keep_store_before_write(&self, path: &Path) {
-        let changes = lock(&self.inner.handed).changes(path);
+        let changes = self.changes_of(path).await;
         let Ok(text) = self.text_of(path, None).await else {
             return;
         };
-        let what = Change::Written(super::disk_stamps::hash_of(&text));
-        let kept_already = |kept: &SyncedOver| {
-            (kept.iter()).any(|k| k.path == path && k.what == what && k.changes == changes)
-        };
-        if kept_already(&lock(&self.inner.written_over)) {
+        let (path, what) = (path.to_path_buf(), Change::Written(hash_of(&text)));
+        let kept = (path.clone(), what);
+        let kept_already = (self.inner.documents)
+            .with(move |documents| {
+                let (path, what) = kept;
+                (documents.written_over.iter())
+                    .any(|k| k.path == path && k.what == what && k.changes == changes)
+            })
+            .await;
+        if kept_already {
             return;
         }
         let store = self.store_before().await;
-        if lock(&self.inner.handed).changes(path) != changes {
-            return;
-        }
-        let kept = SyncedStore::new(path, what, changes, store);
-        kept.into(&mut lock(&self.inner.written_over), KEPT_WRITES);
+        (self.inner.documents).tell(move |documents| {
+            if documents.handed.changes(&path) == changes {
+                let kept = SyncedStore::new(&path, what, changes, store);
+                kept.into(&mut documents.written_over, KEPT_WRITES);
+            }
+        });
+    }
+
+    /// How many times `path` was handed a text other than its last
+    /// ([`super::handed::Handed::changes`]).
+    pub(crate) async fn changes_of(&self, path: &Path) -> u64 {
+        let path = path.to_path_buf();
+        (self.inner.documents)
+            .with(move |documents| documents.handed.changes(&path))
+            .await
     }
 
     /// The store kept before `path` was last synced from the disk (see
     /// [`Squiggle::keep_store_before_sync`]), taken: only if that sync replaced `before`, was
     /// the last hand-over of `path`, and came less than [`SYNCED_FOR`] ago.
-    pub(crate) fn store_before_sync(&self, path: &Path, before: &str) -> Option<StoreBefore> {
-        let what = Change::Replaced(super::disk_stamps::hash_of(before));
-        self.take_kept(&self.inner.synced_over, path, what)
+    pub(crate) async fn store_before_sync(&self, path: &Path, before: &str) -> Option<StoreBefore> {
+        let what = Change::Replaced(hash_of(before));
+        self.take_kept(Kept::Synced, path, what).await
     }
 
     /// The store kept right after `path`, which no server held, was written on disk (see
@@ -655,31 +683,36 @@ impl Squiggle {
         path: &Path,
         text: Option<&str>,
     ) -> Option<StoreBefore> {
-        if !lock(&self.inner.written_over)
-            .iter()
-            .any(|kept| kept.path == path)
-        {
+        let written = path.to_path_buf();
+        let kept = (self.inner.documents)
+            .with(move |documents| (documents.written_over.iter()).any(|k| k.path == written))
+            .await;
+        if !kept {
             return None;
         }
         let text = self.text_of(path, text.map(str::to_string)).await.ok()?;
-        let what = Change::Written(super::disk_stamps::hash_of(&text));
-        self.take_kept(&self.inner.written_over, path, what)
+        let what = Change::Written(hash_of(&text));
+        self.take_kept(Kept::Written, path, what).await
     }
 
     /// The store kept in `kept` for `path` and `what`, taken (see the two above).
-    fn take_kept(
-        &self,
-        kept: &std::sync::Mutex<SyncedOver>,
-        path: &Path,
-        what: Change,
-    ) -> Option<StoreBefore> {
-        let changes = lock(&self.inner.handed).changes(path);
-        let mut kept = lock(kept);
-        let at = kept.iter().position(|kept| kept.path == path)?;
-        let found = kept.remove(at)?;
-        let fits =
-            found.what == what && found.changes == changes && found.at.elapsed() < SYNCED_FOR;
-        fits.then_some(found.store)
+    async fn take_kept(&self, which: Kept, path: &Path, what: Change) -> Option<StoreBefore> {
+        let path = path.to_path_buf();
+        (self.inner.documents)
+            .with(move |documents| {
+                let changes = documents.handed.changes(&path);
+                let kept = match which {
+                    Kept::Synced => &mut documents.synced_over,
+                    Kept::Written => &mut documents.written_over,
+                };
+                let at = kept.iter().position(|kept| kept.path == path)?;
+                let found = kept.remove(at)?;
+                let fits = found.what == what
+                    && found.changes == changes
+                    && found.at.elapsed() < SYNCED_FOR;
+                fits.then_some(found.store)
+            })
+            .await
     }
 
     /// Each importer's kept final answer for the texts state `state` (see
@@ -689,17 +722,19 @@ impl Squiggle {
         importers: &[PathBuf],
         state: u64,
     ) -> Vec<Option<CheckResult>> {
-        let hits: Vec<Option<CheckResult>> = {
-            let cache = lock(&self.inner.reach_known);
-            importers
-                .iter()
-                .map(|path| {
-                    let kept = cache.get(path).map(Vec::as_slice).unwrap_or_default();
-                    let hit = kept.iter().find(|(at, _)| *at == state);
-                    hit.map(|(_, result)| result.clone())
-                })
-                .collect()
-        };
+        let paths = importers.to_vec();
+        let hits: Vec<Option<CheckResult>> = (self.inner.documents)
+            .with(move |documents| {
+                (paths.iter())
+                    .map(|path| {
+                        let kept = documents.importer_answers.get(path);
+                        let kept = kept.map(Vec::as_slice).unwrap_or_default();
+                        let hit = kept.iter().find(|(at, _)| *at == state);
+                        hit.map(|(_, result)| result.clone())
+                    })
+                    .collect()
+            })
+            .await;
         if hits.iter().all(Option::is_none) {
             return hits;
         }
@@ -731,7 +766,9 @@ impl Squiggle {
         slow: Slow,
         window: Window,
     ) -> Vec<Option<CheckResult>> {
-        let mut known = self.known_answers(importers, self.texts_state()).await;
+        let mut known = self
+            .known_answers(importers, self.texts_state().await)
+            .await;
         let unknown: Vec<&PathBuf> = importers
             .iter()
             .zip(&known)
@@ -808,11 +845,10 @@ impl Squiggle {
         for ((i, _), answer) in needs.iter().zip(look.importers) {
             before[*i] = answer;
         }
-        if let Some(edited) = look.edited.filter(|edited| edited.outcome().is_checked()) {
-            let mut shown = lock(&self.inner.shown);
-            if !shown.contains_key(&edited.file) {
-                super::remember_shown(&mut shown, &edited);
-            }
+        if let Some((file, baseline)) = look.edited.as_ref().and_then(super::shown_baseline) {
+            (self.inner.documents).tell(move |documents| {
+                documents.shown.entry(file).or_insert(baseline);
+            });
         }
         tracing::debug!(
             looked = needs.len(),
@@ -900,8 +936,8 @@ impl Squiggle {
                 break;
             }
             let ticket = self.ticket(path);
-            let state = self.texts_state();
-            let held = lock(&self.inner.held).contains_key(*path);
+            let state = self.texts_state().await;
+            let held = self.held(path).await.is_some();
             let check = self.check_in_turn(ticket, path, None, JOIN_IF_ON_DISK, Duration::ZERO);
             let began = Instant::now();
             let answer = tokio::select! {
@@ -921,9 +957,7 @@ impl Squiggle {
                 Some(answer) => {
                     // Kept for the texts the servers held, unless they changed meanwhile (the
                     // importer's own text changed on disk since it was last handed, say).
-                    if self.texts_state() == state {
-                        self.remember_importer(state, path, &answer);
-                    }
+                    self.remember_importer(state, path, &answer);
                     *result = Some(answer);
                 }
                 // Cut short by a call, not by its slowness: unless it had run for as long as a
@@ -932,13 +966,13 @@ impl Squiggle {
                 None if window.called() => {
                     if began.elapsed() >= crate::server::COSTLY {
                         tracing::debug!(path = %path.display(), "slow to check when a call came: not searched for a while");
-                        lock(&self.inner.slow_importers).insert((*path).clone(), Instant::now());
+                        self.slow_for_a_while(path);
                     }
                     break;
                 }
                 None if slow == Slow::Remember => {
                     tracing::debug!(path = %path.display(), "too slow to check: not searched for a while");
-                    lock(&self.inner.slow_importers).insert((*path).clone(), Instant::now());
+                    self.slow_for_a_while(path);
                     break;
                 }
                 None => break,
@@ -948,21 +982,36 @@ impl Squiggle {
     }
 
     /// The state of the texts the servers were handed ([`super::handed::Handed::state`]).
-    pub(crate) fn texts_state(&self) -> u64 {
-        lock(&self.inner.handed).state()
+    pub(crate) async fn texts_state(&self) -> u64 {
+        (self.inner.documents)
+            .with(|documents| documents.handed.state())
+            .await
+    }
+
+    /// Keeps `path` out of the searches for a while ([`SLOW_FOR`]).
+    fn slow_for_a_while(&self, path: &Path) {
+        let path = path.to_path_buf();
+        (self.inner.documents).tell(move |documents| {
+            documents.slow_importers.insert(path, Instant::now());
+        });
     }
 
     /// Keeps an importer's final answer, given at texts state `state`, beside its answers at
-    /// the [`KEPT_STATES`] states before.
+    /// the [`KEPT_STATES`] states before; unless the texts changed meanwhile (the importer's
+    /// own text changed on disk since it was last handed, say).
     fn remember_importer(&self, state: u64, path: &Path, result: &CheckResult) {
-        let mut cache = lock(&self.inner.reach_known);
-        let kept = cache.entry(path.to_path_buf()).or_default();
-        kept.retain(|(at, _)| *at != state);
-        if result.outcome().is_checked() {
-            kept.push((state, result.clone()));
-        }
-        let extra = kept.len().saturating_sub(KEPT_STATES);
-        kept.drain(..extra);
+        let path = path.to_path_buf();
+        let checked = result.outcome().is_checked().then(|| result.clone());
+        (self.inner.documents).tell(move |documents| {
+            if documents.handed.state() != state {
+                return;
+            }
+            let kept = documents.importer_answers.entry(path).or_default();
+            kept.retain(|(at, _)| *at != state);
+            kept.extend(checked.map(|result| (state, result)));
+            let extra = kept.len().saturating_sub(KEPT_STATES);
+            kept.drain(..extra);
+        });
     }
 
     /// The errors the edit caused in the store's other files (not one of `searched`, not the
