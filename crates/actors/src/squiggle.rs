@@ -52,7 +52,7 @@ use crate::server::ServerHandle;
 use crate::watchdog::Watchdog;
 use crate::watcher::{DiskChange, WatcherHandle};
 use crate::Error;
-use turns::{Ticket, Turns};
+use turns::Ticket;
 
 /// How much of a file is looked at to decide that it is binary.
 const BINARY_SNIFF_BYTES: usize = 8 * 1024;
@@ -97,8 +97,6 @@ struct Inner {
     warm: std::sync::atomic::AtomicBool,
     /// The files that import each file, for the errors an edit caused elsewhere.
     importers: Arc<std::sync::Mutex<Importers>>,
-    /// Each file's checks in the order they were asked for.
-    turns: Turns,
     /// The servers this session was told are unavailable.
     said_once: said_once::SaidOnce,
     /// How this host restarts a held server, for the reasons that say it is held.
@@ -188,7 +186,6 @@ impl Squiggle {
                 restoring: Arc::default(),
                 warm: std::sync::atomic::AtomicBool::new(false),
                 importers: Arc::default(),
-                turns: Turns::default(),
                 said_once: said_once::SaidOnce::default(),
                 restart_hint,
                 used: server_use::Uses::default(),
@@ -297,12 +294,13 @@ impl Squiggle {
     /// A place in the queue of `path`'s checks, taken when a check is asked for (before its
     /// first await), so its text reaches the servers after those of earlier checks.
     fn ticket(&self, path: &Path) -> Ticket {
-        self.inner.turns.take(&self.locate(path).0)
+        let [ticket] = self.tickets(path);
+        ticket
     }
 
     /// Tickets for the next `N` checks of `path`, with no other check's between them.
     fn tickets<const N: usize>(&self, path: &Path) -> [Ticket; N] {
-        self.inner.turns.take_turns(&self.locate(path).0)
+        (self.inner.documents).take_turns(&self.locate(path).0)
     }
 
     /// [`Squiggle::check`], in the turn `ticket` holds; `allowance` is added to its servers'

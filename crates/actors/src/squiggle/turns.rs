@@ -4,106 +4,129 @@
 //! A check takes a [`Ticket`] before its first await, waits for its turn just before it hands
 //! its text to the servers, and gives the turn on when the ticket is dropped (done, failed or
 //! cancelled alike), so no check can hold up the ones after it for longer than its own work.
+//! Taking a ticket is a request to the workspace actor, sent at once: the actor's mailbox order
+//! is the tickets' order. The queues themselves ([`Turns`]) are part of its state.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
-use tokio::sync::watch;
+use tokio::sync::oneshot;
 
-use crate::lock::lock;
+use super::workspace::Workspace;
 
-/// The turns of every document with checks under way.
-#[derive(Debug, Default)]
-pub(crate) struct Turns {
-    lines: Arc<Mutex<HashMap<PathBuf, Line>>>,
-}
-
-/// One document's queue.
+/// Each document's queue of tickets, the first's turn under way: who is woken when (`W`, what
+/// wakes a ticket's holder).
 #[derive(Debug)]
-struct Line {
-    /// The number the next ticket gets.
-    next: u64,
-    /// The ticket whose turn it is; every lower one is done.
-    serving: watch::Sender<u64>,
-    /// Tickets above `serving` that are already done (dropped out of order).
-    done: BTreeSet<u64>,
+pub(crate) struct Turns<W> {
+    lines: HashMap<PathBuf, VecDeque<(u64, Option<W>)>>,
 }
 
-impl Turns {
-    /// A ticket for the next turn of `path`.
-    pub fn take(&self, path: &Path) -> Ticket {
-        let [ticket] = self.take_turns(path);
-        ticket
+impl<W> Default for Turns<W> {
+    fn default() -> Self {
+        Self {
+            lines: HashMap::new(),
+        }
     }
+}
 
-    /// Tickets for the next `N` turns of `path`, in order, with no other ticket between them.
-    pub fn take_turns<const N: usize>(&self, path: &Path) -> [Ticket; N] {
-        let mut lines = lock(&self.lines);
-        std::array::from_fn(|_| Self::next_ticket(&self.lines, &mut lines, path))
-    }
-
-    /// The next ticket of `path`'s line, under the lock `lines` holds.
-    fn next_ticket(
-        shared: &Arc<Mutex<HashMap<PathBuf, Line>>>,
-        lines: &mut HashMap<PathBuf, Line>,
-        path: &Path,
-    ) -> Ticket {
-        let line = lines.entry(path.to_path_buf()).or_insert_with(|| Line {
-            next: 0,
-            serving: watch::Sender::new(0),
-            done: BTreeSet::new(),
-        });
-        let number = line.next;
-        line.next += 1;
-        Ticket {
-            lines: shared.clone(),
-            path: path.to_path_buf(),
-            number,
-            serving: line.serving.subscribe(),
+impl<W> Turns<W> {
+    /// Puts ticket `number` last in `path`'s line; its waker back when its turn is now (the
+    /// line was empty).
+    pub fn join(&mut self, path: &Path, number: u64, wake: W) -> Option<W> {
+        let line = self.lines.entry(path.to_path_buf()).or_default();
+        line.push_back((number, Some(wake)));
+        match line.len() {
+            1 => line.front_mut().and_then(|(_, wake)| wake.take()),
+            _ => None,
         }
     }
 
-    /// How many documents have checks under way (for tests).
+    /// Takes ticket `number` out of `path`'s line; the waker of the next ticket when its turn
+    /// comes now (the ticket taken out was the first).
+    pub fn leave(&mut self, path: &Path, number: u64) -> Option<W> {
+        let line = self.lines.get_mut(path)?;
+        let at = line.iter().position(|(n, _)| *n == number)?;
+        line.remove(at);
+        let next = match at {
+            0 => line.front_mut().and_then(|(_, wake)| wake.take()),
+            _ => None,
+        };
+        if line.is_empty() {
+            self.lines.remove(path);
+        }
+        next
+    }
+
+    /// How many documents have checks under way.
     #[cfg(test)]
     fn len(&self) -> usize {
-        lock(&self.lines).len()
+        self.lines.len()
+    }
+}
+
+/// The numbers of tickets, one count for every document.
+#[derive(Debug, Default)]
+pub(crate) struct Numbers(AtomicU64);
+
+impl Workspace {
+    /// Tickets for the next `N` turns of `path`, in order, with no other ticket between them:
+    /// in line once the requests sent before this call ran.
+    pub fn take_turns<const N: usize>(&self, path: &Path) -> [Ticket; N] {
+        let mut joining = Vec::with_capacity(N);
+        let tickets = std::array::from_fn(|_| {
+            let number = self.numbers.0.fetch_add(1, Ordering::Relaxed);
+            let (wake, turn) = oneshot::channel();
+            joining.push((number, wake));
+            Ticket {
+                workspace: self.clone(),
+                path: Arc::from(path),
+                number,
+                turn: Some(turn),
+            }
+        });
+        let path = path.to_path_buf();
+        self.tell(move |documents| {
+            for (number, wake) in joining {
+                if let Some(wake) = documents.turns.join(&path, number, wake) {
+                    let _ = wake.send(());
+                }
+            }
+        });
+        tickets
     }
 }
 
 /// One check's place in its document's queue.
 #[derive(Debug)]
 pub(crate) struct Ticket {
-    lines: Arc<Mutex<HashMap<PathBuf, Line>>>,
-    path: PathBuf,
+    workspace: Workspace,
+    path: Arc<Path>,
     number: u64,
-    serving: watch::Receiver<u64>,
+    /// Until the turn came.
+    turn: Option<oneshot::Receiver<()>>,
 }
 
 impl Ticket {
     /// Waits until every earlier ticket of the document is done.
     pub async fn turn(&mut self) {
-        let number = self.number;
-        // The sender lives while this ticket does (it is removed only when no ticket is left).
-        let _ = self.serving.wait_for(|serving| *serving >= number).await;
+        if let Some(turn) = self.turn.as_mut() {
+            // Woken, or the actor is gone with the runtime: no one waits behind this ticket.
+            let _ = turn.await;
+            self.turn = None;
+        }
     }
 }
 
 impl Drop for Ticket {
     fn drop(&mut self) {
-        let mut lines = lock(&self.lines);
-        let Some(line) = lines.get_mut(&self.path) else {
-            return;
-        };
-        line.done.insert(self.number);
-        let mut serving = *line.serving.borrow();
-        while line.done.remove(&serving) {
-            serving += 1;
-        }
-        line.serving.send_replace(serving);
-        if serving == line.next {
-            lines.remove(&self.path);
-        }
+        let (path, number) = (self.path.clone(), self.number);
+        self.workspace.tell(move |documents| {
+            if let Some(wake) = documents.turns.leave(&path, number) {
+                let _ = wake.send(());
+            }
+        });
     }
 }
 
@@ -113,89 +136,92 @@ mod tests {
 
     use super::*;
 
-    /// Whether the ticket's turn has come, without waiting.
-    fn has_turn(ticket: &mut Ticket) -> bool {
+    #[test]
+    fn turns_come_in_the_order_tickets_joined_and_no_one_is_held_up_by_one_gone() {
+        let a = Path::new("/w/a.py");
+        let b = Path::new("/w/b.py");
+        // (step, ticket, the ticket whose turn comes by it)
+        enum Step<'a> {
+            Join(&'a Path),
+            Leave(&'a Path),
+        }
+        use Step::{Join, Leave};
+        type Steps<'a> = &'a [(Step<'a>, u64, Option<u64>)];
+        let table: &[(&str, Steps)] = &[
+            (
+                "in the order of joining",
+                &[
+                    (Join(a), 1, Some(1)),
+                    (Join(a), 2, None),
+                    (Join(a), 3, None),
+                    (Leave(a), 1, Some(2)),
+                    (Leave(a), 2, Some(3)),
+                    (Leave(a), 3, None),
+                ],
+            ),
+            (
+                "one gone before its turn holds up no one and jumps no one",
+                &[
+                    (Join(a), 1, Some(1)),
+                    (Join(a), 2, None),
+                    (Join(a), 3, None),
+                    (Leave(a), 2, None),
+                    (Leave(a), 1, Some(3)),
+                ],
+            ),
+            (
+                "documents do not wait for each other",
+                &[(Join(a), 1, Some(1)), (Join(b), 2, Some(2))],
+            ),
+            (
+                "a new line starts after the old one emptied",
+                &[
+                    (Join(a), 1, Some(1)),
+                    (Leave(a), 1, None),
+                    (Join(a), 2, Some(2)),
+                ],
+            ),
+            ("a ticket never in line", &[(Leave(a), 9, None)]),
+        ];
+        for (name, steps) in table {
+            let mut turns = Turns::default();
+            for (step, number, woken) in steps.iter() {
+                let got = match step {
+                    Join(path) => turns.join(path, *number, *number),
+                    Leave(path) => turns.leave(path, *number),
+                };
+                assert_eq!(got, *woken, "{name}: ticket {number}");
+            }
+        }
+        let mut turns = Turns::default();
+        turns.join(a, 1, 1);
+        turns.leave(a, 1);
+        assert_eq!(turns.len(), 0, "a document without checks keeps no line");
+    }
+
+    /// Whether the ticket's turn has come, once the actor ran every request sent before.
+    async fn has_turn(ticket: &mut Ticket) -> bool {
+        ticket.workspace.with(|_| ()).await;
         futures::FutureExt::now_or_never(ticket.turn()).is_some()
     }
 
-    #[test]
-    fn turns_come_in_the_order_tickets_were_taken() {
-        let turns = Turns::default();
-        let path = Path::new("/w/a.py");
-        let mut first = turns.take(path);
-        let mut second = turns.take(path);
-        let mut third = turns.take(path);
-        assert!(has_turn(&mut first));
-        assert!(!has_turn(&mut second));
-        assert!(!has_turn(&mut third));
-        drop(first);
-        assert!(has_turn(&mut second));
-        assert!(!has_turn(&mut third));
-        drop(second);
-        assert!(has_turn(&mut third));
-        drop(third);
-        assert_eq!(turns.len(), 0, "a document without checks keeps no queue");
-    }
-
-    #[test]
-    fn tickets_taken_together_follow_each_other() {
-        let turns = Turns::default();
-        let path = Path::new("/w/a.py");
-        let mut before = turns.take(path);
-        let [mut first, mut second] = turns.take_turns(path);
-        let mut after = turns.take(path);
-        assert!(has_turn(&mut before) && !has_turn(&mut first));
-        drop(before);
-        assert!(has_turn(&mut first) && !has_turn(&mut second));
-        drop(first);
-        assert!(has_turn(&mut second) && !has_turn(&mut after));
-        drop(second);
-        assert!(has_turn(&mut after));
-    }
-
-    #[test]
-    fn a_ticket_dropped_before_its_turn_holds_up_no_one_and_jumps_no_one() {
-        let turns = Turns::default();
-        let path = Path::new("/w/a.py");
-        let first = turns.take(path);
-        let second = turns.take(path);
-        let mut third = turns.take(path);
-        drop(second);
-        assert!(!has_turn(&mut third), "the first is still at work");
-        drop(first);
-        assert!(has_turn(&mut third));
-    }
-
-    #[test]
-    fn documents_do_not_wait_for_each_other() {
-        let turns = Turns::default();
-        let _a = turns.take(Path::new("/w/a.py"));
-        let mut b = turns.take(Path::new("/w/b.py"));
-        assert!(has_turn(&mut b));
-    }
-
-    #[test]
-    fn a_new_queue_starts_after_the_old_one_emptied() {
-        let turns = Turns::default();
-        let path = Path::new("/w/a.py");
-        drop(turns.take(path));
-        let mut again = turns.take(path);
-        assert!(has_turn(&mut again));
-    }
-
     #[tokio::test]
-    async fn a_waiting_ticket_wakes_when_the_one_before_is_done() {
-        let turns = Turns::default();
+    async fn tickets_taken_together_follow_each_other_and_wake_in_turn() {
+        let workspace = Workspace::spawn();
         let path = Path::new("/w/a.py");
-        let first = turns.take(path);
-        let mut second = turns.take(path);
-        let waiter = tokio::spawn(async move {
-            second.turn().await;
-        });
+        let [mut before] = workspace.take_turns(path);
+        let [mut first, mut second] = workspace.take_turns(path);
+        let [mut after] = workspace.take_turns(path);
+        assert!(has_turn(&mut before).await && !has_turn(&mut first).await);
+        drop(before);
+        assert!(has_turn(&mut first).await && !has_turn(&mut second).await);
         drop(first);
+        assert!(has_turn(&mut second).await && !has_turn(&mut after).await);
+        let waiter = tokio::spawn(async move { after.turn().await });
+        drop(second);
         tokio::time::timeout(Duration::from_secs(5), waiter)
             .await
-            .expect("the second ticket's turn came")
+            .expect("the last ticket's turn came")
             .expect("the waiter did not panic");
     }
 }

@@ -21,6 +21,7 @@ use tokio::time::Instant;
 use super::disk_stamps::{Stamp, Stamps};
 use super::handed::Handed;
 use super::reach::SyncedOver;
+use super::turns::{Numbers, Turns};
 use super::UnderWay;
 use crate::check::CheckResult;
 
@@ -57,6 +58,8 @@ pub(crate) struct Documents {
     pub written_over: SyncedOver,
     /// The checks under way, by file and whether the text is saved, with their text.
     pub in_flight: HashMap<(PathBuf, bool), UnderWay>,
+    /// Each document's checks in the order they were asked for (see [`super::turns`]).
+    pub turns: Turns<oneshot::Sender<()>>,
 }
 
 impl Documents {
@@ -94,6 +97,8 @@ impl Documents {
 #[derive(Debug, Clone)]
 pub(crate) struct Workspace {
     mailbox: mpsc::UnboundedSender<Request>,
+    /// The numbers of the tickets for turns taken through this handle.
+    pub(super) numbers: Arc<Numbers>,
 }
 
 impl Workspace {
@@ -106,7 +111,10 @@ impl Workspace {
                 request(&mut documents);
             }
         });
-        Self { mailbox }
+        Self {
+            mailbox,
+            numbers: Arc::default(),
+        }
     }
 
     /// Runs `request` on the documents' state after every request sent before it, and returns
