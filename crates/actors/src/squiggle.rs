@@ -5,6 +5,7 @@
 //! sharing, epochs), what each closes and the test that proves it: `docs/ordering.md`.
 
 mod batch_deadline;
+mod calls;
 mod disk_stamps;
 mod handed;
 mod later;
@@ -104,7 +105,7 @@ struct Inner {
     /// When a check last asked for each server.
     used: server_use::Uses,
     /// The calls from outside: a search after an edit's answer stops when one comes.
-    calls: Arc<later::Calls>,
+    calls: Arc<calls::Calls>,
     /// The last edits' answers, for the searches after them (see [`Squiggle::feedback_later`]).
     answered: later::Answers,
     /// Whether this runtime lives on after its answers, so that an edit's importers are

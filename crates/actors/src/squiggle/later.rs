@@ -14,12 +14,11 @@
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use squiggle_protocol::{render_earlier, render_later, unfinished_section, Diagnostic, Unsearched};
-use tokio::sync::{watch, Notify};
+use tokio::sync::watch;
 
 use super::reach::{self, Window};
 use super::{disk_stamps, Squiggle};
@@ -46,38 +45,6 @@ pub(crate) fn wait_before_later(answered: Duration, configured: Duration) -> Dur
 
 /// How many edits' answers are kept for the searches after them.
 const KEPT_ANSWERS: usize = 4;
-
-/// The calls from outside (a check, a feedback), counted: a search after an answer stops
-/// when one comes, so that it never holds up what an agent asks next.
-#[derive(Debug, Default)]
-pub(crate) struct Calls {
-    count: AtomicU64,
-    came: Notify,
-}
-
-impl Calls {
-    /// Notes that a call came.
-    pub(crate) fn came(&self) {
-        self.count.fetch_add(1, Ordering::SeqCst);
-        self.came.notify_waiters();
-    }
-
-    /// How many came so far.
-    pub(crate) fn count(&self) -> u64 {
-        self.count.load(Ordering::SeqCst)
-    }
-
-    /// Done once the count is other than `at`.
-    pub(crate) async fn after(&self, at: u64) {
-        loop {
-            let came = self.came.notified();
-            if self.count() != at {
-                return;
-            }
-            came.await;
-        }
-    }
-}
 
 /// What an edit's feedback answered, for the search after it.
 #[derive(Debug, Clone)]
@@ -480,24 +447,5 @@ mod tests {
                 "{answered:?} {configured:?}"
             );
         }
-    }
-
-    #[tokio::test]
-    async fn a_call_ends_the_wait_for_one() {
-        let calls = Calls::default();
-        let at = calls.count();
-        calls.came();
-        // Came before the wait began: no wait.
-        tokio::time::timeout(Duration::from_secs(5), calls.after(at))
-            .await
-            .expect("the call that came before is seen");
-        let at = calls.count();
-        let waiting = calls.after(at);
-        tokio::pin!(waiting);
-        assert!(futures::poll!(&mut waiting).is_pending(), "no call yet");
-        calls.came();
-        tokio::time::timeout(Duration::from_secs(5), waiting)
-            .await
-            .expect("the call ends the wait");
     }
 }

@@ -28,13 +28,13 @@ use std::time::Duration;
 use squiggle_protocol::{Baseline, Basis, Diagnostic, Severity, Unsearched};
 use tokio::time::Instant;
 
+use super::calls::Calls;
 use super::disk_stamps::hash_of;
-use super::later::Calls;
+use super::turns::Ticket;
 use super::{lock, read_text, Join, Saved, Squiggle, ASK_LIMIT, JOIN_IF_ON_DISK};
 use crate::check::CheckResult;
 use crate::importers::Takes;
 use crate::key::ServerKey;
-use crate::squiggle::turns::Ticket;
 
 /// How many times `max_dependent_files` importers are looked over for those that name what an
 /// edit changed (the nearest, each level's smallest first: a much-imported file has many
