@@ -1,8 +1,10 @@
 //! The public handle: start a runtime for a workspace, check files, read diagnostics and
 //! statuses, shut down.
 //!
-//! How a file's checks keep their order (serve's first poll, per-file turns, identical-check
-//! sharing, epochs), what each closes and the test that proves it: `docs/ordering.md`.
+//! What the runtime knows of each document is owned by the workspace actor
+//! ([`workspace`]); the handle sends it requests. How a file's checks keep their order
+//! (serve's first poll, the actor's mailbox order, the store's epochs), what each closes and
+//! the test that proves it: `docs/ordering.md`.
 
 mod batch_deadline;
 mod calls;
