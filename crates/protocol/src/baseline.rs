@@ -9,6 +9,8 @@
 //! edit that adds a third "x is not defined" to a file that had two marks exactly one of them
 //! new, and one that only moves an old error down (lines inserted above it) marks none.
 
+use std::collections::{HashMap, VecDeque};
+
 use crate::delta::DeltaKey;
 use crate::diagnostic::Diagnostic;
 
@@ -30,49 +32,59 @@ pub struct Baseline {
 impl Baseline {
     /// The baseline of `diagnostics` found in `text` (when known).
     pub fn of(diagnostics: &[Diagnostic], text: Option<&str>) -> Self {
+        let lines = text.map(Lines::of);
         let seen = diagnostics
             .iter()
             .map(|diag| Seen {
                 key: DeltaKey::of(diag),
                 line: diag.line,
-                text: text.and_then(|text| line_text(text, diag.line)),
+                text: lines.as_ref().and_then(|lines| lines.text(diag.line)),
             })
             .collect();
         Baseline {
             seen,
-            lines: text.map(line_count),
+            lines: lines.map(|lines| lines.0.len()),
         }
     }
 
     /// For each of `current` (found in `text`, when known), in order, whether it is new: not
-    /// the same error as one of the baseline (see the module's documentation).
+    /// the same error as one of the baseline (see the module's documentation). Each round
+    /// matches each current diagnostic to the first old one left with its identity and the
+    /// round's place (an index per round): linear in the diagnostics and the text.
     pub fn new_flags(&self, current: &[Diagnostic], text: Option<&str>) -> Vec<bool> {
-        let shift = match (self.lines, text.map(line_count)) {
-            (Some(before), Some(after)) => after as i64 - before as i64,
+        let lines = text.map(Lines::of);
+        let shift = match (self.lines, &lines) {
+            (Some(before), Some(after)) => after.0.len() as i64 - before as i64,
             _ => 0,
         };
-        let texts: Vec<Option<String>> = current
+        let here: Vec<(DeltaKey, Here)> = current
             .iter()
-            .map(|diag| text.and_then(|text| line_text(text, diag.line)))
+            .map(|diag| {
+                let text = lines.as_ref().and_then(|lines| lines.text(diag.line));
+                (
+                    DeltaKey::of(diag),
+                    Here {
+                        line: diag.line,
+                        text,
+                    },
+                )
+            })
             .collect();
-        let keys: Vec<DeltaKey> = current.iter().map(DeltaKey::of).collect();
         let mut used = vec![false; self.seen.len()];
         let mut new = vec![true; current.len()];
         for pass in [Pass::Text, Pass::SameLine, Pass::Shifted, Pass::Any] {
-            for i in 0..current.len() {
-                if !new[i] {
-                    continue;
+            // The old ones left, by identity and place, first ones first.
+            let mut left: HashMap<(&DeltaKey, Place), VecDeque<usize>> = HashMap::new();
+            for (j, old) in self.seen.iter().enumerate().filter(|(j, _)| !used[*j]) {
+                if let Some(place) = pass.old_place(old, shift) {
+                    left.entry((&old.key, place)).or_default().push_back(j);
                 }
-                let here = Here {
-                    line: current[i].line,
-                    text: texts[i].as_deref(),
-                    shift,
+            }
+            for (i, (key, here)) in here.iter().enumerate() {
+                let Some(place) = pass.place(here).filter(|_| new[i]) else {
+                    continue;
                 };
-                let found =
-                    self.seen.iter().enumerate().find(|(j, old)| {
-                        !used[*j] && old.key == keys[i] && pass.matches(old, &here)
-                    });
-                if let Some((j, _)) = found {
+                if let Some(j) = left.get_mut(&(key, place)).and_then(VecDeque::pop_front) {
                     used[j] = true;
                     new[i] = false;
                 }
@@ -82,11 +94,18 @@ impl Baseline {
     }
 }
 
-/// Where a current diagnostic is: its line, that line's text, and the edit's line delta.
-struct Here<'a> {
+/// Where a current diagnostic is: its line and that line's text.
+struct Here {
     line: u32,
-    text: Option<&'a str>,
-    shift: i64,
+    text: Option<String>,
+}
+
+/// What a round matches an old error and a current one of the same identity by.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Place {
+    Text(String),
+    Line(i64),
+    Anywhere,
 }
 
 /// The rounds of matching an old error to a current one of the same identity, strongest first.
@@ -103,27 +122,40 @@ enum Pass {
 }
 
 impl Pass {
-    /// Whether `old` matches the current diagnostic `here` in this round.
-    fn matches(self, old: &Seen, here: &Here) -> bool {
+    /// Where an old error must be found in this round (`None`: it takes no part).
+    fn old_place(self, old: &Seen, shift: i64) -> Option<Place> {
         match self {
-            Pass::Text => old.text.is_some() && old.text.as_deref() == here.text,
-            Pass::SameLine => old.line == here.line,
-            Pass::Shifted => i64::from(old.line) + here.shift == i64::from(here.line),
-            Pass::Any => true,
+            Pass::Text => old.text.clone().map(Place::Text),
+            Pass::SameLine => Some(Place::Line(i64::from(old.line))),
+            Pass::Shifted => Some(Place::Line(i64::from(old.line) + shift)),
+            Pass::Any => Some(Place::Anywhere),
+        }
+    }
+
+    /// Where the current diagnostic `here` is, as this round matches it.
+    fn place(self, here: &Here) -> Option<Place> {
+        match self {
+            Pass::Text => here.text.clone().map(Place::Text),
+            Pass::SameLine | Pass::Shifted => Some(Place::Line(i64::from(here.line))),
+            Pass::Any => Some(Place::Anywhere),
         }
     }
 }
 
-/// The number of lines of a text (a last line without a newline counts).
-fn line_count(text: &str) -> usize {
-    text.lines().count()
-}
+/// A text's lines, split once.
+struct Lines<'a>(Vec<&'a str>);
 
-/// The trimmed text of 1-based `line`, when it exists and is not blank.
-fn line_text(text: &str, line: u32) -> Option<String> {
-    let index = usize::try_from(line).ok()?.checked_sub(1)?;
-    let found = text.lines().nth(index)?.trim();
-    (!found.is_empty()).then(|| found.to_string())
+impl<'a> Lines<'a> {
+    fn of(text: &'a str) -> Self {
+        Lines(text.lines().collect())
+    }
+
+    /// The trimmed text of 1-based `line`, when it exists and is not blank.
+    fn text(&self, line: u32) -> Option<String> {
+        let index = usize::try_from(line).ok()?.checked_sub(1)?;
+        let found = self.0.get(index)?.trim();
+        (!found.is_empty()).then(|| found.to_string())
+    }
 }
 
 #[cfg(test)]
@@ -154,6 +186,23 @@ mod tests {
         after: Vec<Diagnostic>,
         after_text: Option<String>,
         new: Vec<bool>,
+    }
+
+    #[test]
+    fn twenty_thousand_errors_of_one_identity_moved_down_are_none_new_and_one_more_is() {
+        let before: Vec<Diagnostic> = (1..=20_000).map(|line| error(line, "x")).collect();
+        let baseline = Baseline::of(&before, Some(&text(20_000)));
+        let moved: Vec<Diagnostic> = (2..=20_001).map(|line| error(line, "x")).collect();
+        let inserted = format!("new first line\n{}", text(20_000));
+        let flags = baseline.new_flags(&moved, Some(&inserted));
+        assert!(
+            flags.iter().all(|new| !new),
+            "all moved by one line, none new"
+        );
+        let mut more = moved.clone();
+        more.push(error(20_001, "x"));
+        let flags = baseline.new_flags(&more, Some(&inserted));
+        assert_eq!(flags.iter().filter(|new| **new).count(), 1);
     }
 
     #[test]
