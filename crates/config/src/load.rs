@@ -4,7 +4,7 @@ use crate::error::ConfigError;
 use crate::model::Config;
 use crate::opencode::parse_opencode;
 use crate::regular_file::read_regular_file;
-use crate::root::find_project_file;
+use crate::root::{find_project_file, may_configure};
 use crate::toml_layer::parse_toml;
 use std::path::Path;
 
@@ -58,7 +58,11 @@ impl Config {
             }
         }
         let opencode = workspace_root.join(OPENCODE_FILE);
-        if let Some(text) = read_if_exists(&opencode)? {
+        let opencode_ok = !opencode.is_file() || may_configure(&opencode);
+        if !opencode_ok {
+            tracing::warn!(file = %opencode.display(), "not read: a configuration file must be owned by you (or root) and writable by no one else, as its server commands run as you");
+        }
+        if let Some(text) = read_if_exists(&opencode)?.filter(|_| opencode_ok) {
             config.apply_opencode_json(&text, &opencode)?;
         }
         Ok(config)

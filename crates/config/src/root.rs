@@ -35,17 +35,57 @@ fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
-/// The project configuration file in one folder, `squiggle.toml` preferred.
+/// The project configuration file in one folder, `squiggle.toml` preferred; one that another
+/// user could have written is not read (see [`may_configure`]), and said so.
 fn project_file_in(dir: &Path) -> Option<PathBuf> {
-    PROJECT_FILES
-        .iter()
+    let found = (PROJECT_FILES.iter())
         .map(|name| dir.join(name))
-        .find(|candidate| candidate.is_file())
+        .find(|candidate| candidate.is_file())?;
+    if may_configure(&found) {
+        return Some(found);
+    }
+    tracing::warn!(
+        file = %found.display(),
+        "not read: a configuration file must be owned by you (or root) and writable by no one else, as its server commands run as you"
+    );
+    None
 }
 
-/// The project configuration file for a workspace: nearest `squiggle.toml` or `.squiggle/config.toml` upward from `start`.
+/// The project configuration file for a workspace: nearest `squiggle.toml` or `.squiggle/config.toml` upward from `start`, up to the project root (the nearest folder holding `.git`): a file above it configures other projects, not this one.
 pub fn find_project_file(start: &Path) -> Option<PathBuf> {
-    absolute(start).ancestors().find_map(project_file_in)
+    for dir in absolute(start).ancestors() {
+        if let Some(found) = project_file_in(dir) {
+            return Some(found);
+        }
+        if dir.join(".git").exists() {
+            return None;
+        }
+    }
+    None
+}
+
+/// Whether a configuration file may configure a project of this user: its server commands run
+/// as this user, so only a file this user (or root) owns, and no one else can write, may.
+#[cfg(unix)]
+pub(crate) fn may_configure(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).is_ok_and(|meta| {
+        let me = rustix::process::geteuid().as_raw();
+        owned_and_kept(me, meta.uid(), meta.mode())
+    })
+}
+
+/// Windows keeps no owner bits here: its folders' access lists decide who writes there.
+#[cfg(not(unix))]
+pub(crate) fn may_configure(_path: &Path) -> bool {
+    true
+}
+
+/// Whether a file owned by `owner`, with permission bits `mode`, is this user's (`me`) own:
+/// owned by them or by root, and neither group- nor world-writable.
+#[cfg_attr(not(unix), allow(dead_code))]
+fn owned_and_kept(me: u32, owner: u32, mode: u32) -> bool {
+    (owner == me || owner == 0) && mode & 0o022 == 0
 }
 
 /// The workspace root for the CLI: the nearest folder upward from `start` holding `.git`, `squiggle.toml` or `.squiggle/config.toml`; else `start`.
@@ -72,6 +112,57 @@ pub fn find_root(file: &Path, workspace_root: &Path, markers: &[String]) -> Path
 mod tests {
     use super::*;
     use std::fs;
+
+    #[test]
+    fn only_a_file_of_this_user_or_root_that_no_one_else_writes_configures() {
+        // (me, owner, mode, may configure)
+        let table = [
+            (1000, 1000, 0o644, true),
+            (1000, 0, 0o644, true),
+            (1000, 1001, 0o644, false),
+            (1000, 1000, 0o664, false),
+            (1000, 1000, 0o646, false),
+            (1000, 0, 0o666, false),
+            (0, 0, 0o600, true),
+            (0, 1000, 0o644, false),
+        ];
+        for (me, owner, mode, may) in table {
+            assert_eq!(
+                owned_and_kept(me, owner, mode),
+                may,
+                "{me} {owner} {mode:o}"
+            );
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_world_writable_project_file_is_not_read_nor_a_root_marker() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let shared = dir.path().join("shared");
+        let project = shared.join("checkout");
+        fs::create_dir_all(&project).expect("mkdir");
+        let hostile = shared.join("squiggle.toml");
+        touch(&hostile);
+        fs::set_permissions(&hostile, fs::Permissions::from_mode(0o666)).expect("chmod");
+        assert_eq!(find_project_file(&project), None);
+        assert_eq!(find_workspace_root(&project), project);
+    }
+
+    #[test]
+    fn the_project_file_search_stops_at_the_project_root() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let project = dir.path().join("checkout");
+        fs::create_dir_all(project.join(".git")).expect("mkdir");
+        touch(&dir.path().join("squiggle.toml"));
+        assert_eq!(find_project_file(&project.join("src")), None);
+        touch(&project.join("squiggle.toml"));
+        assert_eq!(
+            find_project_file(&project.join("src")),
+            Some(project.join("squiggle.toml"))
+        );
+    }
 
     fn touch(path: &Path) {
         fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
