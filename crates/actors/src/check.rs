@@ -40,6 +40,8 @@ pub enum Skip {
         /// The limit.
         limit: u64,
     },
+    /// The file lies in a folder that is not analysed (`excluded_folders`): its name.
+    Excluded(String),
     /// No configured server handles this file's extension.
     NoServer,
     /// Every server for this file's extension is turned off (`enabled = false`); their ids.
@@ -56,6 +58,10 @@ impl fmt::Display for Skip {
             Skip::TooLarge { bytes, limit } => {
                 write!(f, "too large ({bytes} bytes, limit {limit})")
             }
+            Skip::Excluded(folder) => write!(
+                f,
+                "in {folder}, which squiggle does not analyse (configuration key excluded_folders)"
+            ),
             Skip::NoServer => f.write_str("no language server handles this file type"),
             Skip::ServersDisabled(ids) => write!(
                 f,

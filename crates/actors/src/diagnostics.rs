@@ -65,6 +65,8 @@ pub enum DiagnosticsMsg {
     ServerStarted { key: ServerKey, one_list: bool },
     /// A server is gone: forget what it published and end the waits on it.
     ServerGone { key: ServerKey },
+    /// A host's check of a file was answered: the epoch moves on (BR-83).
+    CheckAnswered,
     /// The current epoch.
     Epoch(RpcReplyPort<u64>),
     /// Wait until what `key` delivers for `version` of `path` is final (the completion model
@@ -197,6 +199,7 @@ impl Actor for DiagnosticsActor {
                 reason,
             } => store.pull_failed(key, path, version, reason, now),
             DiagnosticsMsg::ServerGone { key } => store.server_gone(key),
+            DiagnosticsMsg::CheckAnswered => store.check_answered(now),
             DiagnosticsMsg::Busy { key, busy } => store.busy(key, busy, now),
             DiagnosticsMsg::ServerStarted { key, one_list } => {
                 store.server_started(key, one_list);

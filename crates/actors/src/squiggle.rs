@@ -228,12 +228,15 @@ impl Squiggle {
     /// the servers in the order they were asked for (their futures first polled), and each
     /// answer belongs to its own text.
     /// The file's diagnostics become its baseline: a later [`Squiggle::feedback`] marks the
-    /// errors that were not among them.
+    /// errors that were not among them. Each answer moves the diagnostics epoch on
+    /// ([`Squiggle::epoch`]), whether a server delivered anything for it or not.
     pub async fn check_file(&self, path: impl AsRef<Path>, text: Option<String>) -> CheckResult {
         self.inner.calls.came();
         self.restored().await;
         let result = self.check(path.as_ref(), text, Saved::IfOnDisk).await;
         self.remember_shown(std::slice::from_ref(&result));
+        // Whatever the servers delivered for it, or none (BR-83).
+        let _ = (self.inner.diagnostics).cast(DiagnosticsMsg::CheckAnswered);
         result
     }
 
@@ -326,6 +329,9 @@ impl Squiggle {
         }
         if !path.starts_with(&inner.workspace_root) {
             return CheckResult::skipped(file, Skip::OutsideWorkspace);
+        }
+        if let Some(folder) = inner.config.excluded_folder(Path::new(&file)) {
+            return CheckResult::skipped(file, Skip::Excluded(folder.to_string()));
         }
         let read_from_disk = text.is_none();
         let text = match self.text_of(&path, text).await {

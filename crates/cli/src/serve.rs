@@ -476,9 +476,10 @@ fn rank(state: ServerState) -> u8 {
     match state {
         ServerState::Active => 0,
         ServerState::Starting => 1,
-        ServerState::Broken => 2,
-        ServerState::Unavailable => 3,
-        ServerState::Disabled => 4,
+        ServerState::Idle => 2,
+        ServerState::Broken => 3,
+        ServerState::Unavailable => 4,
+        ServerState::Disabled => 5,
     }
 }
 

@@ -157,7 +157,7 @@ pub fn idle_status(
         ),
         Standing::NotNeeded(why) | Standing::NotUsed(why) => (ServerState::Disabled, why),
         Standing::Runs(_) => (
-            ServerState::Active,
+            ServerState::Idle,
             "starts on the first file that needs it".to_string(),
         ),
         Standing::Unavailable(why) => (ServerState::Unavailable, why),

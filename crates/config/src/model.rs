@@ -55,6 +55,11 @@ keyed! {
         pub navigation_tools: bool = true,
         /// Files larger than this many bytes are not sent to servers.
         pub max_file_bytes: u64 = 2 * 1024 * 1024,
+        /// Folders, by name at any depth below the workspace root, whose files are not
+        /// analysed: a check of one or a question about one is refused and starts no server
+        /// (the project's dependencies; `[]` analyses them too).
+        #[serde(alias = "excludedFolders")]
+        pub excluded_folders: Vec<String> = vec!["node_modules".to_string()],
         /// The most documents one server keeps open; the least recently used are closed first.
         #[serde(alias = "maxOpenDocuments")]
         pub max_open_documents: usize = 200,
@@ -87,6 +92,16 @@ keyed! {
 }
 
 impl Config {
+    /// The folder of [`Config::excluded_folders`] that `relative` (a path relative to the
+    /// workspace root) lies in, if any.
+    pub fn excluded_folder(&self, relative: &std::path::Path) -> Option<&str> {
+        let folders = relative.parent()?.components();
+        let names: Vec<&std::ffi::OsStr> = folders.map(|part| part.as_os_str()).collect();
+        (self.excluded_folders.iter())
+            .find(|excluded| names.iter().any(|name| *name == excluded.as_str()))
+            .map(String::as_str)
+    }
+
     /// The caps feedback for agents applies.
     pub fn caps(&self) -> squiggle_protocol::Caps {
         squiggle_protocol::Caps {
@@ -107,6 +122,32 @@ mod tests {
             .servers
             .remove(id)
             .expect("built-in server")
+    }
+
+    #[test]
+    fn files_below_an_excluded_folder_at_any_depth_are_excluded() {
+        let config = Config::default();
+        // (path relative to the root, the folder it is excluded by)
+        let table = [
+            ("node_modules/pkg/x.ts", Some("node_modules")),
+            (
+                "packages/web/node_modules/pkg/index.d.ts",
+                Some("node_modules"),
+            ),
+            ("src/node_modules.ts", None),
+            ("node_modules", None),
+            ("src/a.ts", None),
+            ("my_node_modules/a.ts", None),
+        ];
+        for (path, excluded) in table {
+            let found = config.excluded_folder(std::path::Path::new(path));
+            assert_eq!(found, excluded, "{path}");
+        }
+        let none = Config {
+            excluded_folders: Vec::new(),
+            ..Config::default()
+        };
+        assert_eq!(none.excluded_folder("node_modules/x.ts".as_ref()), None);
     }
 
     #[test]

@@ -187,6 +187,8 @@ impl Diagnostic {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ServerState {
+    /// Not started yet: installed, and starts on the first file that needs it.
+    Idle,
     /// The process is starting or initializing.
     Starting,
     /// Initialized and serving requests.
@@ -203,6 +205,7 @@ impl ServerState {
     /// The lowercase name used in JSON and text output.
     pub fn as_str(self) -> &'static str {
         match self {
+            ServerState::Idle => "idle",
             ServerState::Starting => "starting",
             ServerState::Active => "active",
             ServerState::Broken => "broken",

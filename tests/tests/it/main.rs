@@ -10,6 +10,7 @@
 //!   (`support/mcp_client`: the MCP test client; `support/real_server`: real-server fixtures;
 //!   `support/report`: reading `--format json`).
 //! - `cli`: the `squiggle` command line against the fake server.
+//! - `contracts`: the reference documents' rules, one test each (`docs/contracts.md`).
 //! - `daemon`: the `squiggle check` daemon (`daemon/reliability`, `daemon/budget`,
 //!   `daemon/verdict`).
 //! - `serve`: `squiggle serve`'s JSON-RPC contract.
@@ -39,6 +40,7 @@ mod agent_plugins;
 mod cli;
 mod client_spec;
 mod completion;
+mod contracts;
 mod daemon;
 mod feedback;
 mod hook;

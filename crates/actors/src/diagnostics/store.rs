@@ -532,6 +532,21 @@ impl Store {
         steps
     }
 
+    /// A host's check of a file was answered (`lsp/checkFile`, BR-83): the epoch moves on, as
+    /// with a delivery, so a wait for a quiet store that began before it ends a quiet time
+    /// later even when no server delivered anything for that check (a file no server
+    /// handles, a server that did not answer).
+    pub fn check_answered(&mut self, now: Instant) -> Steps {
+        let mut steps = Steps::default();
+        self.epoch += 1;
+        self.last_publish = Some(now);
+        let ids: Vec<WaiterId> = self.waiting_on_all.to_vec();
+        for id in ids {
+            self.check(id, now, &mut steps);
+        }
+        steps
+    }
+
     /// Begins a wait until what `key` delivers for `version` of `path` after now is final
     /// (the completion model decides, from the server's `traits`), or until `deadline`. The
     /// answer comes under the returned number, in these steps or later ones.

@@ -82,6 +82,14 @@ pub enum NavError {
         /// The workspace root.
         root: String,
     },
+    /// The file lies in a folder that is not analysed (`excluded_folders`).
+    #[error("{file} is in {folder}, which squiggle does not analyse (configuration key excluded_folders)")]
+    Excluded {
+        /// The file asked about.
+        file: String,
+        /// The excluded folder it lies in.
+        folder: String,
+    },
     /// The file cannot be read.
     #[error("{file}: {reason}")]
     Unreadable {
@@ -401,6 +409,12 @@ impl Squiggle {
             return Err(NavError::OutsideWorkspace {
                 file: file.display().to_string(),
                 root,
+            });
+        }
+        if let Some(folder) = self.inner.config.excluded_folder(Path::new(&relative)) {
+            return Err(NavError::Excluded {
+                file: relative,
+                folder: folder.to_string(),
             });
         }
         let text = self

@@ -1,0 +1,173 @@
+//! The contracts of the reference documents (`../shared/reference/`), one test per rule, named
+//! for it, driving the doors a host built on those documents uses (`serve`, `mcp`, the Rust
+//! API). `docs/contracts.md` maps each rule to where it is honoured.
+
+#![allow(clippy::unwrap_used)]
+
+use std::time::{Duration, Instant};
+
+use crate::support::{FakeWorkspace, Mcp, Serve};
+use serde_json::json;
+use squiggle_actors::{NavError, Target};
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// A workspace whose `.fake` files the fake server serves; a `.txt` file has no server.
+fn workspace() -> FakeWorkspace {
+    let ws = FakeWorkspace::new();
+    ws.write("squiggle.toml", &ws.fake_toml(&[]));
+    ws
+}
+
+/// `serve`, once it said `lsp/ready`.
+fn serve(ws: &FakeWorkspace) -> Serve {
+    let serve = Serve::start(&ws.root, &[]);
+    assert_eq!(serve.next(LIMIT)["method"], "lsp/ready");
+    serve
+}
+
+/// BR-83: the epoch moves on with every `lsp/checkFile`, one no server takes too, so a write
+/// tool's `lsp/diagnosticsAfter` (with the epoch from before its check) ends a quiet time
+/// after the check rather than at its `waitMs`.
+#[test]
+fn br_83_the_epoch_moves_on_every_check_file_one_no_server_takes_too() {
+    let ws = workspace();
+    ws.write("notes.txt", "no server reads this\n");
+    let mut serve = serve(&ws);
+
+    serve.request(1, "lsp/getDiagnosticEpoch", json!({}));
+    let before = serve.answer(1, LIMIT)["result"].as_u64().unwrap();
+    serve.request(2, "lsp/checkFile", json!({"filePath": "notes.txt"}));
+    assert_eq!(serve.answer(2, LIMIT)["result"], json!([]));
+    serve.request(3, "lsp/getDiagnosticEpoch", json!({}));
+    let after = serve.answer(3, LIMIT)["result"].as_u64().unwrap();
+    assert!(after > before, "epoch {before} then {after}");
+
+    // The write tool's wait: two minutes at most, ended by the check's epoch.
+    let asked = Instant::now();
+    serve.request(
+        4,
+        "lsp/diagnosticsAfter",
+        json!({"afterEpoch": before, "waitMs": 120_000}),
+    );
+    assert_eq!(serve.answer(4, LIMIT)["result"], json!({}));
+    assert!(
+        asked.elapsed() < LIMIT,
+        "answered after {:?}",
+        asked.elapsed()
+    );
+    assert!(ws.server_pids().is_empty(), "no server for a .txt file");
+}
+
+/// EC-26, BR-32: a file in `node_modules` is not analysed: `squiggle/checkFile` says why, and
+/// no server starts for it; `excluded_folders = []` analyses it.
+#[test]
+fn ec_26_a_file_in_node_modules_is_refused_and_starts_no_server() {
+    let ws = workspace();
+    ws.write("node_modules/pkg/x.fake", "ERROR in a dependency\n");
+    let mut serve = serve(&ws);
+
+    serve.request(
+        1,
+        "squiggle/checkFile",
+        json!({"filePath": "node_modules/pkg/x.fake"}),
+    );
+    let answer = serve.answer(1, LIMIT)["result"].clone();
+    assert_eq!(answer["outcome"], "not_checked", "{answer}");
+    assert_eq!(
+        answer["reason"],
+        "in node_modules, which squiggle does not analyse (configuration key excluded_folders)"
+    );
+    serve.request(
+        2,
+        "lsp/checkFile",
+        json!({"filePath": "node_modules/pkg/x.fake"}),
+    );
+    assert_eq!(serve.answer(2, LIMIT)["result"], json!([]));
+    serve.request(3, "lsp/status", json!({}));
+    let status = serve.answer(3, LIMIT)["result"].clone();
+    assert!(
+        ws.server_pids().is_empty(),
+        "no server started for it: {status}"
+    );
+    serve.request(4, "lsp/shutdown", json!({}));
+    serve.answer(4, LIMIT);
+
+    // Configurable: with no excluded folder, it is checked like any other file.
+    let config = format!("excluded_folders = []\n{}", ws.fake_toml(&[]));
+    ws.write("squiggle.toml", &config);
+    let mut serve = self::serve(&ws);
+    serve.request(
+        1,
+        "lsp/checkFile",
+        json!({"filePath": "node_modules/pkg/x.fake"}),
+    );
+    let found = serve.answer(1, LIMIT)["result"].clone();
+    assert_eq!(found[0]["file"], "node_modules/pkg/x.fake", "{found}");
+}
+
+/// EC-26 for questions: the navigation tools refuse a file in `node_modules` before any
+/// server starts, in MCP and the Rust API.
+#[tokio::test]
+async fn ec_26_questions_about_a_file_in_node_modules_are_refused_before_any_server_starts() {
+    let ws = workspace();
+    let file = ws.write("node_modules/pkg/x.fake", "let value = 1\n");
+    let squiggle = ws.start(vec![ws.server("fake", &[])]).await;
+    let outline = squiggle.document_symbols(&file, false).await;
+    let hover = (squiggle.hover(&file, Target::At { line: 1, column: 5 })).await;
+    for answer in [outline.map(|_| ()), hover.map(|_| ())] {
+        assert!(
+            matches!(&answer, Err(NavError::Excluded { folder, .. }) if folder == "node_modules"),
+            "{answer:?}"
+        );
+    }
+    assert!(squiggle.status().await.is_empty(), "no server started");
+    squiggle.shutdown().await;
+
+    let mut mcp = Mcp::start(&ws.root, LIMIT);
+    let answer = mcp.call(
+        "lsp_document_symbols",
+        json!({"file": "node_modules/pkg/x.fake"}),
+        LIMIT,
+    );
+    let text = answer["content"][0]["text"].as_str().unwrap_or_default();
+    assert_eq!(answer["isError"], true, "{answer}");
+    assert!(
+        text.contains(
+            "node_modules/pkg/x.fake is in node_modules, which squiggle does not analyse"
+        ),
+        "{text}"
+    );
+    mcp.close(LIMIT);
+    assert!(ws.server_pids().is_empty(), "no server started");
+}
+
+/// B6: status says what is true: a server installed but never started is `idle` (no pid, and
+/// why), and `active` with its pid once a file needed it.
+#[test]
+fn b6_a_server_never_started_is_idle_then_active_with_its_pid() {
+    let ws = workspace();
+    ws.write("a.fake", "fine\n");
+    let mut serve = serve(&ws);
+    let fake = |status: &serde_json::Value| {
+        let servers = status.as_array().cloned().unwrap_or_default();
+        servers.into_iter().find(|server| server["id"] == "fake")
+    };
+
+    serve.request(1, "lsp/status", json!({}));
+    let before = fake(&serve.answer(1, LIMIT)["result"]).unwrap();
+    assert_eq!(before["status"], "idle", "{before}");
+    assert_eq!(before["serverPid"], serde_json::Value::Null, "{before}");
+    assert_eq!(before["reason"], "starts on the first file that needs it");
+
+    serve.request(2, "lsp/checkFile", json!({"filePath": "a.fake"}));
+    serve.answer(2, LIMIT);
+    serve.request(3, "lsp/status", json!({}));
+    let after = fake(&serve.answer(3, LIMIT)["result"]).unwrap();
+    assert_eq!(after["status"], "active", "{after}");
+    assert_eq!(
+        after["serverPid"].as_u64(),
+        ws.server_pids().first().map(|pid| u64::from(*pid)),
+        "{after}"
+    );
+}
