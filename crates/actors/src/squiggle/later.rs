@@ -9,8 +9,10 @@
 //! other files:`), and never once the edited file or that other file was handed another text.
 //!
 //! What it finds holds for the texts the servers hold when it ends: it keeps nothing if any
-//! text was handed to the servers after the edit's answer (another edit, a fix), or if a call
-//! came while it searched; the next feedback then says it did not finish.
+//! text was handed to the servers after the edit's answer (another edit, a fix); the next
+//! feedback then says it did not finish. A call that came while it searched (one that hands
+//! no other text: a read, a question, a hook on an unchanged file) stops it, and it keeps what
+//! it found before, saying which importers it had no time for.
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -259,16 +261,18 @@ impl Squiggle {
             "later: the search after an edit's answer"
         );
         // The look with the text from before hands the edit's back: the same texts again,
-        // once that is answered.
+        // once that is answered. What it found holds for the texts of the answer while the
+        // servers hold those: a call that came stopped the rest (said below as not checked),
+        // not what was found before it.
         self.restored().await;
-        if window_end.called() || self.texts_state().await != answered.state {
-            tracing::debug!(
-                called = window_end.called(),
-                "later: not finished, a call came or another text was handed"
-            );
+        if self.texts_state().await != answered.state {
+            tracing::debug!("later: not finished, another text was handed");
             return None;
         }
-        // Those it had no time for either (20 s) are said.
+        if window_end.called() {
+            tracing::debug!("later: stopped by a call; what it found before is kept");
+        }
+        // Those it had no time for (20 s, or a call came) are said.
         let left = self.unsearched(&searched, &answers_before, false).await;
         let root = self.inner.workspace_root.clone();
         let files: Vec<String> = caused.keys().cloned().collect();
