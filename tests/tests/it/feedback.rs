@@ -978,7 +978,24 @@ async fn answered_searching_after(
     squiggle_actors::Feedback,
     tokio::sync::broadcast::Receiver<LspEvent>,
 ) {
-    let script = json!({"pull": true, "diagnose_on": [], "pull_busy_ms": [0, 0, 0, b_pull_ms]});
+    answered_with_pulls(&[0, 0, 0, b_pull_ms], wait_ms).await
+}
+
+/// [`answered_searching_after`], each pull taking the time `pull_ms` gives it, in order: b.ts's
+/// and a.ts's checks before the edit, the edit's, then the search after the answer's: b.ts,
+/// c.ts (it imports b.ts), the text from before the edit, b.ts with it, the edit's text handed
+/// back.
+async fn answered_with_pulls(
+    pull_ms: &[u64],
+    wait_ms: u64,
+) -> (
+    FakeWorkspace,
+    std::path::PathBuf,
+    Squiggle,
+    squiggle_actors::Feedback,
+    tokio::sync::broadcast::Receiver<LspEvent>,
+) {
+    let script = json!({"pull": true, "diagnose_on": [], "pull_busy_ms": pull_ms});
     let (ws, edited, spec) = importers_workspace(script);
     let mut config = ws.config(vec![spec]);
     config.dependent_files_wait_ms = wait_ms;
@@ -1103,6 +1120,35 @@ async fn a_search_after_an_answer_that_a_call_stops_is_said_to_be_unfinished_by_
         next.text
     );
     assert!(next.earlier.is_empty(), "{:?}", next.earlier);
+    squiggle.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_call_that_comes_once_the_search_after_an_answer_found_its_errors_does_not_lose_them() {
+    // The edit's text handed back by the search's look with the text from before (the 8th
+    // pull) takes 3 s: the search found b.ts's new error by then.
+    let (ws, _, squiggle, answer, _) = answered_with_pulls(&[0, 0, 0, 0, 0, 0, 0, 3000], 0).await;
+    let handing_back = eventually(std::time::Duration::from_secs(10), || {
+        ws.received("textDocument/diagnostic").len() >= 8
+    });
+    assert!(
+        handing_back.await,
+        "the search never handed the edit's text back"
+    );
+
+    // A call that hands no other text (c.ts as the disk holds it) stops the search.
+    let c = squiggle.check_file(ws.root.join("src/c.ts"), None).await;
+    assert!(c.outcome().is_checked(), "{c:?}");
+    let next = (squiggle.feedback(ws.root.join("src/c.ts"), None, Scope::Edit, None)).await;
+    let header = "LSP errors your earlier edit of src/a.ts caused in other files:\n";
+    assert!(
+        next.text.contains(header) && next.text.contains("src/a.ts has no alpha"),
+        "{}\n(after {})",
+        next.text,
+        answer.text
+    );
+    assert!(!next.text.contains("did not finish"), "{}", next.text);
+    assert_eq!(next.earlier.len(), 1, "{:?}", next.earlier);
     squiggle.shutdown().await;
 }
 
