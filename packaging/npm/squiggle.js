@@ -49,9 +49,12 @@ function binary() {
   try {
     return path.join(path.dirname(require.resolve(`${name}/package.json`)), "squiggle");
   } catch {
+    const version = known[name];
     fail(
-      `the package ${name} (squiggle's binary for this platform) is not installed. ` +
-        "Reinstall without --no-optional / --omit=optional, " +
+      `the package ${name} (squiggle's binary for this platform) is not installed beside ` +
+        `@squiggle-dev/squiggle. Install it where that is installed: npm install ${name}@${version} ` +
+        `(add -g for a global install; from a checkout's cargo xtask dist, the file ` +
+        `target/dist/npm/squiggle-dev-cli-*.tgz of this platform instead of the name); ` +
         `or set ${OVERRIDE} to a squiggle binary.`,
     );
   }
