@@ -83,8 +83,8 @@ pub use squiggle_config::Config;
 pub use squiggle_protocol::folder_report::FolderReport;
 pub use squiggle_protocol::navigation::{Body, Call, Direction};
 pub use squiggle_protocol::{
-    Basis, Diagnostic, Location, Outcome, OutcomeKind, Scope, ServerReport, ServerState,
-    ServerStatus, Severity, Symbol, Unsearched,
+    Basis, Diagnostic, Location, Outcome, OutcomeKind, Scope, ServerMetrics, ServerReport,
+    ServerState, ServerStatus, Severity, Symbol, Unsearched,
 };
 
 /// Errors starting the runtime.

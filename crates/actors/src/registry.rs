@@ -410,7 +410,9 @@ impl Servers {
 
     /// The restart policy's limits, from the configuration.
     fn limits(&self) -> Limits {
-        Limits::with_cooldown(Duration::from_millis(self.args.config.restart_cooldown_ms))
+        let config = &self.args.config;
+        let cooldown = Duration::from_millis(config.restart_cooldown_ms);
+        Limits::new(cooldown, config.max_automatic_restarts)
     }
 
     /// Tells the restart policy that a server broke: schedules its automatic restart after the
@@ -622,6 +624,7 @@ impl Servers {
             .servers
             .get(&key.id)
             .map(|s| s.language_id.clone());
+        let crashes = self.restarts.get(key).map_or(0, Restarts::breaks);
         ServerStatus {
             id: key.id.clone(),
             root: paths::relative_to(&self.args.workspace_root, &key.root),
@@ -629,6 +632,10 @@ impl Servers {
             state,
             reason,
             pid,
+            metrics: squiggle_protocol::ServerMetrics {
+                crashes,
+                ..Default::default()
+            },
         }
     }
 

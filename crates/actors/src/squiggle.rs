@@ -6,6 +6,7 @@
 //! (serve's first poll, the actor's mailbox order, the store's epochs), what each closes and
 //! the test that proves it: `docs/ordering.md`.
 
+mod answer_times;
 mod batch_deadline;
 mod calls;
 mod disk_stamps;
@@ -133,6 +134,8 @@ struct Ready {
 struct Sent {
     ready: Ready,
     answer: ractor::concurrency::OneshotReceiver<Freshness>,
+    /// When the text was handed over.
+    at: Instant,
 }
 
 /// One server's part in a check.
@@ -1138,13 +1141,30 @@ impl Squiggle {
         }
     }
 
-    /// The status of every server squiggle has tried to use, sorted by id.
+    /// The status of every server squiggle has tried to use, sorted by id, with how each did
+    /// this session (crashes, checks, timeouts, answer times: BR-67).
     pub async fn status(&self) -> Vec<ServerStatus> {
-        self.inner
-            .registry
-            .status(ASK_LIMIT)
-            .await
-            .unwrap_or_default()
+        let mut statuses = (self.inner.registry.status(ASK_LIMIT).await).unwrap_or_default();
+        // Each status names its root relative to the workspace root, as the keys do not.
+        let root = self.inner.workspace_root.clone();
+        let named: Vec<(String, String)> = (statuses.iter())
+            .map(|status| (status.id.clone(), status.root.clone()))
+            .collect();
+        let times = (self.inner.documents)
+            .with(move |documents| {
+                let of = |(id, at): &(String, String)| {
+                    let times = (documents.answer_times.iter()).find(|(key, _)| {
+                        key.id == *id && paths::relative_to(&root, &key.root) == *at
+                    });
+                    times.map(|(_, times)| times.clone()).unwrap_or_default()
+                };
+                named.iter().map(of).collect::<Vec<_>>()
+            })
+            .await;
+        for (status, times) in statuses.iter_mut().zip(times) {
+            status.metrics = times.metrics(status.metrics.crashes);
+        }
+        statuses
     }
 
     /// Says how this host restarts a server held after a crash loop (or too many restarts),
@@ -1201,6 +1221,22 @@ impl Squiggle {
     /// Shuts every server down (gracefully, then by force) and stops the runtime.
     pub async fn shutdown(&self) {
         let inner = &self.inner;
+        // How each server did this session, in the log (BR-67).
+        for status in self.status().await {
+            let metrics = &status.metrics;
+            if !metrics.is_empty() {
+                tracing::info!(
+                    server = %status.id,
+                    root = %status.root,
+                    crashes = metrics.crashes,
+                    checks = metrics.checks,
+                    timed_out = metrics.timed_out,
+                    answer_median_ms = metrics.answer_median_ms,
+                    answer_p90_ms = metrics.answer_p90_ms,
+                    "server metrics for this session"
+                );
+            }
+        }
         inner
             .registry
             .shutdown(Duration::from_secs(15), ASK_LIMIT)
@@ -1297,7 +1333,11 @@ impl Squiggle {
             .server
             .sync(path.to_path_buf(), text.clone(), saved, ready.deadline);
         match sync {
-            Some(answer) => Ok(Sent { ready, answer }),
+            Some(answer) => Ok(Sent {
+                ready,
+                answer,
+                at: Instant::now(),
+            }),
             // The reason comes with the answer (it takes asking the registry).
             None => Err(Box::new(self.outcome(
                 &ready.key,
@@ -1308,9 +1348,21 @@ impl Squiggle {
         }
     }
 
-    /// Waits for a server's final answer to a text it was sent, within the deadline.
+    /// Waits for a server's final answer to a text it was sent, within the deadline, and notes
+    /// how long it took (see [`Squiggle::status`]).
     async fn answer_of(&self, sent: Sent) -> ServerOutcome {
-        let Sent { ready, answer } = sent;
+        let (key, at) = (sent.ready.key.clone(), sent.at);
+        let outcome = self.final_answer_of(sent).await;
+        let (took, timed_out) = (at.elapsed(), outcome.timed_out);
+        (self.inner.documents).tell(move |documents| {
+            (documents.answer_times.entry(key).or_default()).note(took, timed_out);
+        });
+        outcome
+    }
+
+    /// [`Squiggle::answer_of`], the answer itself.
+    async fn final_answer_of(&self, sent: Sent) -> ServerOutcome {
+        let Sent { ready, answer, .. } = sent;
         let Ready {
             key,
             server,

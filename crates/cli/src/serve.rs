@@ -16,7 +16,7 @@ use futures::FutureExt;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
-use squiggle_actors::{LspEvent, ServerState, Severity, Squiggle};
+use squiggle_actors::{LspEvent, ServerMetrics, ServerState, Severity, Squiggle};
 use squiggle_config::Config;
 use squiggle_protocol::service::{
     method, service_diagnostics, Bootstrap, CheckFileParams, DiagnosticsAfterParams,
@@ -425,6 +425,7 @@ impl Service {
                 language: String::new(),
                 server_pid: None,
                 reason: Some("LSP disabled by configuration".to_string()),
+                metrics: ServerMetrics::default(),
             }];
         }
         let running = self.squiggle.status().await;
@@ -459,12 +460,16 @@ impl Service {
                         (state, None, Some(reason))
                     }
                 };
+                // Of every root it serves, together.
+                let roots = running.iter().filter(|s| s.id == spec.id);
+                let metrics = ServerMetrics::together(roots.map(|s| &s.metrics));
                 ServiceStatus {
                     id: spec.id.clone(),
                     status,
                     language: spec.language_id.clone(),
                     server_pid,
                     reason,
+                    metrics,
                 }
             })
             .collect()

@@ -51,6 +51,8 @@ pub struct Output {
 #[derive(Debug, Clone)]
 pub struct Toolbox {
     squiggle: Squiggle,
+    /// `lsp`: with it off no tool is offered (EC-30).
+    enabled: bool,
     navigation: bool,
     severities: Vec<Severity>,
     /// What rename and code action previews saw, for the applies that follow.
@@ -58,11 +60,13 @@ pub struct Toolbox {
 }
 
 impl Toolbox {
-    /// The tools for a runtime, following its configuration (`navigation_tools`, severities).
+    /// The tools for a runtime, following its configuration (`lsp`, `navigation_tools`,
+    /// severities).
     pub fn new(squiggle: Squiggle) -> Self {
         let config = squiggle.config();
         let (navigation, severities) = (config.navigation_tools, config.include_severities.clone());
         Self {
+            enabled: config.enabled,
             squiggle,
             navigation,
             severities,
@@ -70,11 +74,10 @@ impl Toolbox {
         }
     }
 
-    /// The tools offered: navigation ones only when `navigation_tools` is on.
+    /// The tools offered: none with `lsp = false` (disabled means absent), navigation ones
+    /// only when `navigation_tools` is on.
     pub fn tools(&self) -> impl Iterator<Item = &'static Tool> + '_ {
-        TOOLS
-            .iter()
-            .filter(|tool| self.navigation || !tool.navigation)
+        (TOOLS.iter()).filter(|tool| self.enabled && (self.navigation || !tool.navigation))
     }
 
     /// Runs a tool; an error says what was wrong with the question, for the model to fix. Its
@@ -243,7 +246,8 @@ impl Toolbox {
                 (file.clone(), json!(shown))
             })
             .collect();
-        let mut structured = json!({"files": files, "notes": notes});
+        // `diagnostics` is the integration contract's name for the same map.
+        let mut structured = json!({"files": files, "diagnostics": files, "notes": notes});
         if let (Some(Value::Object(checked)), Value::Object(map)) = (checked, &mut structured) {
             map.extend(checked);
         }
@@ -269,10 +273,20 @@ fn position_json(position: Option<(u32, u32)>) -> Value {
     )
 }
 
+/// A location as JSON: its fields, and `character` (its `column`), as the integration
+/// contract names it.
+fn location_json(location: &Location) -> Value {
+    let mut value = json!(location);
+    if let Value::Object(map) = &mut value {
+        map.insert("character".to_string(), json!(location.column));
+    }
+    value
+}
+
 /// A list of locations under its title, at most `max`, with the structured result.
 fn located(answer: Answer<Vec<Location>>, title: &str, max: usize) -> Output {
     let text = render_locations(title, &answer.items, max);
-    let shown: Vec<_> = answer.items.iter().take(max).collect();
+    let shown: Vec<Value> = (answer.items.iter().take(max)).map(location_json).collect();
     let structured = json!({
         "position": position_json(answer.position),
         "symbol": answer.subject,
@@ -293,7 +307,8 @@ fn hovered(answer: Answer<Option<String>>, title: &str) -> Output {
         text = text.chars().take(MAX_HOVER_CHARS).collect::<String>() + "\n... (cut)";
     }
     let text = format!("{title}:\n{text}");
-    let structured = json!({"position": position_json(answer.position), "symbol": answer.subject, "hover": answer.items, "notes": answer.notes});
+    // `content` is the integration contract's name for it (`{content: string | null}`).
+    let structured = json!({"position": position_json(answer.position), "symbol": answer.subject, "hover": answer.items, "content": answer.items, "notes": answer.notes});
     output(text + "\n", &answer.notes, structured)
 }
 

@@ -28,6 +28,9 @@ keyed! {
         /// How long a broken server stays broken before a restart (automatic or explicit), in
         /// milliseconds.
         pub restart_cooldown_ms: u64 = 30_000,
+        /// How many times a broken server is restarted automatically in a session, at most (0:
+        /// a broken server stays broken until it is restarted explicitly, as BR-20 has it).
+        pub max_automatic_restarts: u32 = 3,
         /// How long a server may take to answer `initialize`, in milliseconds.
         pub initialize_timeout_ms: u64 = 10_000,
         /// How long diagnostics must stay unchanged before they count as final, in milliseconds.

@@ -277,6 +277,15 @@ impl Server {
                     symbols::definitions(uri, &text, at("line"), at("character"), self.encoding);
                 self.respond(id, found)
             }
+            "textDocument/hover" if self.script.hover => {
+                let uri = params["textDocument"]["uri"].as_str().unwrap_or_default();
+                let at = |key: &str| params["position"][key].as_u64().unwrap_or_default() as usize;
+                let text = self.text_of(uri);
+                self.respond(
+                    id,
+                    symbols::hover(&text, at("line"), at("character"), self.encoding),
+                )
+            }
             "workspace/symbol" if self.script.workspace_symbols => {
                 let query = params["query"].as_str().unwrap_or_default();
                 let found = match (&self.root_dir, self.loaded) {
@@ -556,6 +565,9 @@ impl Server {
         }
         if self.script.definition {
             capabilities["definitionProvider"] = true.into();
+        }
+        if self.script.hover {
+            capabilities["hoverProvider"] = true.into();
         }
         if self.script.pull && !self.script.pull_register {
             capabilities["diagnosticProvider"] = json!({"interFileDependencies": false, "workspaceDiagnostics": self.script.workspace_diagnostics});

@@ -115,6 +115,9 @@ pub struct Script {
     /// Declare `definitionProvider` and answer `textDocument/definition` with the declarations
     /// in the document named like the word at the position.
     pub definition: bool,
+    /// Declare `hoverProvider` and answer `textDocument/hover` with `the word WORD` for the
+    /// word at the position (null off a word).
+    pub hover: bool,
     /// Refuse `null` anywhere in a message's params, as strict servers do (TypeScript 7's
     /// `tsc --lsp`): a request gets -32602 naming the field, a notification is ignored.
     pub strict: bool,
@@ -189,6 +192,7 @@ impl Default for Script {
             symbols: false,
             workspace_symbols: false,
             definition: false,
+            hover: false,
             strict: false,
             unversioned: false,
             pull_error: None,

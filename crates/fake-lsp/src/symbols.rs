@@ -176,6 +176,17 @@ pub fn workspace_symbols(root: &Path, query: &str, encoding: Encoding) -> Value 
     Value::Array(out)
 }
 
+/// The answer to `textDocument/hover`: `the word WORD` for the word at the position.
+pub fn hover(text: &str, line: usize, character: usize, encoding: Encoding) -> Value {
+    let word = (text.split('\n').nth(line)).and_then(|l| word_at(l, character, encoding));
+    match word {
+        Some(word) => {
+            json!({"contents": {"kind": "plaintext", "value": format!("the word {word}")}})
+        }
+        None => Value::Null,
+    }
+}
+
 /// The `textDocument/definition` answer: the declarations in `text` (of `uri`) named like the
 /// word at (`line`, `character`), as Locations.
 pub fn definitions(

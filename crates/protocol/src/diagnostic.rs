@@ -236,4 +236,61 @@ pub struct ServerStatus {
     pub reason: Option<String>,
     /// The process id of the running server, if it runs.
     pub pid: Option<u32>,
+    /// How it did this session (BR-67): absent before it was asked anything or broke.
+    #[serde(default, skip_serializing_if = "ServerMetrics::is_empty")]
+    pub metrics: ServerMetrics,
+}
+
+/// How a server did this session, for one root (BR-67).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerMetrics {
+    /// How many times its process broke (crashed, hung, timed out on initialize).
+    pub crashes: u32,
+    /// How many checks asked it for diagnostics.
+    pub checks: u64,
+    /// Of those, how many got no final answer by their deadline.
+    pub timed_out: u64,
+    /// `timed_out` in percent of `checks`, rounded.
+    pub timeout_percent: u32,
+    /// The median time of its answers to the recent checks, in ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer_median_ms: Option<u64>,
+    /// The 90th percentile of the same, in ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer_p90_ms: Option<u64>,
+}
+
+impl ServerMetrics {
+    /// Nothing happened yet.
+    pub fn is_empty(&self) -> bool {
+        self.crashes == 0 && self.checks == 0
+    }
+
+    /// One server's metrics over its roots: the counts summed, the answer times of the root
+    /// that answered the most checks.
+    pub fn together<'a>(roots: impl IntoIterator<Item = &'a ServerMetrics>) -> ServerMetrics {
+        let mut all = ServerMetrics::default();
+        let mut busiest: Option<&ServerMetrics> = None;
+        for root in roots {
+            all.crashes += root.crashes;
+            all.checks += root.checks;
+            all.timed_out += root.timed_out;
+            if busiest.is_none_or(|busiest| root.checks > busiest.checks) {
+                busiest = Some(root);
+            }
+        }
+        all.timeout_percent = percent(all.timed_out, all.checks);
+        all.answer_median_ms = busiest.and_then(|root| root.answer_median_ms);
+        all.answer_p90_ms = busiest.and_then(|root| root.answer_p90_ms);
+        all
+    }
+}
+
+/// `part` in percent of `whole`, rounded (0 of nothing).
+pub fn percent(part: u64, whole: u64) -> u32 {
+    match whole {
+        0 => 0,
+        _ => u32::try_from((part * 100 + whole / 2) / whole).unwrap_or(100),
+    }
 }

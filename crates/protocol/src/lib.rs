@@ -52,7 +52,9 @@ pub mod watch;
 pub use baseline::Baseline;
 pub use convert::{convert_diagnostics, severity_from_lsp};
 pub use delta::DeltaKey;
-pub use diagnostic::{Diagnostic, Origin, ServerState, ServerStatus, Severity, UnknownSeverity};
+pub use diagnostic::{
+    Diagnostic, Origin, ServerMetrics, ServerState, ServerStatus, Severity, UnknownSeverity,
+};
 pub use encoding::{column_in_chars, lsp_character, PositionEncoding};
 pub use feedback::{
     not_checked_section, render_earlier, render_feedback, render_feedback_marked, render_later,

@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::feedback::Scope;
 use crate::outcome::OutcomeKind;
 use crate::render::llm::escape_owned;
-use crate::{Diagnostic, Origin, ServerReport, ServerState, Severity};
+use crate::{Diagnostic, Origin, ServerMetrics, ServerReport, ServerState, Severity};
 
 /// Method names of the service.
 pub mod method {
@@ -186,6 +186,9 @@ pub struct ServiceStatus {
     /// Why it is broken, disabled or unavailable, or that it starts on demand.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub reason: Option<String>,
+    /// How it did this session (BR-67): crashes, checks, timeouts, answer times.
+    #[serde(skip_serializing_if = "ServerMetrics::is_empty", default)]
+    pub metrics: ServerMetrics,
 }
 
 /// The result of `squiggle/checkFile`: `lsp/checkFile`'s diagnostics, and whether the file
@@ -341,6 +344,7 @@ mod tests {
             language: "python".to_string(),
             server_pid: Some(42),
             reason: None,
+            metrics: ServerMetrics::default(),
         };
         assert_eq!(
             serde_json::to_value(&status).unwrap(),

@@ -171,3 +171,150 @@ fn b6_a_server_never_started_is_idle_then_active_with_its_pid() {
         "{after}"
     );
 }
+
+/// EC-30: with `lsp = false` nothing is offered: MCP lists no tool (each would only say it is
+/// disabled), and a call of one is refused as unknown.
+#[test]
+fn ec_30_with_lsp_false_no_mcp_tool_is_listed() {
+    let ws = workspace();
+    ws.write("a.fake", "ERROR x\n");
+    let mut mcp = Mcp::start(&ws.root, LIMIT);
+    let listed = mcp.request("tools/list", json!({}), LIMIT);
+    assert!(
+        listed["result"]["tools"].as_array().unwrap().len() > 1,
+        "the premise: tools with lsp on: {listed}"
+    );
+    mcp.close(LIMIT);
+
+    ws.write(
+        "squiggle.toml",
+        &format!("lsp = false\n{}", ws.fake_toml(&[])),
+    );
+    let mut mcp = Mcp::start(&ws.root, LIMIT);
+    let listed = mcp.request("tools/list", json!({}), LIMIT);
+    assert_eq!(listed["result"]["tools"], json!([]), "{listed}");
+    let called = mcp.call("lsp_diagnostics", json!({"file": "a.fake"}), LIMIT);
+    assert_eq!(called["isError"], true, "{called}");
+    mcp.close(LIMIT);
+    assert!(ws.server_pids().is_empty(), "no server started");
+}
+
+/// Integration contract 2: MCP results carry the contract's names beside squiggle's richer
+/// ones: each location's `character`, hover's `content`, diagnostics under `diagnostics`.
+#[test]
+fn contract_2_mcp_results_carry_the_contracts_names() {
+    let ws = FakeWorkspace::new();
+    ws.write_scripted_toml(&json!({"symbols": true, "definition": true, "hover": true}));
+    ws.write(
+        "shapes.fake",
+        "function area\nvariable total\ntotal = area() + 1\nERROR here\n",
+    );
+    let mut mcp = Mcp::start(&ws.root, LIMIT);
+
+    let found = mcp.call(
+        "lsp_goto_definition",
+        json!({"file": "shapes.fake", "line": 3, "character": 9}),
+        LIMIT,
+    );
+    let location = &found["structuredContent"]["locations"][0];
+    assert_eq!(location["file"], "shapes.fake", "{found}");
+    assert_eq!(location["line"], 1, "{found}");
+    assert_eq!(location["character"], location["column"], "{found}");
+
+    let hover = mcp.call(
+        "lsp_hover",
+        json!({"file": "shapes.fake", "line": 3, "character": 9}),
+        LIMIT,
+    );
+    let structured = &hover["structuredContent"];
+    assert_eq!(structured["content"], "the word area", "{hover}");
+    assert_eq!(structured["content"], structured["hover"], "{hover}");
+
+    let checked = mcp.call("lsp_diagnostics", json!({"file": "shapes.fake"}), LIMIT);
+    let structured = &checked["structuredContent"];
+    let diagnostic = &structured["diagnostics"]["shapes.fake"][0];
+    assert_eq!(diagnostic["line"], 4, "{checked}");
+    assert_eq!(diagnostic["character"], 1, "{checked}");
+    assert_eq!(diagnostic["severity"], "error", "{checked}");
+    assert_eq!(structured["diagnostics"], structured["files"], "{checked}");
+    mcp.close(LIMIT);
+}
+
+/// BR-20: with `max_automatic_restarts = 0` a crashed server stays broken for the session, and
+/// says why, until it is restarted explicitly (`squiggle/restart`); by default it is restarted.
+#[test]
+fn br_20_a_crashed_server_stays_broken_until_restarted_when_asked_to() {
+    let ws = FakeWorkspace::new();
+    ws.write_scripted_toml(&json!({"crash_on_text": "CRASH"}));
+    let fake = std::fs::read_to_string(ws.root.join("squiggle.toml")).unwrap();
+    ws.write("b.fake", "fine\n");
+    // (max_automatic_restarts, the next check's outcome after the crash)
+    for (max, after_crash) in [(None, "clean"), (Some(0), "not_checked")] {
+        let keys = match max {
+            Some(max) => format!("restart_cooldown_ms = 0\nmax_automatic_restarts = {max}\n"),
+            None => "restart_cooldown_ms = 0\n".to_string(),
+        };
+        ws.write("squiggle.toml", &format!("{keys}{fake}"));
+        let mut serve = serve(&ws);
+        serve.request(
+            1,
+            "squiggle/checkFile",
+            json!({"filePath": "a.fake", "text": "CRASH\n"}),
+        );
+        let crashed = serve.answer(1, LIMIT)["result"].clone();
+        assert_eq!(crashed["outcome"], "not_checked", "{crashed}");
+        serve.request(2, "squiggle/checkFile", json!({"filePath": "b.fake"}));
+        let next = serve.answer(2, LIMIT)["result"].clone();
+        assert_eq!(next["outcome"], after_crash, "{max:?}: {next}");
+        if max == Some(0) {
+            let why = next["reason"].as_str().unwrap_or_default().to_string()
+                + next["servers"][0]["reason"].as_str().unwrap_or_default();
+            assert!(why.contains("max_automatic_restarts = 0"), "{next}");
+            serve.request(3, "squiggle/restart", json!({"serverId": "fake"}));
+            serve.answer(3, LIMIT);
+            serve.request(4, "squiggle/checkFile", json!({"filePath": "b.fake"}));
+            let restarted = serve.answer(4, LIMIT)["result"].clone();
+            assert_eq!(restarted["outcome"], "clean", "{restarted}");
+        }
+        serve.request(9, "lsp/shutdown", json!({}));
+        serve.answer(9, LIMIT);
+    }
+}
+
+/// BR-67: `lsp/status` gives each server's crash count, checks, timeout rate and answer
+/// times this session.
+#[test]
+fn br_67_status_gives_each_servers_crashes_timeouts_and_answer_times() {
+    let ws = FakeWorkspace::new();
+    ws.write_scripted_toml(&json!({"crash_on_text": "CRASH"}));
+    let fake = std::fs::read_to_string(ws.root.join("squiggle.toml")).unwrap();
+    ws.write("squiggle.toml", &format!("restart_cooldown_ms = 0\n{fake}"));
+    ws.write("a.fake", "fine\n");
+    let mut serve = serve(&ws);
+    for (id, text) in [
+        (1, "fine\n"),
+        (2, "ERROR x\n"),
+        (3, "CRASH\n"),
+        (4, "fine\n"),
+    ] {
+        serve.request(
+            id,
+            "squiggle/checkFile",
+            json!({"filePath": "a.fake", "text": text}),
+        );
+        serve.answer(id, LIMIT);
+    }
+    serve.request(5, "lsp/status", json!({}));
+    let status = serve.answer(5, LIMIT)["result"].clone();
+    let fake = (status.as_array().unwrap().iter())
+        .find(|server| server["id"] == "fake")
+        .cloned()
+        .unwrap();
+    let metrics = &fake["metrics"];
+    assert_eq!(metrics["crashes"], 1, "{fake}");
+    assert_eq!(metrics["checks"], 4, "{fake}");
+    assert!(metrics["timedOut"].as_u64().is_some(), "{fake}");
+    assert!(metrics["timeoutPercent"].as_u64().is_some(), "{fake}");
+    assert!(metrics["answerMedianMs"].as_u64().is_some(), "{fake}");
+    assert!(metrics["answerP90Ms"].as_u64().is_some(), "{fake}");
+}

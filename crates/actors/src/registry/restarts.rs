@@ -5,8 +5,6 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-/// How many times one server is restarted automatically in a session, at most.
-pub const MAX_AUTOMATIC_RESTARTS: u32 = 3;
 /// A server that breaks within this time after a restart is in a crash loop.
 pub const CRASH_LOOP_WINDOW: Duration = Duration::from_secs(60);
 
@@ -31,11 +29,12 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// The policy's limits with this cooldown.
-    pub fn with_cooldown(cooldown: Duration) -> Self {
+    /// The policy's limits with this cooldown and at most `max_automatic` automatic restarts
+    /// per session (0: a broken server stays broken until it is restarted explicitly).
+    pub fn new(cooldown: Duration, max_automatic: u32) -> Self {
         Self {
             cooldown,
-            max_automatic: MAX_AUTOMATIC_RESTARTS,
+            max_automatic,
             crash_loop: CRASH_LOOP_WINDOW,
         }
     }
@@ -48,6 +47,8 @@ pub enum Hold {
     CrashLoop { after: Duration },
     /// It was restarted automatically this many times already.
     Exhausted { restarts: u32 },
+    /// The configuration says never (`max_automatic_restarts = 0`).
+    Never,
 }
 
 impl Hold {
@@ -62,6 +63,9 @@ impl Hold {
             ),
             Hold::Exhausted { restarts } => format!(
                 "it was restarted automatically {restarts} times this session, the most it gets; {how}"
+            ),
+            Hold::Never => format!(
+                "a broken server is not restarted automatically (max_automatic_restarts = 0); {how}"
             ),
         }
     }
@@ -88,6 +92,8 @@ pub struct Restarts {
     restarted_at: Option<Instant>,
     /// When it last broke, and whether automatic restarts are held since.
     broke: Option<(Instant, Option<Hold>)>,
+    /// How many times it broke this session.
+    breaks: u32,
 }
 
 impl Restarts {
@@ -98,7 +104,13 @@ impl Restarts {
             automatic: 0,
             restarted_at: None,
             broke: None,
+            breaks: 0,
         }
+    }
+
+    /// How many times it broke this session.
+    pub fn breaks(&self) -> u32 {
+        self.breaks
     }
 
     /// The server broke at `now`: when an automatic restart is due, or why there is none.
@@ -109,12 +121,14 @@ impl Restarts {
                     after: now.saturating_duration_since(at),
                 })
             }
+            _ if self.limits.max_automatic == 0 => Some(Hold::Never),
             _ if self.automatic >= self.limits.max_automatic => Some(Hold::Exhausted {
                 restarts: self.automatic,
             }),
             _ => None,
         };
         self.broke = Some((now, hold));
+        self.breaks += 1;
         match hold {
             Some(hold) => Err(hold),
             None => Ok(now + self.limits.cooldown),
@@ -205,6 +219,23 @@ mod tests {
             restarts.decide(Restart::Automatic, again + COOLDOWN),
             Decision::Start
         );
+    }
+
+    #[test]
+    fn with_no_automatic_restart_a_broken_server_waits_for_an_explicit_one() {
+        let t0 = Instant::now();
+        let mut restarts = Restarts::new(Limits::new(COOLDOWN, 0));
+        assert_eq!(restarts.broke(t0), Err(Hold::Never));
+        assert_eq!(
+            restarts.decide(Restart::Automatic, t0 + secs(3600)),
+            Decision::Held(Hold::Never)
+        );
+        assert_eq!(
+            restarts.decide(Restart::Explicit, t0 + COOLDOWN),
+            Decision::Start
+        );
+        restarts.restarted(Restart::Explicit, t0 + COOLDOWN);
+        assert_eq!(restarts.broke(t0 + secs(3600)), Err(Hold::Never));
     }
 
     #[test]

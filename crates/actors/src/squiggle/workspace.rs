@@ -18,12 +18,14 @@ use squiggle_protocol::{Baseline, DeltaKey};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
+use super::answer_times::AnswerTimes;
 use super::disk_stamps::{Stamp, Stamps};
 use super::handed::Handed;
 use super::reach::SyncedOver;
 use super::turns::{Numbers, Turns};
 use super::UnderWay;
 use crate::check::CheckResult;
+use crate::key::ServerKey;
 
 /// A request: a function the actor runs on the documents' state, in mailbox order.
 type Request = Box<dyn FnOnce(&mut Documents) + Send>;
@@ -60,6 +62,9 @@ pub(crate) struct Documents {
     pub in_flight: HashMap<(PathBuf, bool), UnderWay>,
     /// Each document's checks in the order they were asked for (see [`super::turns`]).
     pub turns: Turns<oneshot::Sender<()>>,
+    /// How each server answered this session's checks (not a document's fact: kept here, as
+    /// every check's outcome passes by).
+    pub answer_times: HashMap<ServerKey, AnswerTimes>,
 }
 
 impl Documents {
