@@ -60,7 +60,7 @@ impl Config {
         let opencode = workspace_root.join(OPENCODE_FILE);
         let opencode_ok = !opencode.is_file() || may_configure(&opencode);
         if !opencode_ok {
-            tracing::warn!(file = %opencode.display(), "not read: a configuration file must be owned by you (or root) and writable by no one else, as its server commands run as you");
+            tracing::warn!(file = %opencode.display(), "not read: a configuration file must be owned by you (or root) and writable by no one else, as its server commands run as you (if it is yours: chmod go-w on it)");
         }
         if let Some(text) = read_if_exists(&opencode)?.filter(|_| opencode_ok) {
             config.apply_opencode_json(&text, &opencode)?;

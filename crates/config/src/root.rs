@@ -46,7 +46,7 @@ fn project_file_in(dir: &Path) -> Option<PathBuf> {
     }
     tracing::warn!(
         file = %found.display(),
-        "not read: a configuration file must be owned by you (or root) and writable by no one else, as its server commands run as you"
+        "not read: a configuration file must be owned by you (or root) and writable by no one else, as its server commands run as you (if it is yours: chmod go-w on it)"
     );
     None
 }
