@@ -269,11 +269,16 @@ impl Squiggle {
             tracing::debug!("later: not finished, another text was handed");
             return None;
         }
+        // Those it had no time for (20 s, or a call came) are said.
+        let mut left = self.unsearched(&searched, &answers_before, false).await;
         if window_end.called() {
             tracing::debug!("later: stopped by a call; what it found before is kept");
+            // Stopped before it found them all: those it never came to are not known either,
+            // however many of them the answer left to it.
+            let known = searched.found.len().saturating_sub(left.files);
+            left.files = (left.files).max(answered.unsearched.files.saturating_sub(known));
+            left.more |= answered.unsearched.more;
         }
-        // Those it had no time for (20 s, or a call came) are said.
-        let left = self.unsearched(&searched, &answers_before, false).await;
         let root = self.inner.workspace_root.clone();
         let files: Vec<String> = caused.keys().cloned().collect();
         let changes = (self.inner.documents)
