@@ -950,34 +950,28 @@ async fn a_write_whose_open_importer_a_pull_server_did_not_answer_in_time_says_s
     squiggle.shutdown().await;
 }
 
+/// What the set-ups of an edit answered by a runtime that searches after its answers give:
+/// the workspace, the edited file, the runtime, the edit's answer, and the events subscribed to
+/// before the edit.
+type Answered = (
+    FakeWorkspace,
+    std::path::PathBuf,
+    Squiggle,
+    squiggle_actors::Feedback,
+    tokio::sync::broadcast::Receiver<LspEvent>,
+);
+
 /// The importers workspace (b.ts and c.ts import a.ts), pulled only, the fourth pull (b.ts's,
 /// by the search after the answer) taking `b_pull_ms`, in a runtime that searches after its
 /// answers: b.ts and a.ts checked, then a.ts edited to drop `alpha` and answered, with no time
 /// to look at importers (`dependent_files_wait_ms = 0`, whatever the machine's speed). The
 /// events were subscribed to before the edit.
-async fn answered_before_later(
-    b_pull_ms: u64,
-) -> (
-    FakeWorkspace,
-    std::path::PathBuf,
-    Squiggle,
-    squiggle_actors::Feedback,
-    tokio::sync::broadcast::Receiver<LspEvent>,
-) {
+async fn answered_before_later(b_pull_ms: u64) -> Answered {
     answered_searching_after(b_pull_ms, 0).await
 }
 
 /// [`answered_before_later`], the importers looked at for `wait_ms` at most.
-async fn answered_searching_after(
-    b_pull_ms: u64,
-    wait_ms: u64,
-) -> (
-    FakeWorkspace,
-    std::path::PathBuf,
-    Squiggle,
-    squiggle_actors::Feedback,
-    tokio::sync::broadcast::Receiver<LspEvent>,
-) {
+async fn answered_searching_after(b_pull_ms: u64, wait_ms: u64) -> Answered {
     answered_with_pulls(&[0, 0, 0, b_pull_ms], wait_ms).await
 }
 
@@ -985,16 +979,7 @@ async fn answered_searching_after(
 /// and a.ts's checks before the edit, the edit's, then the search after the answer's: b.ts,
 /// c.ts (it imports b.ts), the text from before the edit, b.ts with it, the edit's text handed
 /// back.
-async fn answered_with_pulls(
-    pull_ms: &[u64],
-    wait_ms: u64,
-) -> (
-    FakeWorkspace,
-    std::path::PathBuf,
-    Squiggle,
-    squiggle_actors::Feedback,
-    tokio::sync::broadcast::Receiver<LspEvent>,
-) {
+async fn answered_with_pulls(pull_ms: &[u64], wait_ms: u64) -> Answered {
     let script = json!({"pull": true, "diagnose_on": [], "pull_busy_ms": pull_ms});
     let (ws, edited, spec) = importers_workspace(script);
     let mut config = ws.config(vec![spec]);
