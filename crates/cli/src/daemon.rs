@@ -318,8 +318,17 @@ async fn stop(workspace: &WorkspaceArgs, all: bool) -> anyhow::Result<u8> {
         true => None,
         false => Some(workspace.load()?.0),
     };
+    if stop_for(root.as_deref()).await? == 0 {
+        println!("no daemon to stop");
+    }
+    Ok(0)
+}
+
+/// Stops the daemons of `root` (every one with None), says each on stdout, and waits for them
+/// to exit; how many there were.
+pub(crate) async fn stop_for(root: Option<&Path>) -> anyhow::Result<usize> {
     let found = running().await?;
-    let wanted = |daemon_root: &Path| root.as_ref().is_none_or(|root| root == daemon_root);
+    let wanted = |daemon_root: &Path| root.is_none_or(|root| root == daemon_root);
     let mut stopped = Vec::new();
     for (socket, daemon) in found.answering {
         if !wanted(&daemon.root) {
@@ -358,10 +367,7 @@ async fn stop(workspace: &WorkspaceArgs, all: bool) -> anyhow::Result<u8> {
             daemon.pid
         );
     }
-    if stopped.is_empty() && ended.is_empty() {
-        println!("no daemon to stop");
-    }
-    Ok(0)
+    Ok(stopped.len() + ended.len())
 }
 
 /// Seconds as `1h2m`, `3m4s` or `5s`.

@@ -69,6 +69,23 @@ impl Host {
     }
 }
 
+impl Host {
+    /// [`Host::render`], with `to_user` (when given) shown to the person, not the model: both
+    /// hosts show a hook answer's `systemMessage` to the user.
+    pub fn render_for_user(self, finding: &Finding, to_user: Option<&str>) -> String {
+        let answer = self.render(finding);
+        let Some(message) = to_user else {
+            return answer;
+        };
+        let mut fields = match serde_json::from_str(answer.trim()) {
+            Ok(Value::Object(fields)) => fields,
+            _ => serde_json::Map::new(),
+        };
+        fields.insert("systemMessage".into(), Value::String(message.into()));
+        json_line(&fields)
+    }
+}
+
 /// One edit a hook was told about: the changed file and which tool's feedback fits it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookRequest {

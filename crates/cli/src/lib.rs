@@ -34,6 +34,8 @@
 //!   the MCP server into their settings (`hosts/settings`, `hosts/ordered_json`).
 //! - `install`: `squiggle install`, language servers from the package registries.
 //! - `servers`: `squiggle status` and `squiggle servers`.
+//! - `trust`: `squiggle trust`, the user's word that a project's configuration may run its
+//!   servers.
 //! - `workspace`: the workspace a command works in: its root and its configuration.
 
 mod answers;
@@ -50,6 +52,7 @@ mod serve;
 mod servers;
 mod stdio;
 mod tools;
+mod trust;
 mod workspace;
 
 use std::process::ExitCode;
@@ -145,6 +148,15 @@ enum Command {
     /// Prints each server's state afterwards; exit code 1 when one is still broken (its
     /// restart cooldown has not passed), 2 for an id that is not configured.
     Restart(daemon::RestartArgs),
+    /// Trust this project's configuration files to run the servers they name.
+    ///
+    /// A project's squiggle.toml, .squiggle/config.toml or opencode.json may name the commands
+    /// squiggle runs as you (their [servers] tables). Until you trust a file, with its exact
+    /// content, those tables are not used: only the built-in servers run, and squiggle says so
+    /// once. This shows what each file runs and records your trust outside the project (in
+    /// $XDG_CONFIG_HOME/squiggle/trusted, else ~/.config/squiggle/trusted); any change to the
+    /// file ends it. It stops the workspace's daemon, so the next check uses the files.
+    Trust(trust::TrustArgs),
 }
 
 /// Runs the command line: parses the arguments, runs the command and returns its exit code.
@@ -184,6 +196,7 @@ pub fn main() -> ExitCode {
         Command::Status(args) => servers::status(args),
         Command::Servers(args) => servers::servers(args),
         Command::Install(args) => install::run(args),
+        Command::Trust(args) => runtime.block_on(trust::run(args)),
     };
     // Anything still running (a server that ignored shutdown) is killed with the runtime.
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));

@@ -27,21 +27,31 @@ pub struct WorkspaceArgs {
 }
 
 impl WorkspaceArgs {
-    /// The resolved workspace root and its configuration.
+    /// The resolved workspace root and its configuration. A project file not used because the
+    /// user has not trusted it is said on stderr (a daemon's log, `serve`'s and `mcp`'s logs).
     pub fn load(&self) -> anyhow::Result<(PathBuf, Config)> {
-        let cwd = std::env::current_dir().context("cannot read the current folder")?;
-        let root = match &self.root {
-            Some(root) => std::fs::canonicalize(cwd.join(root))
-                .with_context(|| format!("--root {}: no such folder", root.display()))?,
-            None => squiggle_config::find_workspace_root(&cwd),
-        };
+        let root = self.root()?;
         let user_file = squiggle_config::user_config_path();
         let mut config = Config::load(&root, user_file.as_deref())?;
         if let Some(file) = &self.config {
-            config.apply_file(&cwd.join(file))?;
-            let _ = EXTRA_CONFIG_FILE.set(cwd.join(file));
+            let file = absolute(file);
+            config.apply_file(&file)?;
+            let _ = EXTRA_CONFIG_FILE.set(file);
+        }
+        if let Some(notice) = config.untrusted_notice(&root) {
+            tracing::warn!("{notice}");
         }
         Ok((root, config))
+    }
+
+    /// The resolved workspace root.
+    pub fn root(&self) -> anyhow::Result<PathBuf> {
+        let cwd = std::env::current_dir().context("cannot read the current folder")?;
+        match &self.root {
+            Some(root) => std::fs::canonicalize(cwd.join(root))
+                .with_context(|| format!("--root {}: no such folder", root.display())),
+            None => Ok(squiggle_config::find_workspace_root(&cwd)),
+        }
     }
 }
 

@@ -21,6 +21,7 @@
 //! - `probe`: a found command run briefly, to tell one that runs from one that cannot.
 //! - `typescript`: which TypeScript a `tsc` command belongs to.
 //! - `settings`: answers to `workspace/configuration` from a server's `settings`.
+//! - `trust`: the record of the project configurations this user trusts to run commands.
 //! - `scan`: walks over a workspace's own files.
 //! - `regular_file`: reading a named file: regular only, within a size limit.
 //! - `atomic_write`: writing a named file: a temporary file made exclusively, renamed over it.
@@ -49,6 +50,7 @@ pub mod scan;
 pub mod select;
 pub mod settings;
 pub mod spec;
+pub mod trust;
 pub mod typescript;
 
 mod opencode;
@@ -59,6 +61,7 @@ pub use atomic_write::write_atomically;
 pub use availability::Availability;
 pub use builtin::builtin_servers;
 pub use error::ConfigError;
+pub use load::{project_files, ProjectFile};
 pub use locate::{locate_command, locate_command_in};
 pub use model::Config;
 pub use regular_file::{read_regular_file, ReadError};
@@ -69,3 +72,4 @@ pub use scan::{files_under, sample_files};
 pub use select::Standby;
 pub use settings::settings_section;
 pub use spec::{ServerSpec, Stages};
+pub use trust::TrustRecord;

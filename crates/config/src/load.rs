@@ -3,9 +3,11 @@
 use crate::error::ConfigError;
 use crate::model::Config;
 use crate::opencode::parse_opencode;
+use crate::patch::Layer;
 use crate::regular_file::read_regular_file;
 use crate::root::{find_project_file, may_configure};
 use crate::toml_layer::parse_toml;
+use crate::trust::TrustRecord;
 use std::path::Path;
 
 /// The opencode configuration file read from the workspace root.
@@ -41,12 +43,73 @@ fn read_if_exists(path: &Path) -> Result<Option<String>, ConfigError> {
     }
 }
 
+/// A project configuration file as read for `squiggle trust`: its path, its text, and the
+/// servers it would configure, as configured once applied on the defaults.
+#[derive(Debug, Clone)]
+pub struct ProjectFile {
+    /// Where it is, as found (a link at its own path).
+    pub path: std::path::PathBuf,
+    /// Its text.
+    pub text: String,
+    /// The servers it names, as they would run.
+    pub servers: Vec<crate::spec::ServerSpec>,
+    /// Whether it says what runs, and so applies only once trusted (see [`Config::load`]).
+    pub needs_trust: bool,
+}
+
+/// The project configuration files [`Config::load`] reads for a workspace, read: the nearest
+/// project file upward, then `opencode.json` in the root.
+pub fn project_files(workspace_root: &Path) -> Result<Vec<ProjectFile>, ConfigError> {
+    let opencode = workspace_root.join(OPENCODE_FILE);
+    let opencode = (opencode.is_file() && may_configure(&opencode)).then_some(opencode);
+    let mut files = Vec::new();
+    for path in find_project_file(workspace_root)
+        .into_iter()
+        .chain(opencode)
+    {
+        let Some(text) = read_if_exists(&path)? else {
+            continue;
+        };
+        let layer = match path.extension().is_some_and(|ext| ext == "json") {
+            true => parse_opencode(&text),
+            false => parse_toml(&text),
+        };
+        let layer = layer.map_err(|err| err.in_file(&path))?;
+        let ids: Vec<String> = layer
+            .servers
+            .iter()
+            .map(|server| server.id.clone())
+            .collect();
+        let mut applied = Config::default();
+        let needs_trust = applied.runs_something(&layer);
+        applied
+            .apply_layer(layer)
+            .map_err(|err| err.in_file(&path))?;
+        let servers = (ids.iter())
+            .filter_map(|id| applied.servers.remove(id))
+            .collect();
+        files.push(ProjectFile {
+            path,
+            text,
+            servers,
+            needs_trust,
+        });
+    }
+    Ok(files)
+}
+
 impl Config {
-    /// Loads defaults, then the user file, then the nearest project file upward from `workspace_root`, then the `lsp` key of `opencode.json` in the workspace root.
+    /// Loads defaults, then the user file, then the nearest project file upward from
+    /// `workspace_root`, then the `lsp` key of `opencode.json` in the workspace root.
     ///
-    /// Files that do not exist are skipped.
+    /// Files that do not exist are skipped. What a project file says of what runs as the user
+    /// (servers of its own; programs, arguments, environment and settings of the others)
+    /// applies only when the user trusts that file with its content, in the trust record beside
+    /// the user file (see [`crate::trust`]); the files held back so are listed in
+    /// [`Config::untrusted`], their other keys applied.
     pub fn load(workspace_root: &Path, user_file: Option<&Path>) -> Result<Config, ConfigError> {
         let mut config = Config::default();
+        let trust = user_file.and_then(TrustRecord::beside);
         if let Some(user_file) = user_file {
             if let Some(text) = read_if_exists(user_file)? {
                 config.apply_toml(&text, user_file)?;
@@ -54,7 +117,8 @@ impl Config {
         }
         if let Some(project_file) = find_project_file(workspace_root) {
             if let Some(text) = read_if_exists(&project_file)? {
-                config.apply_toml(&text, &project_file)?;
+                let layer = parse_toml(&text).map_err(|err| err.in_file(&project_file))?;
+                config.apply_project_layer(layer, &project_file, &text, trust.as_ref())?;
             }
         }
         let opencode = workspace_root.join(OPENCODE_FILE);
@@ -63,9 +127,61 @@ impl Config {
             tracing::warn!(file = %opencode.display(), "not read: a configuration file must be owned by you (or root) and writable by no one else, as its server commands run as you (if it is yours: chmod go-w on it)");
         }
         if let Some(text) = read_if_exists(&opencode)?.filter(|_| opencode_ok) {
-            config.apply_opencode_json(&text, &opencode)?;
+            let layer = parse_opencode(&text).map_err(|err| err.in_file(&opencode))?;
+            config.apply_project_layer(layer, &opencode, &text, trust.as_ref())?;
         }
         Ok(config)
+    }
+
+    /// Applies a project file's layer; what it says of what runs only if `trust` trusts the
+    /// file's `text` (see [`Config::hold_back_what_runs`]).
+    fn apply_project_layer(
+        &mut self,
+        mut layer: Layer,
+        file: &Path,
+        text: &str,
+        trust: Option<&TrustRecord>,
+    ) -> Result<(), ConfigError> {
+        let trusted = || trust.is_some_and(|trust| trust.trusts(file, text.as_bytes()));
+        if self.runs_something(&layer) && !trusted() {
+            self.hold_back_what_runs(&mut layer);
+            self.untrusted.push(file.to_path_buf());
+        }
+        self.apply_layer(layer).map_err(|err| err.in_file(file))
+    }
+
+    /// Whether a layer says what runs as the user: a server not configured before, or of one
+    /// that is, the program, its arguments, environment, sidecar, or what it is given
+    /// (`initialization_options`, `settings`: some servers run commands they name, such as
+    /// rust-analyzer's `check.overrideCommand`). Turning a server off, its file types, roots
+    /// and deadlines run nothing new.
+    fn runs_something(&self, layer: &Layer) -> bool {
+        layer.servers.iter().any(|server| {
+            let patch = &server.patch;
+            !self.servers.contains_key(&server.id)
+                || patch.command.is_some()
+                || patch.args.is_some()
+                || patch.env.is_some()
+                || patch.sidecar.is_some()
+                || patch.initialization_options.is_some()
+                || patch.settings.is_some()
+        })
+    }
+
+    /// Takes out of a layer what [`Config::runs_something`] looks for.
+    fn hold_back_what_runs(&self, layer: &mut Layer) {
+        layer
+            .servers
+            .retain(|server| self.servers.contains_key(&server.id));
+        for server in &mut layer.servers {
+            let patch = &mut server.patch;
+            patch.command = None;
+            patch.args = None;
+            patch.env = None;
+            patch.sidecar = None;
+            patch.initialization_options = None;
+            patch.settings = None;
+        }
     }
 
     /// Applies one TOML file on top of this configuration (for `--config FILE`).
@@ -150,11 +266,163 @@ mod tests {
             &ws.join("opencode.json"),
             r#"{"lsp": {"diagnosticTimeout": 3}}"#,
         );
+        trust(&user, &ws.join("squiggle.toml"));
         let config = Config::load(&ws, Some(&user)).expect("loads");
         assert_eq!(config.settle_ms, 1);
         assert_eq!(config.max_other_files, 2);
         assert_eq!(config.diagnostic_timeout_ms, 3);
         assert!(!config.servers["ruff"].enabled);
+        assert!(config.untrusted.is_empty());
+    }
+
+    /// Trusts a project file as it is now, in the record beside `user`.
+    fn trust(user: &Path, file: &Path) {
+        let record = TrustRecord::beside(user).expect("a record");
+        record
+            .trust(file, &fs::read(file).expect("read"))
+            .expect("trusts");
+    }
+
+    /// A project file naming a server of its own, another for a built-in's command, and a
+    /// global key.
+    const HOSTILE: &str = "settle_ms = 7\n[servers.evil]\ncommand = \"sh\"\nargs = [\"-c\", \"touch ../pwned\"]\nextensions = [\"py\"]\n[servers.ruff]\ncommand = \"sh\"\n";
+
+    #[test]
+    fn an_untrusted_project_files_servers_do_not_apply_its_other_keys_do() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let user = dir.path().join("config/squiggle/config.toml");
+        let ws = dir.path().join("ws");
+        let file = ws.join("squiggle.toml");
+        write(&file, HOSTILE);
+        let config = Config::load(&ws, Some(&user)).expect("loads");
+        assert!(!config.servers.contains_key("evil"));
+        assert_eq!(config.servers["ruff"], Config::default().servers["ruff"]);
+        assert_eq!(config.settle_ms, 7);
+        assert_eq!(config.untrusted, std::slice::from_ref(&file));
+        let notice = config.untrusted_notice(&ws).expect("a notice");
+        assert!(
+            notice.contains("squiggle.toml configures") && notice.contains("squiggle trust --root"),
+            "{notice}"
+        );
+
+        trust(&user, &file);
+        let config = Config::load(&ws, Some(&user)).expect("loads");
+        assert_eq!(config.servers["evil"].command, "sh");
+        assert_eq!(config.servers["ruff"].command, "sh");
+        assert!(config.untrusted.is_empty() && config.untrusted_notice(&ws).is_none());
+
+        write(&file, &HOSTILE.replace("pwned", "pwned2"));
+        let config = Config::load(&ws, Some(&user)).expect("loads");
+        assert!(
+            !config.servers.contains_key("evil"),
+            "a change ends the trust"
+        );
+        assert_eq!(config.untrusted, [file]);
+
+        let none = Config::load(&ws, None).expect("loads");
+        assert!(
+            !none.servers.contains_key("evil"),
+            "no user folder: nothing is trusted"
+        );
+    }
+
+    #[test]
+    fn a_project_file_that_runs_nothing_new_needs_no_trust() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let user = dir.path().join("config/squiggle/config.toml");
+        let ws = dir.path().join("ws");
+        write(
+            &ws.join("squiggle.toml"),
+            "settle_ms = 7\n[servers.ruff]\nenabled = false\n[servers.pyright]\nextensions = [\"py\"]\ntimeout_ms = 9\n",
+        );
+        let config = Config::load(&ws, Some(&user)).expect("loads");
+        assert_eq!(config.settle_ms, 7);
+        assert!(!config.servers["ruff"].enabled);
+        assert_eq!(config.servers["pyright"].timeout_ms, Some(9));
+        assert!(config.untrusted.is_empty());
+    }
+
+    #[test]
+    fn an_untrusted_project_file_gives_no_settings_to_a_built_in_but_turns_it_off() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let user = dir.path().join("config/squiggle/config.toml");
+        let ws = dir.path().join("ws");
+        write(
+            &ws.join("squiggle.toml"),
+            "[servers.rust-analyzer]\nsettings = { check = { overrideCommand = [\"sh\"] } }\n[servers.ruff]\nenabled = false\nenv = { PATH = \"/tmp\" }\n",
+        );
+        let config = Config::load(&ws, Some(&user)).expect("loads");
+        let defaults = Config::default();
+        assert_eq!(
+            config.servers["rust-analyzer"],
+            defaults.servers["rust-analyzer"]
+        );
+        assert!(!config.servers["ruff"].enabled);
+        assert_eq!(config.servers["ruff"].env, defaults.servers["ruff"].env);
+        assert_eq!(config.untrusted.len(), 1);
+    }
+
+    #[test]
+    fn an_untrusted_opencode_json_gives_no_servers() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let user = dir.path().join("config/squiggle/config.toml");
+        let ws = dir.path().join("ws");
+        let file = ws.join("opencode.json");
+        write(
+            &file,
+            r#"{"lsp": {"diagnosticTimeout": 3, "mylang": {"command": ["sh", "-c", "x"], "extensions": ["py"]}}}"#,
+        );
+        let config = Config::load(&ws, Some(&user)).expect("loads");
+        assert!(!config.servers.contains_key("mylang"));
+        assert_eq!(config.diagnostic_timeout_ms, 3);
+        assert_eq!(config.untrusted, std::slice::from_ref(&file));
+        trust(&user, &file);
+        let config = Config::load(&ws, Some(&user)).expect("loads");
+        assert_eq!(config.servers["mylang"].command, "sh");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_linked_project_file_is_trusted_at_its_own_path_with_its_targets_content() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let user = dir.path().join("config/squiggle/config.toml");
+        let target = dir.path().join("elsewhere/shared.toml");
+        write(&target, HOSTILE);
+        let ws = dir.path().join("ws");
+        fs::create_dir_all(&ws).expect("mkdir");
+        let link = ws.join("squiggle.toml");
+        std::os::unix::fs::symlink(&target, &link).expect("link");
+        trust(&user, &target);
+        let config = Config::load(&ws, Some(&user)).expect("loads");
+        assert!(
+            !config.servers.contains_key("evil"),
+            "trusting the target is not trusting the link"
+        );
+        trust(&user, &link);
+        let config = Config::load(&ws, Some(&user)).expect("loads");
+        assert!(config.servers.contains_key("evil"));
+        write(&target, &HOSTILE.replace("pwned", "pwned2"));
+        let config = Config::load(&ws, Some(&user)).expect("loads");
+        assert!(
+            !config.servers.contains_key("evil"),
+            "the target's change ends the trust"
+        );
+    }
+
+    #[test]
+    fn a_project_file_in_a_parent_folder_is_trusted_where_it_is() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let user = dir.path().join("config/squiggle/config.toml");
+        let project = dir.path().join("project");
+        let file = project.join(".squiggle/config.toml");
+        write(&file, HOSTILE);
+        let ws = project.join("packages/app");
+        fs::create_dir_all(&ws).expect("mkdir");
+        let config = Config::load(&ws, Some(&user)).expect("loads");
+        assert_eq!(config.untrusted, std::slice::from_ref(&file));
+        trust(&user, &file);
+        let config = Config::load(&ws, Some(&user)).expect("loads");
+        assert!(config.servers.contains_key("evil") && config.untrusted.is_empty());
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! application; nothing else names the key.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use squiggle_protocol::Severity;
 
@@ -86,6 +87,9 @@ keyed! {
     fixed {
         /// The language servers, built-ins merged with overrides and additions, keyed by id.
         pub servers: BTreeMap<String, ServerSpec> = crate::builtin::builtin_servers(),
+        /// The project configuration files whose `[servers]` tables were not applied: the user
+        /// has not trusted them with their content (see [`crate::trust`]).
+        pub untrusted: Vec<std::path::PathBuf> = Vec::new(),
     }
     patch only {
         /// The `[servers.<id>]` tables of a TOML file, each with its place (opencode.json's
@@ -103,6 +107,25 @@ impl Config {
         (self.excluded_folders.iter())
             .find(|excluded| names.iter().any(|name| *name == excluded.as_str()))
             .map(String::as_str)
+    }
+
+    /// What to tell once of the project files not used (see [`Config::untrusted`]): which,
+    /// and the command a person runs in the workspace `root` to allow them; None when every
+    /// file was used.
+    pub fn untrusted_notice(&self, root: &Path) -> Option<String> {
+        let files: Vec<String> = (self.untrusted.iter())
+            .map(|file| {
+                file.strip_prefix(root)
+                    .unwrap_or(file)
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        (!files.is_empty()).then(|| format!(
+            "{} configures language servers but is not trusted, so only the built-in servers run, as built in; to use it, a person who trusts the commands it runs runs `squiggle trust --root {}` (a change to the file needs it again)",
+            files.join(" and "),
+            root.display()
+        ))
     }
 
     /// The caps feedback for agents applies.

@@ -119,6 +119,18 @@ impl ServerSpec {
         }
     }
 
+    /// Its command and arguments as a POSIX shell reads them, each word quoted where the shell
+    /// would split or expand it, its environment in front (`FOO=1 ruff server`).
+    pub fn command_line(&self) -> String {
+        let env = (self.env.iter()).map(|(name, value)| format!("{name}={value}"));
+        let argv = std::iter::once(&self.command).chain(&self.args).cloned();
+        let words: Vec<String> = env.chain(argv).collect();
+        (words.iter())
+            .map(|word| shlex::try_quote(word).unwrap_or(word.into()))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     /// Why the server cannot run when its command is not found, with the command to install it.
     pub fn not_installed(&self) -> String {
         format!(

@@ -325,6 +325,26 @@ fn a_changed_configuration_starts_a_fresh_daemon_and_retires_the_old() {
 }
 
 #[test]
+fn the_daemon_runs_no_server_of_an_untrusted_configuration_until_it_is_trusted() {
+    let d = Daemons::new("");
+    // Other than what `Daemons::new` wrote and trusted.
+    d.ws.write_untrusted("squiggle.toml", &d.config_text("max_total_lines = 41"));
+    d.ws.write("a.fake", "ERROR one\n");
+    let untrusted = d.run(&["check", "a.fake"]);
+    assert_ne!(untrusted.code, 1, "{untrusted:?}");
+    assert!(untrusted.stderr.contains("not trusted"), "{untrusted:?}");
+    assert!(
+        d.ws.server_pids().is_empty(),
+        "the daemon ran an untrusted server"
+    );
+
+    let trusted = d.run(&["trust"]);
+    assert_eq!(trusted.code, 0, "{trusted:?}");
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+    assert_eq!(d.ws.server_pids().len(), 1);
+}
+
+#[test]
 fn an_idle_daemon_exits_and_takes_its_servers() {
     let d = Daemons::new("daemon_idle_seconds = 1");
     d.ws.write("a.fake", "ERROR one\n");

@@ -30,6 +30,7 @@
 //! - `navigation_breadth`: call hierarchy, implementation, type definition and the rest.
 //! - `real_servers`: `squiggle check` against real servers (`real_servers/python_package`,
 //!   `real_servers/rust_crate`).
+//! - `trust`: a project's configuration runs its servers only once trusted (`squiggle trust`).
 //! - `matrix`: every built-in server that installs here, on a fixture with one known error.
 
 #![allow(clippy::unwrap_used)]
@@ -56,3 +57,4 @@ mod real_refactor;
 mod real_servers;
 mod refactor;
 mod serve;
+mod trust;

@@ -132,6 +132,18 @@ pub fn require_server(command: &str, hint: &str) -> PathBuf {
     })
 }
 
+/// The project configuration files squiggle reads, which run their servers once trusted.
+const PROJECT_FILES: [&str; 3] = ["squiggle.toml", ".squiggle/config.toml", "opencode.json"];
+
+/// Trusts the project configuration file `file` as it is now, for the user whose configuration
+/// folder the test helpers give a run in `root` (`XDG_CONFIG_HOME=<root>/.no-user-config`), as
+/// `squiggle trust` would.
+pub fn trust_as_written(root: &Path, file: &Path) {
+    let user_file = root.join(".no-user-config/squiggle/config.toml");
+    let record = squiggle_config::TrustRecord::beside(&user_file).unwrap();
+    record.trust(file, &std::fs::read(file).unwrap()).unwrap();
+}
+
 /// A temporary workspace whose `.fake` files are served by the fake language server.
 #[derive(Debug)]
 pub struct FakeWorkspace {
@@ -161,8 +173,21 @@ impl FakeWorkspace {
         }
     }
 
-    /// Writes a file under the root (creating folders) and returns its path.
+    /// Writes a file under the root (creating folders) and returns its path. A project
+    /// configuration file is trusted as written (see [`trust_as_written`]): the tests that
+    /// write one mean its servers to run.
     pub fn write(&self, relative: &str, text: &str) -> PathBuf {
+        let path = self.root.join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        if PROJECT_FILES.contains(&relative) {
+            trust_as_written(&self.root, &path);
+        }
+        path
+    }
+
+    /// Writes a file under the root like [`FakeWorkspace::write`], trusting nothing.
+    pub fn write_untrusted(&self, relative: &str, text: &str) -> PathBuf {
         let path = self.root.join(relative);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, text).unwrap();

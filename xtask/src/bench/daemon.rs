@@ -208,10 +208,7 @@ pub fn measure(
     let many = load.workspace(&dir.join("daemon-memory"), 4, docs)?;
     // Every document stays open (the default keeps 200 per server).
     let config = std::fs::read_to_string(many.join("squiggle.toml"))?;
-    std::fs::write(
-        many.join("squiggle.toml"),
-        format!("max_open_documents = {docs}\n{config}"),
-    )?;
+    super::fixture::write_config(&many, &format!("max_open_documents = {docs}\n{config}"))?;
     // One file per call, as hooks ask after each edit; then every file again in calls of
     // CHUNK files at once (a folder check), whose in-flight texts raise the peak.
     let files: Vec<PathBuf> = (0..docs).map(|n| load.file(&many, n)).collect();

@@ -23,6 +23,18 @@ pub fn copy(
     Ok(std::fs::canonicalize(dest)?)
 }
 
+/// Writes a benchmark workspace's `squiggle.toml`, trusted as written in this user's trust
+/// record (its servers are the benchmark's own, run as `squiggle trust` would allow them).
+pub fn write_config(root: &Path, text: &str) -> anyhow::Result<()> {
+    let file = root.join("squiggle.toml");
+    std::fs::write(&file, text)?;
+    let record = squiggle_config::TrustRecord::of_this_user()
+        .context("neither XDG_CONFIG_HOME nor HOME is set: no trust record for the benchmark's configuration")?;
+    record
+        .trust(&file, text.as_bytes())
+        .with_context(|| format!("cannot trust {}", file.display()))
+}
+
 /// Introduces an error in `file`: its one `find` replaced by `replace`.
 pub fn seed(file: &Path, (find, replace): (&str, &str)) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(file)?;

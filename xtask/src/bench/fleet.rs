@@ -216,9 +216,9 @@ fn round_robin(
     for n in 0..TREES {
         let root = load.workspace(&base.join(format!("tree-{n}")), 1, FILES)?;
         let config = std::fs::read_to_string(root.join("squiggle.toml"))?;
-        std::fs::write(
-            root.join("squiggle.toml"),
-            format!("daemon_max_workspaces = {budget}\n{config}"),
+        super::fixture::write_config(
+            &root,
+            &format!("daemon_max_workspaces = {budget}\n{config}"),
         )?;
         trees.push(root);
     }

@@ -50,7 +50,7 @@ impl Load {
                 self.ext
             ));
         }
-        std::fs::write(dir.join("squiggle.toml"), config)?;
+        super::fixture::write_config(dir, &config)?;
         std::fs::write(self.probe(dir), self.errors(1))?;
         let ten = self.errors(10);
         for n in 0..files {

@@ -130,7 +130,10 @@ async fn later(host: Host) -> anyhow::Result<Option<String>> {
     let Some(request) = read_request(host)? else {
         return Ok(None);
     };
-    let Some((root, config, file)) = workspace_of(&request).unwrap_or_default() else {
+    let Ok((root, config)) = workspace_of(&request) else {
+        return Ok(None);
+    };
+    let Some(file) = edited_in(&root, &config, &request).unwrap_or_default() else {
         return Ok(None);
     };
     if !crate::daemon::wanted(&root, &config) {
@@ -169,9 +172,14 @@ async fn answer(host: Host) -> anyhow::Result<String> {
     let Some(request) = read_request(host)? else {
         return Ok(String::new());
     };
-    let (root, config, file) = match workspace_of(&request) {
-        Ok(Some(found)) => found,
-        Ok(None) => return Ok(String::new()),
+    let loaded = workspace_of(&request).and_then(|(root, config)| {
+        let file = edited_in(&root, &config, &request)?;
+        let news = untrusted_news(&root, &config);
+        Ok((root, config, news, file))
+    });
+    let (root, config, file, news) = match loaded {
+        Ok((root, config, news, Some(file))) => (root, config, file, news),
+        Ok((_, _, news, None)) => return Ok(host.render_for_user(&Finding::Clean, news.as_deref())),
         // A configuration that does not load: the edit goes through, but the model is told
         // its file was not checked (a broken squiggle.toml must not pass for a clean edit);
         // the person reads it on stderr too.
@@ -204,7 +212,7 @@ async fn answer(host: Host) -> anyhow::Result<String> {
         Ok(())
     })
     .await?;
-    Ok(host.render(&finding))
+    Ok(host.render_for_user(&finding, news.as_deref()))
 }
 
 /// The edited file's text before the edit, from what the host told of it (a replacement is
@@ -216,27 +224,47 @@ fn text_before(prior: &Prior, file: &Path) -> Option<String> {
     }
 }
 
-/// The workspace (root and configuration) of the hook's folder and the edited file in it;
-/// `None` when there is nothing to check: squiggle is turned off, the file is outside the
-/// workspace, no enabled server handles its type, or only missing optional ones would.
-fn workspace_of(request: &HookRequest) -> anyhow::Result<Option<(PathBuf, Config, PathBuf)>> {
+/// The workspace of the hook's folder: its root and configuration.
+fn workspace_of(request: &HookRequest) -> anyhow::Result<(PathBuf, Config)> {
     let cwd = std::fs::canonicalize(&request.cwd)
         .with_context(|| format!("the hook's cwd {} is not a folder", request.cwd.display()))?;
     let root = squiggle_config::find_workspace_root(&cwd);
     let user_file = squiggle_config::user_config_path();
-    let config = Config::load(&root, user_file.as_deref())?;
+    Ok((root.clone(), Config::load(&root, user_file.as_deref())?))
+}
+
+/// The notice of [`Config::untrusted_notice`] when it is news: once for each content of the
+/// files it names (recorded beside the trust record), so that it is not repeated every edit.
+fn untrusted_news(root: &Path, config: &Config) -> Option<String> {
+    let record = squiggle_config::TrustRecord::of_this_user()?;
+    let mut news = false;
+    for file in &config.untrusted {
+        let content = std::fs::read(file).unwrap_or_default();
+        news |= record.tell_once(file, &content);
+    }
+    news.then(|| config.untrusted_notice(root)).flatten()
+}
+
+/// The edited file of the hook's request, resolved in the workspace at `root`; `None` when there
+/// is nothing to check: squiggle is turned off, the file is outside the workspace, no enabled
+/// server handles its type, or only missing optional ones would.
+fn edited_in(
+    root: &Path,
+    config: &Config,
+    request: &HookRequest,
+) -> anyhow::Result<Option<PathBuf>> {
     // Its folder resolved like the root (the hook's cwd may run through a symlink), its own name
     // kept as the model knows it.
     let file = &match (request.file.parent(), request.file.file_name()) {
         (Some(folder), Some(name)) => paths::resolve(folder).join(name),
         _ => paths::resolve(&request.file),
     };
-    if !config.enabled || !paths::is_within(&root, file) || !handled(&config, file) {
+    if !config.enabled || !paths::is_within(root, file) || !handled(config, file) {
         return Ok(None);
     }
     // A file only missing optional servers would check (a pyproject.toml without taplo): the
     // model cannot install them, and `squiggle status` tells the person once.
-    let found = |spec: &squiggle_config::ServerSpec| Availability::found(spec, &root).starts();
+    let found = |spec: &squiggle_config::ServerSpec| Availability::found(spec, root).starts();
     if !config.only_missing_optional(file, &found).is_empty() {
         return Ok(None);
     }
@@ -246,7 +274,7 @@ fn workspace_of(request: &HookRequest) -> anyhow::Result<Option<(PathBuf, Config
         file.display(),
         request.tool
     );
-    Ok(Some((root, config, file.clone())))
+    Ok(Some(file.clone()))
 }
 
 /// Whether some enabled server of the configuration handles the file's type.
