@@ -207,7 +207,7 @@ mod tests {
         assert_eq!(
             render_delta(&files),
             "New LSP errors introduced by your last edit (fix these):\n\
-             src/a.ts:2:3: error: first line two\n\
+             src/a.ts:2:3: error: first; line two\n\
              src/a.ts:7:3: error: second\n"
         );
     }

@@ -331,7 +331,7 @@ mod tests {
         )];
         assert_eq!(
             Outcome::of_servers(&servers, &[]).reason(),
-            Some("fake is broken: exited with status 3 stderr: boom")
+            Some("fake is broken: exited with status 3; stderr: boom")
         );
     }
 
@@ -340,7 +340,7 @@ mod tests {
         assert!(!Outcome::of_servers(&[], &[]).is_checked());
         assert_eq!(
             Outcome::not_checked("looks\nbinary").reason(),
-            Some("looks binary")
+            Some("looks; binary")
         );
     }
 

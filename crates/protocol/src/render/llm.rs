@@ -277,7 +277,7 @@ mod tests {
     fn the_note_is_not_escaped_but_keeps_to_one_line() {
         assert_eq!(
             not_checked_note("a<b>.py", "x & y\nz"),
-            "LSP did not check a<b>.py, so its errors are unknown: x & y z"
+            "LSP did not check a<b>.py, so its errors are unknown: x & y; z"
         );
         assert_eq!(
             not_checked_note("a\nb.py", "binary"),

@@ -17,16 +17,25 @@ fn unsafe_in_line(c: char) -> bool {
     (c.is_control() && c != '\t') || breaks_lines(c)
 }
 
-/// A message on one line: line breaks (`\n`, `\r`, Unicode line separators) and the whitespace
-/// around them collapse to one space, and other control characters are shown escaped (`\u{1b}`).
+/// A message on one line, its structure kept: each of its lines (split at `\n`, `\r` and the
+/// Unicode line separators, the whitespace around them dropped) joined to the one before by
+/// `; ` (pyright's `Type "str" is not assignable to declared type "int"` then its indented
+/// reason), or by a space when the line before ends in punctuation (`parameters:` then a
+/// list); other control characters are shown escaped (`\u{1b}`).
 pub fn one_line(message: &str) -> String {
-    message
-        .split(breaks_lines)
+    let mut out = String::with_capacity(message.len());
+    let lines = (message.split(breaks_lines))
         .map(str::trim)
-        .filter(|line| !line.is_empty())
-        .map(escape_controls)
-        .collect::<Vec<_>>()
-        .join(" ")
+        .filter(|line| !line.is_empty());
+    for line in lines {
+        match out.chars().last() {
+            None => {}
+            Some(':' | ';' | ',' | '.' | '!' | '?' | '-' | '(' | '[' | '{') => out.push(' '),
+            Some(_) => out.push_str("; "),
+        }
+        out.push_str(&escape_controls(line));
+    }
+    out
 }
 
 /// The text with control characters and line breaks escaped as Rust writes them (`\n`,
@@ -72,13 +81,33 @@ mod tests {
     fn one_line_collapses_line_breaks_and_indentation() {
         assert_eq!(
             one_line("mismatched types\n  expected u32\r\n\n   found &str\n"),
-            "mismatched types expected u32 found &str"
+            "mismatched types; expected u32; found &str"
         );
     }
 
     #[test]
+    fn one_line_keeps_a_messages_lines_apart() {
+        // (message, one line)
+        let table = [
+            (
+                "Type \"Literal['circle']\" is not assignable to declared type \"int\"\n  \"Literal['circle']\" is not assignable to \"int\"",
+                "Type \"Literal['circle']\" is not assignable to declared type \"int\"; \"Literal['circle']\" is not assignable to \"int\"",
+            ),
+            (
+                "Arguments missing for parameters:\n  \"x\", \"y\"",
+                "Arguments missing for parameters: \"x\", \"y\"",
+            ),
+            ("One sentence.\nAnother", "One sentence. Another"),
+            ("\n\n  only one  \n", "only one"),
+        ];
+        for (message, line) in table {
+            assert_eq!(one_line(message), line, "{message:?}");
+        }
+    }
+
+    #[test]
     fn one_line_treats_lone_carriage_returns_and_unicode_separators_as_breaks() {
-        assert_eq!(one_line("a\rb\u{2028}c\u{85}d"), "a b c d");
+        assert_eq!(one_line("a\rb\u{2028}c\u{85}d"), "a; b; c; d");
     }
 
     #[test]

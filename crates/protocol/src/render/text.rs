@@ -173,7 +173,7 @@ mod tests {
             render_text(&report),
             "a.py:9:27: error[reportUndefinedVariable, F821]: \"x\" is not defined (Pyright, Ruff)\n\
              a.py:12:1: error: expected `;` (a, b)\n\
-             a.py:14:2: warning[W1, W2 b.py:1:1: error: forged]: w\n"
+             a.py:14:2: warning[W1, W2; b.py:1:1: error: forged]: w\n"
         );
     }
 
@@ -191,7 +191,7 @@ mod tests {
         )]);
         assert_eq!(
             render_text(&report),
-            "a.rs:1:2: error: mismatched types expected u32\n"
+            "a.rs:1:2: error: mismatched types; expected u32\n"
         );
     }
 
@@ -257,7 +257,7 @@ mod tests {
             render_text(&report),
             "a.go: not checked: gopls: `gopls` is not installed (install: go install gopls)\n\
              b.py:2:1: error[E1]: bad\n\
-             c.rs: not checked: rust-analyzer timed out: no diagnostics before the deadline\n"
+             c.rs: not checked: rust-analyzer timed out: no diagnostics; before the deadline\n"
         );
     }
 
