@@ -1213,3 +1213,49 @@ async fn an_edit_answer_does_not_wait_for_its_importers_in_a_runtime_that_search
     );
     squiggle.shutdown().await;
 }
+
+/// An error is new to an edit only if that edit caused it: a file another call opened and
+/// answered while the edit's check was under way (its error there all along) is not named
+/// under the edit's other files (issue 42: parallel hooks blamed each other's files).
+#[tokio::test]
+async fn a_file_another_call_opened_while_an_edit_was_checked_is_not_the_edits() {
+    let ws = FakeWorkspace::new();
+    // The edited file's server answers late, so that the other call ends within its check.
+    let slow = ws.scripted("slow", &json!({"publish_delay_ms": 2500}));
+    let mut quick = ws.server("quick", &[]);
+    quick.extensions = vec!["other".to_string()];
+    let squiggle = ws.start(vec![slow, quick]).await;
+    // Warm: the runtime had a final answer before the edit.
+    let warm = ws.write("w.other", "x\n");
+    squiggle.feedback(&warm, None, Scope::Edit, None).await;
+    let edited = ws.write("a.fake", "y\n");
+    let other = ws.write("b.other", "ERROR there all along\n");
+
+    let edit = squiggle.feedback(&edited, None, Scope::Edit, Some("x\n".to_string()));
+    let meanwhile = async {
+        let opened = || {
+            (ws.received("textDocument/didOpen").iter()).any(|m| {
+                m["params"]["textDocument"]["uri"]
+                    .as_str()
+                    .is_some_and(|u| u.ends_with("/a.fake"))
+            })
+        };
+        let limit = std::time::Duration::from_secs(20);
+        assert!(eventually(limit, opened).await, "the edit's check began");
+        squiggle.feedback(&other, None, Scope::Edit, None).await
+    };
+    let (edit, meanwhile) = tokio::join!(edit, meanwhile);
+
+    assert!(
+        meanwhile.text.contains("there all along"),
+        "{}",
+        meanwhile.text
+    );
+    assert!(edit.check.outcome().is_checked(), "{:?}", edit.check);
+    assert!(
+        !edit.text.contains("b.other") && edit.others.is_empty(),
+        "another call's file is not the edit's: {}",
+        edit.text
+    );
+    squiggle.shutdown().await;
+}

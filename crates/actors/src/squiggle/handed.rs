@@ -52,6 +52,12 @@ impl Handed {
         self.changes.get(path).copied().unwrap_or_default()
     }
 
+    /// How many times each document was handed a text other than its last (see
+    /// [`Handed::changes`]).
+    pub fn all_changes(&self) -> HashMap<PathBuf, u64> {
+        self.changes.clone()
+    }
+
     /// The state of the texts handed so far: equal states, equal texts (but for a hash clash).
     pub fn state(&self) -> u64 {
         self.state

@@ -66,6 +66,10 @@ pub(crate) struct StoreBefore {
     /// Whether the runtime had a final answer to a check before this edit's: if not, the
     /// lists are no baseline (they may be a server's first report on the project).
     pub warm: bool,
+    /// How many new texts each document had been handed when the lists were taken: one that
+    /// has been handed another since (another call opened or edited it meanwhile) changed for
+    /// a reason of its own, not the edit's.
+    pub changes: HashMap<PathBuf, u64>,
 }
 
 /// How many documents' syncs from the disk the store before them is kept for.
@@ -608,8 +612,16 @@ impl Squiggle {
     pub(crate) async fn store_before(&self) -> StoreBefore {
         StoreBefore {
             warm: self.inner.warm.load(std::sync::atomic::Ordering::Relaxed),
+            changes: self.documents_changes().await,
             lists: self.store_lists().await,
         }
+    }
+
+    /// How many new texts each document has been handed (see [`StoreBefore::changes`]).
+    async fn documents_changes(&self) -> HashMap<PathBuf, u64> {
+        (self.inner.documents)
+            .with(|documents| documents.handed.all_changes())
+            .await
     }
 
     /// Keeps the store as it is now, before `path`, whose servers hold `held`, is synced with
@@ -1042,8 +1054,15 @@ impl Squiggle {
             }
             false => self.store_lists().await,
         };
+        let changes = self.documents_changes().await;
+        // A file another call opened or edited while this edit was checked: its lists changed
+        // with its own text, whatever the edit did (parallel hooks on unrelated files).
+        let handed_meanwhile = |file: &str| {
+            let path = self.inner.workspace_root.join(file);
+            changes.get(&path) != before.changes.get(&path)
+        };
         for (file, now) in now {
-            if file == edited.file || searched.contains(file.as_str()) {
+            if file == edited.file || searched.contains(file.as_str()) || handed_meanwhile(&file) {
                 continue;
             }
             let then = before
