@@ -15,7 +15,7 @@ use squiggle_actors::{CheckResult, Config, Feedback, Scope, Squiggle};
 use squiggle_protocol::render::{display_path, github, json, llm, one_line, sarif, text};
 use squiggle_protocol::{
     merge, not_checked_section, paths, render_earlier, render_feedback_marked, unsearched_section,
-    Caps, Diagnostic, Report, ServerReport, ServerState, Severity,
+    Caps, Diagnostic, NewOnly, Report, ServerReport, ServerState, Severity,
 };
 
 /// How `check` prints its result.
@@ -118,9 +118,10 @@ pub async fn answer(squiggle: &Squiggle, request: &CheckRequest) -> anyhow::Resu
         let named: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
         squiggle.sync_disk(&named).await;
     }
-    // Whether the edit caused errors in other files: then errors were found, whatever the
-    // edited file's own verdict.
-    let mut caused_elsewhere = false;
+    // With a scope: whether the feedback holds errors to fix (that the edit introduced, or in
+    // the edited file when its baseline is unknown, or that an earlier edit caused): the exit
+    // code says errors were found only then, not for errors from before the edit.
+    let mut new_found = None;
     // Checked together: each check's deadline grows with the number of files (a folder).
     let (mut output, results) = match request.scope {
         // With a scope, the first file is the edited one, checked after the others are known.
@@ -134,13 +135,10 @@ pub async fn answer(squiggle: &Squiggle, request: &CheckRequest) -> anyhow::Resu
             };
             let prior = request.prior.clone();
             let feedback = squiggle.feedback(first, None, scope, prior).await;
-            caused_elsewhere = feedback_found(&feedback, &severities);
-            let text = match &request.severity {
-                // Rendered again with the severities asked for, so one runtime (a daemon)
-                // answers any severities.
-                Some(severities) => feedback_text(&feedback, severities, squiggle.config()),
-                None => feedback.text,
-            };
+            // Rendered here, with the severities asked for (one runtime, a daemon, answers
+            // any), the errors from before the edit counted rather than listed.
+            let (text, found) = feedback_text(&feedback, &severities, squiggle.config());
+            new_found = Some(found);
             results.insert(0, feedback.check);
             (Some(text), results)
         }
@@ -181,53 +179,55 @@ pub async fn answer(squiggle: &Squiggle, request: &CheckRequest) -> anyhow::Resu
     Ok(CheckAnswer {
         stdout,
         stderr,
-        code: match caused_elsewhere {
-            true => EXIT_FOUND,
-            false => exit_code(&report, request.left_out),
+        code: match new_found {
+            Some(true) => EXIT_FOUND,
+            Some(false) if report.not_checked_count() > 0 => EXIT_NOT_CHECKED,
+            Some(false) => EXIT_CLEAN,
+            None => exit_code(&report, request.left_out),
         },
     })
 }
 
-/// Whether a feedback shows errors (at `severities`) that its edit, or an earlier one whose
-/// search after its answer it tells, caused in other files.
-fn feedback_found(feedback: &Feedback, severities: &[Severity]) -> bool {
-    let shown = |diagnostic: &Diagnostic| severities.contains(&diagnostic.severity);
-    let now = feedback.others.iter().any(|(file, diagnostics)| {
-        let new = feedback.new.get(file);
-        diagnostics.iter().enumerate().any(|(i, diagnostic)| {
-            shown(diagnostic) && new.is_some_and(|flags| flags.get(i) == Some(&true))
-        })
-    });
-    let earlier = (feedback.earlier.iter())
-        .any(|earlier| (earlier.caused.values()).any(|diagnostics| diagnostics.iter().any(shown)));
-    now || earlier
-}
-
-/// The text of a tool's feedback, with the severities given in place of the configured ones.
-fn feedback_text(feedback: &Feedback, severities: &[Severity], config: &Config) -> String {
+/// The text of a tool's feedback at `severities` (in place of the configured ones), the errors
+/// from before the edit counted in one line rather than listed (see [`NewOnly`]); and whether
+/// it holds errors to fix: new ones, the edited file's when its baseline is unknown, or those
+/// an earlier edit caused in other files, told with this feedback.
+fn feedback_text(feedback: &Feedback, severities: &[Severity], config: &Config) -> (String, bool) {
     let check = &feedback.check;
     let mut text = match check.outcome().reason() {
         Some(reason) => not_checked_section(&check.file, reason),
         None => String::new(),
     };
-    if check.skipped.is_none() {
-        let caps = Caps {
-            include_severities: severities.to_vec(),
-            ..config.caps()
-        };
-        text.push_str(&render_feedback_marked(
-            &check.file,
-            &check.diagnostics,
-            &feedback.others,
-            &caps,
-            &feedback.new,
-        ));
-        text.push_str(&unsearched_section(&check.file, &feedback.unsearched));
-        for earlier in &feedback.earlier {
-            text.push_str(&render_earlier(&earlier.edited, &earlier.caused, &caps));
-        }
+    if check.skipped.is_some() {
+        return (text, false);
     }
-    text
+    let caps = Caps {
+        include_severities: severities.to_vec(),
+        ..config.caps()
+    };
+    let split = NewOnly::of(
+        &check.file,
+        &check.diagnostics,
+        &feedback.others,
+        &feedback.new,
+        &caps,
+    );
+    text.push_str(&render_feedback_marked(
+        &check.file,
+        &split.diagnostics,
+        &split.others,
+        &caps,
+        &split.new,
+    ));
+    text.push_str(&split.before_section());
+    text.push_str(&unsearched_section(&check.file, &feedback.unsearched));
+    let shown = |diagnostic: &Diagnostic| severities.contains(&diagnostic.severity);
+    let mut earlier_found = false;
+    for earlier in &feedback.earlier {
+        text.push_str(&render_earlier(&earlier.edited, &earlier.caused, &caps));
+        earlier_found |= (earlier.caused.values()).any(|list| list.iter().any(shown));
+    }
+    (text, split.any(&caps) || earlier_found)
 }
 
 /// 1 when diagnostics were found, else 3 when some file was not checked (or left out of a

@@ -297,6 +297,119 @@ pub fn unsearched_section(file: &str, unsearched: &Unsearched) -> String {
     )
 }
 
+/// A feedback with the errors from before the edit taken out of its blocks and counted, as
+/// the hooks and `check --scope` show it: the host blocks the edit (makes the model stop and
+/// fix) for what the edit introduced, never for what was there before (a revert included).
+/// A file whose baseline is unknown (no marks) keeps every error: whether the edit introduced
+/// them is not known.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NewOnly {
+    /// The edited file's diagnostics: its new ones when its baseline is known, else all.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The other files' diagnostics: the new ones of each file with a baseline (a file left
+    /// without any is left out), every one of a file without.
+    pub others: BTreeMap<String, Vec<Diagnostic>>,
+    /// The marks of what is kept, as [`render_feedback_marked`] takes them.
+    pub new: NewMarks,
+    /// Each file with errors (at the shown severities) from before the edit, and how many:
+    /// the edited file first, then the others in path order.
+    pub before: Vec<(String, usize)>,
+}
+
+/// At most this many files are named in the line for errors from before an edit.
+const MAX_NAMED_BEFORE: usize = 3;
+
+impl NewOnly {
+    /// Splits a feedback's lists (`new` as [`render_feedback_marked`] takes it) at the shown
+    /// severities of `caps`.
+    pub fn of(
+        file: &str,
+        diagnostics: &[Diagnostic],
+        others: &BTreeMap<String, Vec<Diagnostic>>,
+        new: &NewMarks,
+        caps: &Caps,
+    ) -> Self {
+        let mut split = NewOnly::default();
+        let lists = std::iter::once((file, diagnostics))
+            .chain((others.iter()).map(|(path, list)| (path.as_str(), list.as_slice())))
+            .enumerate()
+            .filter(|(at, (path, _))| *at == 0 || *path != file);
+        for (at, (path, list)) in lists {
+            let marks = new.get(path).filter(|flags| flags.len() == list.len());
+            let (kept, old) = match marks {
+                None => (list.to_vec(), 0),
+                Some(marks) => {
+                    let old = (list.iter().zip(marks))
+                        .filter(|(diagnostic, new)| {
+                            !**new && caps.include_severities.contains(&diagnostic.severity)
+                        })
+                        .count();
+                    let kept: Vec<Diagnostic> = (list.iter().zip(marks))
+                        .filter(|(_, new)| **new)
+                        .map(|(diagnostic, _)| diagnostic.clone())
+                        .collect();
+                    split.new.insert(path.to_string(), vec![true; kept.len()]);
+                    (kept, old)
+                }
+            };
+            if old > 0 {
+                split.before.push((path.to_string(), old));
+            }
+            match at {
+                0 => split.diagnostics = kept,
+                _ if kept.is_empty() => {
+                    split.new.remove(path);
+                }
+                _ => {
+                    split.others.insert(path.to_string(), kept);
+                }
+            }
+        }
+        split
+    }
+
+    /// Whether it holds an error to fix at the shown severities: one the edit introduced, or one
+    /// in the edited file whose baseline is unknown (another file's without a baseline is
+    /// shown, but not laid on the edit).
+    pub fn any(&self, caps: &Caps) -> bool {
+        let shown =
+            |diagnostic: &Diagnostic| caps.include_severities.contains(&diagnostic.severity);
+        let caused = (self.others.iter())
+            .filter(|(path, _)| self.new.contains_key(*path))
+            .any(|(_, list)| list.iter().any(shown));
+        self.diagnostics.iter().any(shown) || caused
+    }
+
+    /// The line for the errors from before the edit: "\n" + one line naming how many, where,
+    /// and the command that lists them; empty when there are none.
+    pub fn before_section(&self) -> String {
+        if self.before.is_empty() {
+            return String::new();
+        }
+        let named = &self.before[..self.before.len().min(MAX_NAMED_BEFORE)];
+        let mut parts: Vec<String> = (named.iter())
+            .map(|(path, count)| format!("{count} in {path}"))
+            .collect();
+        let rest = &self.before[named.len()..];
+        if !rest.is_empty() {
+            let count: usize = rest.iter().map(|(_, count)| count).sum();
+            parts.push(format!("{count} in {} more files", rest.len()));
+        }
+        let command = match rest.is_empty() {
+            true => named
+                .iter()
+                .map(|(path, _)| path.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+            false => ".".to_string(),
+        };
+        format!(
+            "\nLSP also reports errors from before this edit, not caused by it: {} (`squiggle check {command}` lists them).",
+            parts.join(", ")
+        )
+    }
+}
+
 /// One section: "\n" + header + "\n" + blocks joined by "\n".
 fn section(header: &str, blocks: &[String]) -> String {
     format!("\n{header}\n{}", blocks.join("\n"))
@@ -410,6 +523,100 @@ mod tests {
     /// The lines `i:1 ei\n` for i in `lines`.
     fn error_lines(lines: std::ops::RangeInclusive<u32>) -> String {
         lines.map(|line| format!("{line}:1 e{line}\n")).collect()
+    }
+
+    #[test]
+    fn errors_from_before_are_counted_new_ones_and_unknown_ones_kept() {
+        let e = |line| diag(line, Severity::Error, &format!("e{line}"), None);
+        let w = diag(9, Severity::Warning, "w", None);
+        let caps = Caps::default();
+        // (the edited file's flags, b.ts's flags, kept in a.ts, kept files, before, to fix)
+        type Row = (
+            Option<Vec<bool>>,
+            Option<Vec<bool>>,
+            usize,
+            Vec<&'static str>,
+            Vec<(&'static str, usize)>,
+            bool,
+        );
+        let table: [Row; 5] = [
+            // No baselines: everything kept, nothing counted, the edited file's errors to fix.
+            (None, None, 3, vec!["b.ts"], vec![], true),
+            // The edited file's one new error kept, two counted; b.ts's one new error kept (its
+            // old one, a warning, is not shown).
+            (
+                Some(vec![false, true, false]),
+                Some(vec![true, false]),
+                1,
+                vec!["b.ts"],
+                vec![("a.ts", 2)],
+                true,
+            ),
+            // Nothing new anywhere (a revert): nothing to fix, every error counted.
+            (
+                Some(vec![false; 3]),
+                Some(vec![false, false]),
+                0,
+                vec![],
+                vec![("a.ts", 3), ("b.ts", 1)],
+                false,
+            ),
+            // Only another file without a baseline has errors besides old ones: shown, not laid on the edit.
+            (
+                Some(vec![false; 3]),
+                None,
+                0,
+                vec!["b.ts"],
+                vec![("a.ts", 3)],
+                false,
+            ),
+            // Marks that do not fit the list count as none.
+            (
+                Some(vec![true]),
+                Some(vec![true, false]),
+                3,
+                vec!["b.ts"],
+                vec![],
+                true,
+            ),
+        ];
+        for (own, theirs, kept_here, kept_files, before, to_fix) in table {
+            let mut marks = NewMarks::new();
+            own.clone().map(|flags| marks.insert("a.ts".into(), flags));
+            theirs
+                .clone()
+                .map(|flags| marks.insert("b.ts".into(), flags));
+            let others = others(&[("b.ts", vec![e(1), w.clone()]), ("a.ts", vec![e(7)])]);
+            let split = NewOnly::of("a.ts", &[e(1), e(2), e(3)], &others, &marks, &caps);
+            let row = format!("{own:?} {theirs:?}");
+            assert_eq!(split.diagnostics.len(), kept_here, "{row}");
+            assert_eq!(
+                split.others.keys().map(String::as_str).collect::<Vec<_>>(),
+                kept_files,
+                "{row}"
+            );
+            let counted: Vec<(&str, usize)> =
+                split.before.iter().map(|(p, n)| (p.as_str(), *n)).collect();
+            assert_eq!(counted, before, "{row}");
+            assert_eq!(split.any(&caps), to_fix, "{row}");
+        }
+    }
+
+    #[test]
+    fn the_line_for_errors_from_before_names_up_to_three_files() {
+        let split = |before: &[(&str, usize)]| NewOnly {
+            before: before.iter().map(|(p, n)| (p.to_string(), *n)).collect(),
+            ..NewOnly::default()
+        };
+        assert_eq!(split(&[]).before_section(), "");
+        assert_eq!(
+            split(&[("a.ts", 2)]).before_section(),
+            "\nLSP also reports errors from before this edit, not caused by it: 2 in a.ts (`squiggle check a.ts` lists them)."
+        );
+        assert_eq!(
+            split(&[("a.ts", 1), ("b.ts", 2), ("c.ts", 3), ("d.ts", 4), ("e.ts", 5)]).before_section(),
+            "\nLSP also reports errors from before this edit, not caused by it: 1 in a.ts, 2 in b.ts, 3 in c.ts, 9 in 2 more files (`squiggle check .` lists them)."
+        );
     }
 
     fn others(entries: &[(&str, Vec<Diagnostic>)]) -> BTreeMap<String, Vec<Diagnostic>> {

@@ -58,7 +58,7 @@ pub use diagnostic::{
 pub use encoding::{column_in_chars, lsp_character, PositionEncoding};
 pub use feedback::{
     not_checked_section, render_earlier, render_feedback, render_feedback_marked, render_later,
-    unfinished_section, unsearched_section, Caps, NewMarks, Scope, Unsearched,
+    unfinished_section, unsearched_section, Caps, NewMarks, NewOnly, Scope, Unsearched,
 };
 pub use frame_guard::{encode_frame, BadFrame, FrameGuard};
 pub use navigation::{Location, Symbol};

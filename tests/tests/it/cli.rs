@@ -680,16 +680,16 @@ fn multi_line_messages_are_one_line_in_every_plain_format() {
     let delta = squiggle(&ws.root, &["check", "--format", "delta", "a.fake"]);
 
     assert_eq!(
-        text.stdout, "a.fake:1:1: error[E1]: found ERROR: first a < b then & more\n",
+        text.stdout, "a.fake:1:1: error[E1]: found ERROR: first a < b; then & more\n",
         "joined, and not escaped"
     );
     assert_eq!(
         llm.stdout,
-        "a.fake:\n1:1 found ERROR: first a < b then & more (E1)"
+        "a.fake:\n1:1 found ERROR: first a < b; then & more (E1)"
     );
     assert_eq!(
         delta.stdout,
-        "New LSP errors introduced by your last edit (fix these):\na.fake:1:1: error: found ERROR: first a < b then & more\n"
+        "New LSP errors introduced by your last edit (fix these):\na.fake:1:1: error: found ERROR: first a < b; then & more\n"
     );
 }
 

@@ -319,7 +319,7 @@ fn lsp_diagnostics_says_a_file_was_not_checked_and_keeps_messages_plain() {
     let all = mcp.call("lsp_diagnostics", serde_json::json!({}), limit);
 
     assert_eq!(
-        found["content"][0]["text"], "a.fake:1:1: error[E1]: found ERROR: a < b & c\n",
+        found["content"][0]["text"], "a.fake:1:1: error[E1]: found ERROR: a < b; & c\n",
         "one line, not escaped"
     );
     assert_eq!(found["structuredContent"]["outcome"], "diagnostics");
@@ -331,7 +331,7 @@ fn lsp_diagnostics_says_a_file_was_not_checked_and_keeps_messages_plain() {
     assert_eq!(unchecked["structuredContent"]["outcome"], "not_checked");
     assert_eq!(
         all["content"][0]["text"],
-        "a.fake:1:1: error[E1]: found ERROR: a < b & c\n"
+        "a.fake:1:1: error[E1]: found ERROR: a < b; & c\n"
     );
     mcp.close(limit);
     crate::support::assert_no_process_in(&ws.root);
