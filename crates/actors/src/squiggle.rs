@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
 use ractor::{Actor, ActorRef};
 use squiggle_config::{find_root, read_regular_file, Availability, Config, ReadError, ServerSpec};
@@ -425,34 +426,78 @@ impl Squiggle {
         file: String,
     ) -> CheckResult {
         let inner = &self.inner;
-        // Servers are found (or started) first, outside the turn; the texts are handed over
-        // in it, so the servers see the file's texts in the order they were asked for.
-        let acquired = keys.into_iter().map(|key| self.acquire(key, started));
-        let acquired = futures::future::join_all(acquired).await;
-        ticket.turn().await;
-        let sent: Vec<_> = acquired
-            .into_iter()
-            .map(|acquired| acquired.and_then(|ready| self.send(ready, &path, &text, saved)))
-            .collect();
-        // What the servers hold, noted before the turn passes on (the next check of the file
-        // in turn sees it), and, when it is what the disk holds, its stamp, to tell later
-        // whether the disk changed.
-        let any_took_it = sent.iter().any(Result::is_ok);
-        let stamp = saved.then(|| disk_stamps::stamp_of(&path, &text)).flatten();
-        let (at, handed) = (path.clone(), text.clone());
-        (inner.documents)
-            .with(move |documents| documents.handed_over(&at, &handed, any_took_it, stamp))
-            .await;
-        drop(ticket);
         let this = &self;
-        let answers = sent.into_iter().map(|sent| async move {
-            let outcome = match sent {
-                Ok(sent) => this.answer_of(sent).await,
-                Err(outcome) => *outcome,
+        // Servers are found (or started) at once, outside the turn; the texts are handed over
+        // in it, so the servers see the file's texts in the order they were asked for. Each
+        // server is handed the text as soon as it is ready: one still starting (or hung in
+        // `initialize`) holds up no other's answer, which stands on its own deadline. The turn
+        // passes on once every server took the text or gave up.
+        let mut acquiring: FuturesUnordered<_> = (keys.into_iter().enumerate())
+            .map(|(at, key)| async move { (at, this.acquire(key, started).await) })
+            .collect();
+        let count = acquiring.len();
+        let mut ready_before_turn = Vec::new();
+        loop {
+            tokio::select! {
+                biased;
+                () = ticket.turn() => break,
+                Some(acquired) = acquiring.next() => ready_before_turn.push(acquired),
+            }
+        }
+        let stamp = saved.then(|| disk_stamps::stamp_of(&path, &text)).flatten();
+        // What the servers hold, noted once one took the text (the next check of the file in
+        // turn sees it), and, when it is what the disk holds, its stamp, to tell later whether
+        // the disk changed.
+        let note_handed = |any_took_it: bool| {
+            let (at, handed, stamp) = (path.clone(), text.clone(), stamp.clone());
+            (inner.documents)
+                .with(move |documents| documents.handed_over(&at, &handed, any_took_it, stamp))
+        };
+        let mut noted = false;
+        let mut ticket = Some(ticket);
+        let mut answering = FuturesUnordered::new();
+        let mut outcomes: Vec<Option<ServerOutcome>> = (0..count).map(|_| None).collect();
+        let hand = |(at, acquired): (usize, Result<Ready, Box<ServerOutcome>>)| {
+            let sent = acquired.and_then(|ready| this.send(ready, &path, &text, saved));
+            let took_it = sent.is_ok();
+            let answer = async move {
+                let outcome = match sent {
+                    Ok(sent) => this.answer_of(sent).await,
+                    Err(outcome) => *outcome,
+                };
+                (at, this.with_reason(outcome).await)
             };
-            this.with_reason(outcome).await
-        });
-        let outcomes = futures::future::join_all(answers).await;
+            (took_it, answer.boxed())
+        };
+        let mut handed_any = false;
+        for acquired in ready_before_turn {
+            let (took_it, answer) = hand(acquired);
+            handed_any |= took_it;
+            answering.push(answer);
+        }
+        loop {
+            if handed_any && !noted {
+                note_handed(true).await;
+                noted = true;
+            }
+            if acquiring.is_empty() {
+                if !noted {
+                    note_handed(false).await;
+                    noted = true;
+                }
+                drop(ticket.take());
+            }
+            tokio::select! {
+                Some(acquired) = acquiring.next() => {
+                    let (took_it, answer) = hand(acquired);
+                    handed_any |= took_it;
+                    answering.push(answer);
+                }
+                Some((at, outcome)) = answering.next() => outcomes[at] = Some(outcome),
+                else => break,
+            }
+        }
+        let outcomes = outcomes.into_iter().flatten();
         // Servers that watch the file hear of the change too: once, however many synced it,
         // and after the syncs (so also servers that registered their watchers while starting).
         // A text that is not on disk (a proposed edit, the text from before an edit) is no

@@ -1002,3 +1002,27 @@ fn in_ci_a_check_runs_in_its_own_process_and_leaves_no_daemon() {
         "{status:?}"
     );
 }
+
+/// Issue 42: a server that never answers `initialize` does not cost another server of the same
+/// file its answer on a cold start: each answer stands on its own deadline.
+#[test]
+fn a_hung_server_does_not_hide_another_servers_answer_on_a_cold_start() {
+    let ws = FakeWorkspace::new();
+    let hung = ws.script(&json!({"hang_on_initialize": true}));
+    let config = format!(
+        "first_touch_timeout_ms = 3000\n{}[servers.hung]\ncommand = {:?}\nargs = [\"--script\", {:?}]\nextensions = [\"fake\"]\n",
+        ws.fake_toml(&[]),
+        fake_lsp_bin().display().to_string(),
+        hung.display().to_string(),
+    );
+    ws.write("squiggle.toml", &config);
+    ws.write("a.fake", "ERROR real\n");
+
+    let run = squiggle(&ws.root, &["check", "a.fake"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.stdout, "a.fake:1:1: error[E1]: found ERROR: real\n");
+    assert!(
+        run.stderr.contains("hung timed out: still starting"),
+        "{run:?}"
+    );
+}
