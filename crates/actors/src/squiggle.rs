@@ -847,6 +847,7 @@ impl Squiggle {
             (false, Some(before)) => self.store_before_sync(&located, before).await,
             _ => self.store_before_written(&located, text.as_deref()).await,
         };
+        let kept_before = store_before.is_some();
         let store_before = match store_before {
             Some(kept) => kept,
             None => self.store_before().await,
@@ -917,7 +918,14 @@ impl Squiggle {
         // before), answered in time or not: only the search speaks for them.
         let searched: Vec<String> = (importers.iter()).map(|p| self.relative_path(p)).collect();
         let searched: HashSet<&str> = searched.iter().map(String::as_str).collect();
-        let mut caused = (self.caused_in_store(&check, epoch, &store_before, &searched)).await;
+        // A call that handed the servers no new text of the file (the text they held, known,
+        // checked again) changed nothing: what changed in the store meanwhile (a search after
+        // an earlier answer landing) is not its doing.
+        let changed = kept_before || texts.is_some() || before_unknown;
+        let mut caused = match changed {
+            true => (self.caused_in_store(&check, epoch, &store_before, &searched)).await,
+            false => BTreeMap::new(),
+        };
         let mut others = match scope {
             Scope::Edit => BTreeMap::new(),
             Scope::Write => {
