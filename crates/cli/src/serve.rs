@@ -17,6 +17,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
 use squiggle_actors::{LspEvent, ServerMetrics, ServerState, Severity, Squiggle};
+use squiggle_config::model::FeedbackFormat;
 use squiggle_config::Config;
 use squiggle_protocol::service::{
     method, service_diagnostics, Bootstrap, CheckFileParams, DiagnosticsAfterParams,
@@ -145,8 +146,18 @@ async fn tell_caused_elsewhere(service: std::sync::Weak<Service>) {
     }
 }
 
-/// The workspace root and configuration: `LSP_BOOTSTRAP` first, then `--root` and `--config`.
+/// The workspace root and configuration: `LSP_BOOTSTRAP` first, then `--root` and `--config`;
+/// `feedback_format = "auto"` is the reference's tagged block here (its hosts are built on it).
 fn load(args: &WorkspaceArgs) -> anyhow::Result<(PathBuf, Config)> {
+    let (root, mut config) = load_configured(args)?;
+    if config.feedback_format == FeedbackFormat::Auto {
+        config.feedback_format = FeedbackFormat::Tagged;
+    }
+    Ok((root, config))
+}
+
+/// [`load`] as configured.
+fn load_configured(args: &WorkspaceArgs) -> anyhow::Result<(PathBuf, Config)> {
     let Ok(raw) = std::env::var("LSP_BOOTSTRAP") else {
         return args.load();
     };

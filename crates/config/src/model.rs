@@ -54,6 +54,13 @@ keyed! {
         pub dependent_files_wait_ms: u64 = 750,
         /// The most lines of diagnostics reported in total.
         pub max_total_lines: usize = 50,
+        /// How the text an edit's feedback appends writes each file's diagnostics: `compact`
+        /// (the path, then `line:col message (code)` lines, new errors first and marked),
+        /// `tagged` (the reference's `<diagnostics file="...">` block of `SEVERITY [line:col]
+        /// message (code)` lines, escaped), or `auto`: tagged in `serve`, whose hosts are built on
+        /// that contract, compact in every other door.
+        #[serde(alias = "feedbackFormat")]
+        pub feedback_format: FeedbackFormat = FeedbackFormat::Auto,
         /// Whether navigation tools (definition, references, hover) are offered.
         #[serde(alias = "navigationTools")]
         pub navigation_tools: bool = true,
@@ -98,6 +105,19 @@ keyed! {
     }
 }
 
+/// The `feedback_format` key: how a feedback's blocks are written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FeedbackFormat {
+    /// The door's own: tagged in `serve`, compact elsewhere.
+    #[default]
+    Auto,
+    /// The compact block.
+    Compact,
+    /// The reference's tagged block.
+    Tagged,
+}
+
 impl Config {
     /// The folder of [`Config::excluded_folders`] that `relative` (a path relative to the
     /// workspace root) lies in, if any.
@@ -135,6 +155,12 @@ impl Config {
             max_diagnostics_per_file: self.max_diagnostics_per_file,
             max_other_files: self.max_other_files,
             max_total_lines: self.max_total_lines,
+            format: match self.feedback_format {
+                FeedbackFormat::Tagged => squiggle_protocol::BlockFormat::Tagged,
+                FeedbackFormat::Auto | FeedbackFormat::Compact => {
+                    squiggle_protocol::BlockFormat::Compact
+                }
+            },
         }
     }
 }

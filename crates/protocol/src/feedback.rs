@@ -3,7 +3,7 @@
 //! within configured caps.
 
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::render::{not_checked_note, render_marked_block};
+use crate::render::{not_checked_note, render_marked_block, render_tagged_block, BlockFormat};
 use std::collections::BTreeMap;
 
 /// The header above the edited or written file's block.
@@ -32,6 +32,8 @@ pub struct Caps {
     pub max_other_files: usize,
     /// At most this many diagnostic lines in all (headers, tags and `... and N more` not counted).
     pub max_total_lines: usize,
+    /// How each file's block is written.
+    pub format: BlockFormat,
 }
 
 impl Default for Caps {
@@ -42,6 +44,7 @@ impl Default for Caps {
             max_diagnostics_per_file: 20,
             max_other_files: 5,
             max_total_lines: 50,
+            format: BlockFormat::Compact,
         }
     }
 }
@@ -117,14 +120,17 @@ pub fn render_feedback_marked(
     let mut sections = Vec::new();
     let (own_file, own) = &shown_files[0];
     if !own.is_empty() {
-        sections.push(section(THIS_FILE_HEADER, &[block(own_file, own, shown[0])]));
+        sections.push(section(
+            THIS_FILE_HEADER,
+            &[block(own_file, own, shown[0], caps.format)],
+        ));
     }
     let blocks: Vec<String> = shown_files
         .iter()
         .zip(&shown)
         .skip(1)
         .filter(|(_, shown)| **shown > 0)
-        .map(|((path, kept), shown)| block(path, kept, *shown))
+        .map(|((path, kept), shown)| block(path, kept, *shown, caps.format))
         .collect();
     if !blocks.is_empty() || !left_out.is_empty() {
         let mut blocks = blocks;
@@ -169,10 +175,20 @@ fn allocate(files: &[(&str, Vec<(Diagnostic, bool)>)], caps: &Caps) -> Vec<usize
     shown
 }
 
-/// One file's block of flagged diagnostics, at most `shown` lines.
-fn block(path: &str, kept: &[(Diagnostic, bool)], shown: usize) -> String {
-    let entries: Vec<(&Diagnostic, bool)> = kept.iter().map(|(diag, new)| (diag, *new)).collect();
-    render_marked_block(path, &entries, shown)
+/// One file's block of flagged diagnostics, at most `shown` lines, in `format` (the tagged
+/// block of the reference's contract has no marks: its lines go by line).
+fn block(path: &str, kept: &[(Diagnostic, bool)], shown: usize, format: BlockFormat) -> String {
+    match format {
+        BlockFormat::Compact => {
+            let entries: Vec<(&Diagnostic, bool)> =
+                kept.iter().map(|(diag, new)| (diag, *new)).collect();
+            render_marked_block(path, &entries, shown)
+        }
+        BlockFormat::Tagged => {
+            let entries: Vec<&Diagnostic> = kept.iter().map(|(diag, _)| diag).collect();
+            render_tagged_block(path, &entries, shown)
+        }
+    }
 }
 
 /// What the search after an edit's answer found (see `Squiggle::feedback_later`): a line that

@@ -63,4 +63,5 @@ pub use feedback::{
 pub use frame_guard::{encode_frame, BadFrame, FrameGuard};
 pub use navigation::{Location, Symbol};
 pub use outcome::{Outcome, OutcomeKind};
+pub use render::BlockFormat;
 pub use report::{Basis, Report, ServerReport};

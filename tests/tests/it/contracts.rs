@@ -318,3 +318,68 @@ fn br_67_status_gives_each_servers_crashes_timeouts_and_answer_times() {
     assert!(metrics["answerMedianMs"].as_u64().is_some(), "{fake}");
     assert!(metrics["answerP90Ms"].as_u64().is_some(), "{fake}");
 }
+
+/// B1, BR-74, EC-16: serve's feedback text is the reference's block: each file's diagnostics in
+/// `<diagnostics file="relpath">`, `SEVERITY [line:col] message (code)` lines in line order,
+/// `<`, `>` and `&` escaped; `feedback_format = "compact"` switches it to squiggle's own.
+#[test]
+fn br_74_each_file_in_a_diagnostics_tag() {
+    let ws = workspace();
+    ws.write(
+        "src/a.fake",
+        "ok\nERROR x <T> & y\nWARNING meh\nERROR first\n",
+    );
+    let mut serve = serve(&ws);
+    serve.request(
+        1,
+        "squiggle/feedback",
+        json!({"filePath": "src/a.fake", "scope": "edit"}),
+    );
+    let text = serve.answer(1, LIMIT)["result"]["text"].clone();
+    assert_eq!(
+        text,
+        "\nLSP errors detected in this file, please fix:\n<diagnostics file=\"src/a.fake\">\n\
+         ERROR [2:1] found ERROR: x &lt;T&gt; &amp; y (E1)\n\
+         ERROR [4:1] found ERROR: first (E1)\n\
+         </diagnostics>"
+    );
+    serve.request(2, "lsp/shutdown", json!({}));
+    serve.answer(2, LIMIT);
+
+    let config = format!("feedback_format = \"compact\"\n{}", ws.fake_toml(&[]));
+    ws.write("squiggle.toml", &config);
+    let mut serve = self::serve(&ws);
+    serve.request(
+        1,
+        "squiggle/feedback",
+        json!({"filePath": "src/a.fake", "scope": "edit"}),
+    );
+    let text = serve.answer(1, LIMIT)["result"]["text"].clone();
+    assert_eq!(
+        text,
+        "\nLSP errors detected in this file, please fix:\nsrc/a.fake:\n2:1 found ERROR: x <T> & y (E1)\n4:1 found ERROR: first (E1)"
+    );
+    serve.request(2, "lsp/shutdown", json!({}));
+    serve.answer(2, LIMIT);
+}
+
+/// The same key the other way: the hooks' and `check --scope`'s compact block by default, the
+/// reference's with `feedback_format = "tagged"`.
+#[test]
+fn br_74_the_tagged_block_where_squiggle_owns_the_door_on_request() {
+    let ws = workspace();
+    ws.write("a.fake", "ERROR x <T>\n");
+    let args = ["check", "--scope", "edit", "a.fake"];
+    let compact = crate::support::squiggle(&ws.root, &args);
+    assert_eq!(
+        compact.stdout,
+        "\nLSP errors detected in this file, please fix:\na.fake:\n1:1 found ERROR: x <T> (E1)"
+    );
+    let config = format!("feedback_format = \"tagged\"\n{}", ws.fake_toml(&[]));
+    ws.write("squiggle.toml", &config);
+    let tagged = crate::support::squiggle(&ws.root, &args);
+    assert_eq!(
+        tagged.stdout,
+        "\nLSP errors detected in this file, please fix:\n<diagnostics file=\"a.fake\">\nERROR [1:1] found ERROR: x &lt;T&gt; (E1)\n</diagnostics>"
+    );
+}

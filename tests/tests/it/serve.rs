@@ -829,7 +829,7 @@ fn feedback_returns_the_text_a_tool_appends() {
     let result = serve.answer(1, LIMIT)["result"].clone();
     assert_eq!(
         result["text"],
-        "\nLSP errors detected in this file, please fix:\na.fake:\n1:1 found ERROR: y (E1)"
+        "\nLSP errors detected in this file, please fix:\n<diagnostics file=\"a.fake\">\nERROR [1:1] found ERROR: y (E1)\n</diagnostics>"
     );
     assert_eq!(result["diagnostics"][0]["message"], "found ERROR: y");
     serve.request(2, "lsp/shutdown", json!({}));
@@ -1199,7 +1199,7 @@ fn what_an_edit_broke_found_after_its_answer_is_a_notification_and_in_the_next_a
         json!({"file": "src/c.ts", "line": 1, "character": 14}),
     );
     let tool = serve.answer(4, LIMIT)["result"]["text"].clone();
-    let header = "LSP errors your earlier edit of src/a.ts caused in other files:\nsrc/b.ts:";
+    let header = "LSP errors your earlier edit of src/a.ts caused in other files:\n<diagnostics file=\"src/b.ts\">";
     assert!(tool.as_str().unwrap().contains(header), "{tool}");
     std::fs::write(ws.root.join("src/c.ts"), "export const gamma = 4;\n").unwrap();
     serve.request(

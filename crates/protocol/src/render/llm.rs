@@ -1,6 +1,6 @@
-//! The compact rendering meant for language models: a file's path, then a short line per
-//! diagnostic, with nothing a model does not need (no tags, no escapes, no severity word for an
-//! error).
+//! The renderings meant for language models: the compact one (a file's path, then a short line
+//! per diagnostic, with nothing a model does not need: no tags, no escapes, no severity word for
+//! an error), and the reference's tagged block, for hosts built on its contract.
 
 use super::plain::{display_path, one_line};
 use crate::diagnostic::{Diagnostic, Severity};
@@ -83,6 +83,56 @@ pub fn render_marked_block(
     lines.join("\n")
 }
 
+/// How a file's block of diagnostics is written for a language model.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BlockFormat {
+    /// The path and a colon, then `line:col message (code)` lines, new errors first and
+    /// marked `NEW ` (see [`render_marked_block`]): the fewest tokens.
+    #[default]
+    Compact,
+    /// The reference's contract (functional spec B1, BR-74, EC-16): `<diagnostics
+    /// file="relpath">` around each file's lines, `SEVERITY [line:col] message (code)` in line
+    /// order, `<`, `>` and `&` escaped (see [`render_tagged_block`]).
+    Tagged,
+}
+
+/// One file's block in the reference's contract: `<diagnostics file="relpath">`, then a
+/// `SEVERITY [line:col] message (code)` line per diagnostic (`ERROR`, `WARN`, `INFO`, `HINT`, as
+/// OpenCode's `Diagnostic.pretty()` writes them) by line then column, at most `max_per_file`
+/// of them, then `... and N more`, then `</diagnostics>`; `<`, `>` and `&` escaped in the path
+/// and the messages; lines joined by "\n", no newline after the last.
+pub fn render_tagged_block(file: &str, diags: &[&Diagnostic], max_per_file: usize) -> String {
+    let mut ordered: Vec<&Diagnostic> = diags.to_vec();
+    ordered.sort_by_key(|diag| (diag.line, diag.column));
+    let path = escape(&display_path(file)).replace('"', "&quot;");
+    let mut lines = vec![format!("<diagnostics file=\"{path}\">")];
+    for diag in ordered.iter().take(max_per_file) {
+        let codes: Vec<String> = diag.codes().iter().map(|code| one_line(code)).collect();
+        let code = match codes.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", escape(&codes.join(", "))),
+        };
+        let severity = match diag.severity {
+            Severity::Error => "ERROR",
+            Severity::Warning => "WARN",
+            Severity::Info => "INFO",
+            Severity::Hint => "HINT",
+        };
+        lines.push(format!(
+            "{severity} [{}:{}] {}{code}",
+            diag.line,
+            diag.column,
+            escape(&one_line(&diag.message)),
+        ));
+    }
+    if ordered.len() > max_per_file {
+        lines.push(format!("... and {} more", ordered.len() - max_per_file));
+    }
+    lines.push("</diagnostics>".to_string());
+    lines.join("\n")
+}
+
 /// The line a model reads for a file that was not checked:
 /// `LSP did not check <file>, so its errors are unknown: <reason>` (no newline; plain text,
 /// on a line of its own, so nothing is escaped but control characters).
@@ -122,6 +172,35 @@ mod tests {
         code: Option<&str>,
     ) -> Diagnostic {
         Diagnostic::at(line, column, severity, message).with_code(code)
+    }
+
+    #[test]
+    fn the_tagged_block_is_the_references_contract() {
+        let diags = [
+            diag(7, 3, Severity::Warning, "unused <T>", None),
+            diag(
+                2,
+                5,
+                Severity::Error,
+                "a < b && c > d\nsecond line",
+                Some("ts2322"),
+            ),
+            diag(2, 1, Severity::Hint, "fade", Some("x&y")),
+            diag(9, 1, Severity::Info, "note", None),
+        ];
+        let refs: Vec<&Diagnostic> = diags.iter().collect();
+        assert_eq!(
+            render_tagged_block("src/<a>.ts", &refs, 3),
+            "<diagnostics file=\"src/&lt;a&gt;.ts\">\n\
+             HINT [2:1] fade (x&amp;y)\n\
+             ERROR [2:5] a &lt; b &amp;&amp; c &gt; d; second line (ts2322)\n\
+             WARN [7:3] unused &lt;T&gt;\n\
+             ... and 1 more\n\
+             </diagnostics>"
+        );
+        let quote = diag(1, 1, Severity::Error, "x", None);
+        assert!(render_tagged_block("a\"b.ts", &[&quote], 20)
+            .starts_with("<diagnostics file=\"a&quot;b.ts\">"));
     }
 
     #[test]

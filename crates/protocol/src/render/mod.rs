@@ -10,7 +10,10 @@ pub mod text;
 
 pub use github::render_github;
 pub use json::render_json;
-pub use llm::{escape, not_checked_note, render_file_block, render_llm, render_marked_block};
+pub use llm::{
+    escape, not_checked_note, render_file_block, render_llm, render_marked_block,
+    render_tagged_block, BlockFormat,
+};
 pub use plain::{display_path, escape_controls, one_line};
 pub use sarif::render_sarif;
 pub use text::{not_checked_line, render_text, summary};
