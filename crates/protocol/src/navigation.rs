@@ -31,6 +31,6 @@ pub use locals::without_locals;
 pub use lookup::{resolve_symbol, Candidate, Resolved};
 pub use markdown::hover_text;
 pub use render::{render_locations, render_outline, render_symbols};
-pub use types::{Location, Symbol};
+pub use types::{Location, Symbol, SymbolRange};
 pub use words::{snap_to_identifier, word_at};
 pub use workspace_edit::{content_hash, plan_edit, EditError, EditPlan, FileChange};

@@ -204,7 +204,9 @@ fn ec_30_with_lsp_false_no_mcp_tool_is_listed() {
 #[test]
 fn contract_2_mcp_results_carry_the_contracts_names() {
     let ws = FakeWorkspace::new();
-    ws.write_scripted_toml(&json!({"symbols": true, "definition": true, "hover": true}));
+    ws.write_scripted_toml(
+        &json!({"symbols": true, "workspace_symbols": true, "definition": true, "hover": true}),
+    );
     ws.write(
         "shapes.fake",
         "function area\nvariable total\ntotal = area() + 1\nERROR here\n",
@@ -229,6 +231,29 @@ fn contract_2_mcp_results_carry_the_contracts_names() {
     let structured = &hover["structuredContent"];
     assert_eq!(structured["content"], "the word area", "{hover}");
     assert_eq!(structured["content"], structured["hover"], "{hover}");
+
+    // Symbols carry the contract's `range {startLine, startChar, endLine, endChar}` beside
+    // their own `line`, `column` and `end_line`.
+    let outline = mcp.call(
+        "lsp_document_symbols",
+        json!({"file": "shapes.fake"}),
+        LIMIT,
+    );
+    let area = &outline["structuredContent"]["symbols"][0];
+    assert_eq!(area["name"], "area", "{outline}");
+    let range = &area["range"];
+    assert_eq!(range["startLine"], 1, "{outline}");
+    assert!(
+        range["startChar"].as_u64().is_some_and(|c| c >= 1),
+        "{outline}"
+    );
+    assert_eq!(range["endLine"], area["end_line"], "{outline}");
+    assert!(range["endChar"].as_u64().is_some(), "{outline}");
+    let found = mcp.call("lsp_workspace_symbols", json!({"query": "total"}), LIMIT);
+    let total = &found["structuredContent"]["symbols"][0];
+    assert_eq!(total["name"], "total", "{found}");
+    assert_eq!(total["range"]["startLine"], 2, "{found}");
+    assert!(total["range"]["endChar"].as_u64().is_some(), "{found}");
 
     let checked = mcp.call("lsp_diagnostics", json!({"file": "shapes.fake"}), LIMIT);
     let structured = &checked["structuredContent"];

@@ -86,6 +86,7 @@ pub fn render_body(body: &Body) -> String {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::navigation::SymbolRange;
 
     fn symbol(name: &str, line: u32, end_line: u32, children: Vec<Symbol>) -> Symbol {
         Symbol {
@@ -96,6 +97,7 @@ mod tests {
             line,
             column: 1,
             end_line,
+            range: SymbolRange::at(line, 1),
             container: None,
             children,
         }

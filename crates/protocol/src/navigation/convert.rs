@@ -1,7 +1,7 @@
 //! Conversion of lsp_types answers (locations, definitions, document and workspace symbols) into navigation values.
 
 use super::lines::Lines;
-use super::types::{Location, Symbol};
+use super::types::{Location, Symbol, SymbolRange};
 use crate::encoding::PositionEncoding;
 use lsp_types::{
     DocumentSymbol, DocumentSymbolResponse, GotoDefinitionResponse, OneOf, Range, SymbolKind, Url,
@@ -84,6 +84,16 @@ fn sort_by_position(symbols: &mut [Symbol]) {
     symbols.sort_by_key(|symbol| (symbol.line, symbol.column));
 }
 
+/// A symbol's extent from an LSP range, 1-based, columns in characters.
+pub(crate) fn symbol_range(range: &Range, lines: &Lines<'_>) -> SymbolRange {
+    SymbolRange {
+        start_line: range.start.line.saturating_add(1),
+        start_char: lines.column(range.start),
+        end_line: range.end.line.saturating_add(1),
+        end_char: lines.column(range.end),
+    }
+}
+
 /// One nested document symbol and its children.
 fn nested_symbol(symbol: &DocumentSymbol, file: &str, lines: &Lines<'_>) -> Symbol {
     let mut children: Vec<Symbol> = symbol
@@ -101,6 +111,7 @@ fn nested_symbol(symbol: &DocumentSymbol, file: &str, lines: &Lines<'_>) -> Symb
         line: symbol.selection_range.start.line.saturating_add(1),
         column: lines.column(symbol.selection_range.start),
         end_line: symbol.range.end.line.saturating_add(1),
+        range: symbol_range(&symbol.range, lines),
         container: None,
         children,
     }
@@ -129,6 +140,7 @@ pub fn document_symbols(
                 line: info.location.range.start.line.saturating_add(1),
                 column: lines.column(info.location.range.start),
                 end_line: info.location.range.end.line.saturating_add(1),
+                range: symbol_range(&info.location.range, &lines),
                 container: non_blank(info.container_name.as_ref()),
                 children: Vec::new(),
             })
@@ -394,6 +406,12 @@ mod tests {
             line,
             column: 9,
             end_line: line,
+            range: SymbolRange {
+                start_line: line,
+                start_char: 5,
+                end_line: line,
+                end_char: 22,
+            },
             container: None,
             children: Vec::new(),
         };
@@ -408,6 +426,12 @@ mod tests {
                     line: 1,
                     column: 7,
                     end_line: 3,
+                    range: SymbolRange {
+                        start_line: 1,
+                        start_char: 1,
+                        end_line: 3,
+                        end_char: 22,
+                    },
                     container: None,
                     children: vec![method("b", 2), method("a", 3)],
                 },
@@ -419,6 +443,12 @@ mod tests {
                     line: 4,
                     column: 1,
                     end_line: 4,
+                    range: SymbolRange {
+                        start_line: 4,
+                        start_char: 1,
+                        end_line: 4,
+                        end_char: 1,
+                    },
                     container: None,
                     children: Vec::new(),
                 },

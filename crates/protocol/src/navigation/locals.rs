@@ -49,6 +49,7 @@ fn count(symbols: &[Symbol]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::navigation::SymbolRange;
 
     fn symbol(name: &str, kind: &str, children: Vec<Symbol>) -> Symbol {
         Symbol {
@@ -59,6 +60,7 @@ mod tests {
             line: 1,
             column: 1,
             end_line: 1,
+            range: SymbolRange::at(1, 1),
             container: None,
             children,
         }

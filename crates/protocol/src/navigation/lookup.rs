@@ -288,6 +288,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+    use crate::navigation::SymbolRange;
 
     fn symbol(name: &str, kind: &str, line: u32, children: Vec<Symbol>) -> Symbol {
         Symbol {
@@ -298,6 +299,7 @@ mod tests {
             line,
             column: 5,
             end_line: line,
+            range: SymbolRange::at(line, 1),
             container: None,
             children,
         }

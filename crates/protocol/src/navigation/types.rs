@@ -37,12 +37,43 @@ pub struct Symbol {
     pub column: u32,
     /// 1-based line where the symbol's body ends.
     pub end_line: u32,
+    /// The symbol's whole extent (its body, not only its name), as the reference's MCP contract
+    /// names it: `range {startLine, startChar, endLine, endChar}`, 1-based like `line` and
+    /// `column`, characters.
+    pub range: SymbolRange,
     /// The enclosing symbol's name, when the server gives it in a flat list.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub container: Option<String>,
     /// Nested symbols, sorted by position.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub children: Vec<Symbol>,
+}
+
+/// A symbol's extent: 1-based lines, 1-based columns in characters, the end exclusive.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SymbolRange {
+    /// The line it starts on.
+    pub start_line: u32,
+    /// The column it starts at.
+    pub start_char: u32,
+    /// The line it ends on.
+    pub end_line: u32,
+    /// The column it ends at (exclusive).
+    pub end_char: u32,
+}
+
+impl SymbolRange {
+    /// The extent of one place: `line:column` to `line:column` (a symbol whose extent the
+    /// server did not give).
+    pub fn at(line: u32, column: u32) -> Self {
+        SymbolRange {
+            start_line: line,
+            start_char: column,
+            end_line: line,
+            end_char: column,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -82,6 +113,7 @@ pub(super) mod tests {
             line,
             column: 5,
             end_line,
+            range: SymbolRange::at(line, 5),
             container: None,
             children,
         }
@@ -93,7 +125,7 @@ pub(super) mod tests {
             serde_json::to_string(&symbol("f", "function", 1, 2, Vec::new())).expect("serializes");
         assert_eq!(
             json,
-            "{\"name\":\"f\",\"kind\":\"function\",\"file\":\"a.py\",\"line\":1,\"column\":5,\"end_line\":2}"
+            "{\"name\":\"f\",\"kind\":\"function\",\"file\":\"a.py\",\"line\":1,\"column\":5,\"end_line\":2,\"range\":{\"startLine\":1,\"startChar\":5,\"endLine\":1,\"endChar\":5}}"
         );
         let back: Symbol = serde_json::from_str(&json).expect("deserializes");
         assert_eq!(back, symbol("f", "function", 1, 2, Vec::new()));

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use squiggle_protocol::navigation::{location_from_lsp, workspace_symbol_entries};
+use squiggle_protocol::navigation::{location_from_lsp, workspace_symbol_entries, SymbolRange};
 use squiggle_protocol::{paths, Symbol};
 
 use super::{Answer, NavError, Ready};
@@ -163,12 +163,18 @@ impl Squiggle {
         for (path, name, kind, container, range, encoding) in found {
             let relative = paths::relative_to(&self.inner.workspace_root, &path);
             let text = texts.get(&path).cloned().flatten();
-            let (line, column) = match range {
+            let (line, column, extent) = match range {
                 Some(range) => {
                     let at = location_from_lsp(&relative, &range, text.as_deref(), encoding);
-                    (at.line, at.column)
+                    let extent = SymbolRange {
+                        start_line: at.line,
+                        start_char: at.column,
+                        end_line: at.end_line,
+                        end_char: at.end_column,
+                    };
+                    (at.line, at.column, extent)
                 }
-                None => (1, 1),
+                None => (1, 1, SymbolRange::at(1, 1)),
             };
             symbols.push(Symbol {
                 name,
@@ -178,6 +184,7 @@ impl Squiggle {
                 line,
                 column,
                 end_line: line,
+                range: extent,
                 container,
                 children: Vec::new(),
             });
