@@ -37,17 +37,24 @@ pub enum OutcomeKind {
 
 impl Outcome {
     /// The outcome of a file from its servers' reports: checked when at least one answered
-    /// and every required one that runs (its type checker) did; a linter's answer never
-    /// stands in for a type checker that ran and did not answer.
+    /// and every required one that runs (its type checker) did, and, when its required ones
+    /// cannot run (not installed, or one that does not start), another required one answered
+    /// in their place; a linter's answer never stands in for a type checker. A required
+    /// server turned off by the configuration is the user's choice, and asks nothing.
     pub fn of_servers(servers: &[ServerReport], timed_out: &[String]) -> Self {
         let missing: Vec<String> = servers
             .iter()
             .filter(|server| !answered(server, timed_out))
             .map(|server| problem(server, timed_out))
             .collect();
+        let checker_answered =
+            (servers.iter()).any(|server| server.required && answered(server, timed_out));
         let unanswered: Vec<String> = servers
             .iter()
-            .filter(|server| server.required && runs(server) && !answered(server, timed_out))
+            .filter(|server| server.required && !answered(server, timed_out))
+            .filter(|server| {
+                runs(server) || (server.status == ServerState::Unavailable && !checker_answered)
+            })
             .map(|server| problem(server, timed_out))
             .collect();
         if !unanswered.is_empty() {
@@ -173,7 +180,7 @@ mod tests {
 
     #[test]
     fn a_linters_answer_does_not_stand_in_for_a_type_checker_that_ran() {
-        let rows: [(&str, Vec<ServerReport>, &[&str], Outcome); 5] = [
+        let rows: [(&str, Vec<ServerReport>, &[&str], Outcome); 7] = [
             (
                 "the type checker timed out, the linter answered",
                 vec![
@@ -203,14 +210,37 @@ mod tests {
                 Outcome::Checked { missing: vec![] },
             ),
             (
-                "a type checker that is not installed is named, as before",
+                "a type checker that is not installed leaves the file not type-checked (issue 42)",
                 vec![
                     checker("pyright", ServerState::Unavailable, Some("not installed")),
                     server("ruff", ServerState::Active, None),
                 ],
                 &[],
+                Outcome::NotChecked {
+                    reason: "not type-checked: pyright: not installed (ruff answered, but only for what it checks)".to_string(),
+                },
+            ),
+            (
+                "another type checker answered in place of one not installed",
+                vec![
+                    checker("pyright", ServerState::Unavailable, Some("not installed")),
+                    checker("basedpyright", ServerState::Active, None),
+                    server("ruff", ServerState::Active, None),
+                ],
+                &[],
                 Outcome::Checked {
                     missing: vec!["pyright: not installed".to_string()],
+                },
+            ),
+            (
+                "a type checker the configuration turned off asks nothing",
+                vec![
+                    checker("pyright", ServerState::Disabled, Some("disabled")),
+                    server("ruff", ServerState::Active, None),
+                ],
+                &[],
+                Outcome::Checked {
+                    missing: vec!["pyright: disabled".to_string()],
                 },
             ),
             (

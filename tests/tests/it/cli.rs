@@ -1026,3 +1026,57 @@ fn a_hung_server_does_not_hide_another_servers_answer_on_a_cold_start() {
         "{run:?}"
     );
 }
+
+/// Issue 42: a file whose type checker is not installed is not type-checked, whatever a linter
+/// answered: the reason names the checker and its install command, with exit code 3, in
+/// `check` and in the hook.
+#[test]
+fn a_file_whose_type_checker_is_not_installed_is_not_type_checked() {
+    let ws = FakeWorkspace::new();
+    let config = format!(
+        "{}[servers.checker]\ncommand = \"squiggle-no-such-checker\"\nextensions = [\"fake\"]\nrequired = true\ninstall_hint = \"npm install checker\"\n",
+        ws.fake_toml(&[]),
+    );
+    ws.write("squiggle.toml", &config);
+    let file = ws.write("a.fake", "fine\n");
+
+    let run = squiggle(&ws.root, &["check", "a.fake"]);
+    assert_eq!(run.code, 3, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "a.fake: not checked: not type-checked: checker: `squiggle-no-such-checker` is not installed (install: npm install checker) (fake answered, but only for what it checks)\n"
+    );
+
+    let input = json!({
+        "session_id": "s1", "cwd": ws.root, "hook_event_name": "PostToolUse", "tool_name": "Edit",
+        "tool_input": {"file_path": file, "old_string": "x", "new_string": "y"},
+        "tool_response": {"filePath": file, "success": true},
+    });
+    let mut child = std::process::Command::new(squiggle_bin())
+        .args(["hook", "claude-code"])
+        .current_dir(&ws.root)
+        .env("PATH", path_with_servers())
+        .env("XDG_CONFIG_HOME", ws.root.join(".no-user-config"))
+        .env(NO_DAEMON.0, NO_DAEMON.1)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let hook = crate::support::finish_within(
+        &mut child,
+        input.to_string().as_bytes(),
+        Duration::from_secs(30),
+        "hook",
+    );
+    let answer: Value = serde_json::from_str(&hook.stdout).unwrap();
+    let note = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        note.starts_with(
+            "LSP did not check a.fake, so its errors are unknown: not type-checked: checker:"
+        ) && note.contains("npm install checker"),
+        "{answer}"
+    );
+}
