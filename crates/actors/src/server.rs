@@ -477,9 +477,9 @@ impl Actor for ServerActor {
             process::spawn(&program, &spec.args, &key.root, &spec.env, watchdog)
                 .map_err(|err| format!("cannot start `{}`: {err}", program.display()))?;
         let group = Arc::new(group);
-        if let Some(command) = &spec.sidecar {
+        if let Some(command) = spec.sidecar_command() {
             sidecar::start(
-                command,
+                &command,
                 &group,
                 &key.root,
                 &workspace_root,

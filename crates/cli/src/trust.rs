@@ -30,7 +30,7 @@ pub async fn run(args: TrustArgs) -> anyhow::Result<u8> {
     let files = project_files(&root)?;
     if files.is_empty() {
         println!(
-            "{} has no project configuration file (squiggle.toml, .squiggle/config.toml, opencode.json): nothing to trust",
+            "{} has no project configuration file (squiggle.toml, .squiggle/config.toml, .dispatch/lsp.json, opencode.json): nothing to trust",
             root.display()
         );
         return Ok(0);

@@ -451,6 +451,17 @@ const ROWS: &[Row] = &[
         ..BASE
     },
     Row {
+        id: "luau",
+        command: "luau-lsp",
+        args: &["lsp"],
+        extensions: &["luau"],
+        language_id: "luau",
+        root_markers: &["default.project.json", ".luaurc", "sourcemap.json"],
+        manual_hint: "the release from github.com/JohnnyMorganz/luau-lsp (or rokit add JohnnyMorganz/luau-lsp)",
+        required: true,
+        ..BASE
+    },
+    Row {
         id: "zls",
         command: "zls",
         extensions: &["zig", "zon"],
@@ -648,7 +659,8 @@ mod tests {
                 "basedpyright",
                 "ty",
                 "gopls",
-                "clangd"
+                "clangd",
+                "luau",
             ]
         );
     }

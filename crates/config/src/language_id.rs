@@ -46,6 +46,7 @@ pub(crate) const LANGUAGE_IDS: &[(&str, &str)] = &[
     ("go", "go"),
     ("rs", "rust"),
     ("lua", "lua"),
+    ("luau", "luau"),
     ("zig", "zig"),
     ("zon", "zig"),
     ("rb", "ruby"),

@@ -2,7 +2,7 @@
 
 use crate::error::ConfigError;
 use crate::model::Config;
-use crate::opencode::parse_opencode;
+use crate::opencode::{parse_dispatch, parse_opencode};
 use crate::patch::Layer;
 use crate::regular_file::read_regular_file;
 use crate::root::{find_project_file, may_configure};
@@ -12,6 +12,28 @@ use std::path::Path;
 
 /// The opencode configuration file read from the workspace root.
 const OPENCODE_FILE: &str = "opencode.json";
+
+/// The dispatch design's configuration file in the workspace root, read in place of
+/// opencode.json when it is there.
+const DISPATCH_FILE: &str = ".dispatch/lsp.json";
+
+/// The JSON configuration file of a workspace root: `.dispatch/lsp.json` when it is a file,
+/// else `opencode.json` (which may not exist); and whether it is the dispatch one.
+fn json_file(workspace_root: &Path) -> (std::path::PathBuf, bool) {
+    let dispatch = workspace_root.join(DISPATCH_FILE);
+    match dispatch.is_file() {
+        true => (dispatch, true),
+        false => (workspace_root.join(OPENCODE_FILE), false),
+    }
+}
+
+/// A JSON configuration file's layer, read as its name says.
+fn parse_json_file(text: &str, dispatch: bool) -> Result<Layer, crate::error::LayerError> {
+    match dispatch {
+        true => parse_dispatch(text),
+        false => parse_opencode(text),
+    }
+}
 
 /// The most a configuration file may hold; a larger one (or a device that never ends) is an
 /// error naming it, not a read without end.
@@ -60,18 +82,15 @@ pub struct ProjectFile {
 /// The project configuration files [`Config::load`] reads for a workspace, read: the nearest
 /// project file upward, then `opencode.json` in the root.
 pub fn project_files(workspace_root: &Path) -> Result<Vec<ProjectFile>, ConfigError> {
-    let opencode = workspace_root.join(OPENCODE_FILE);
-    let opencode = (opencode.is_file() && may_configure(&opencode)).then_some(opencode);
+    let (json, dispatch) = json_file(workspace_root);
+    let json = (json.is_file() && may_configure(&json)).then_some(json);
     let mut files = Vec::new();
-    for path in find_project_file(workspace_root)
-        .into_iter()
-        .chain(opencode)
-    {
+    for path in find_project_file(workspace_root).into_iter().chain(json) {
         let Some(text) = read_if_exists(&path)? else {
             continue;
         };
         let layer = match path.extension().is_some_and(|ext| ext == "json") {
-            true => parse_opencode(&text),
+            true => parse_json_file(&text, dispatch),
             false => parse_toml(&text),
         };
         let layer = layer.map_err(|err| err.in_file(&path))?;
@@ -100,7 +119,8 @@ pub fn project_files(workspace_root: &Path) -> Result<Vec<ProjectFile>, ConfigEr
 
 impl Config {
     /// Loads defaults, then the user file, then the nearest project file upward from
-    /// `workspace_root`, then the `lsp` key of `opencode.json` in the workspace root.
+    /// `workspace_root`, then `.dispatch/lsp.json` in the workspace root, or, when there is none,
+    /// the `lsp` key of its `opencode.json`.
     ///
     /// Files that do not exist are skipped. What a project file says of what runs as the user
     /// (servers of its own; programs, arguments, environment and settings of the others)
@@ -121,14 +141,14 @@ impl Config {
                 config.apply_project_layer(layer, &project_file, &text, trust.as_ref())?;
             }
         }
-        let opencode = workspace_root.join(OPENCODE_FILE);
-        let opencode_ok = !opencode.is_file() || may_configure(&opencode);
-        if !opencode_ok {
-            tracing::warn!(file = %opencode.display(), "not read: a configuration file must be owned by you (or root) and writable by no one else, as its server commands run as you (if it is yours: chmod go-w on it)");
+        let (json, dispatch) = json_file(workspace_root);
+        let json_ok = !json.is_file() || may_configure(&json);
+        if !json_ok {
+            tracing::warn!(file = %json.display(), "not read: a configuration file must be owned by you (or root) and writable by no one else, as its server commands run as you (if it is yours: chmod go-w on it)");
         }
-        if let Some(text) = read_if_exists(&opencode)?.filter(|_| opencode_ok) {
-            let layer = parse_opencode(&text).map_err(|err| err.in_file(&opencode))?;
-            config.apply_project_layer(layer, &opencode, &text, trust.as_ref())?;
+        if let Some(text) = read_if_exists(&json)?.filter(|_| json_ok) {
+            let layer = parse_json_file(&text, dispatch).map_err(|err| err.in_file(&json))?;
+            config.apply_project_layer(layer, &json, &text, trust.as_ref())?;
         }
         Ok(config)
     }
@@ -379,6 +399,40 @@ mod tests {
         trust(&user, &file);
         let config = Config::load(&ws, Some(&user)).expect("loads");
         assert_eq!(config.servers["mylang"].command, "sh");
+    }
+
+    #[test]
+    fn dispatch_lsp_json_is_read_in_place_of_opencode_json_in_either_form() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let user = dir.path().join("config/squiggle/config.toml");
+        let ws = dir.path().join("ws");
+        write(&ws.join("opencode.json"), r#"{"lsp": {"diagnosticTimeout": 1}}"#);
+        let dispatch = ws.join(".dispatch/lsp.json");
+        // (text, its timeout)
+        let table = [
+            (r#"{"lsp": {"diagnosticTimeout": 2}}"#, 2),
+            (r#"{"diagnosticTimeout": 3, "pyright": {"disabled": true}}"#, 3),
+        ];
+        for (text, timeout) in table {
+            write(&dispatch, text);
+            let config = Config::load(&ws, Some(&user)).expect("loads");
+            assert_eq!(config.diagnostic_timeout_ms, timeout, "{text}");
+        }
+        assert!(!Config::load(&ws, Some(&user)).expect("loads").servers["pyright"].enabled);
+        // Its servers are the project's, run once trusted.
+        let luau = r#"{"luau": {"initialization": {"luau-lsp": {"sourcemap": {"autogenerate": true, "rojoProjectFile": "default.project.json"}}}}}"#;
+        write(&dispatch, luau);
+        let config = Config::load(&ws, Some(&user)).expect("loads");
+        assert_eq!(config.servers["luau"].initialization_options, None);
+        assert_eq!(config.untrusted, std::slice::from_ref(&dispatch));
+        trust(&user, &dispatch);
+        let config = Config::load(&ws, Some(&user)).expect("loads");
+        let sidecar = config.servers["luau"].sidecar_command().expect("rojo beside it");
+        assert_eq!(sidecar[..3], ["rojo", "sourcemap", "default.project.json"]);
+        // A file that is not an object names itself.
+        write(&dispatch, "[1]");
+        let err = Config::load(&ws, Some(&user)).expect_err("an array");
+        assert!(err.to_string().contains(".dispatch/lsp.json"), "{err}");
     }
 
     #[cfg(unix)]

@@ -57,6 +57,33 @@ pub(crate) fn parse_opencode(text: &str) -> Result<Layer, LayerError> {
     }
 }
 
+/// Reads `.dispatch/lsp.json` (the dispatch design's configuration file): a document like
+/// opencode.json's (its `lsp` key), or, without an `lsp` key, the `lsp` object itself (settings
+/// and servers by id).
+pub(crate) fn parse_dispatch(text: &str) -> Result<Layer, LayerError> {
+    /// The document's one key that decides its form.
+    #[derive(Deserialize)]
+    struct Document<'a> {
+        #[serde(borrow, default, deserialize_with = "present")]
+        lsp: Option<&'a RawValue>,
+    }
+    let file = File { text };
+    let document: Document =
+        serde_json::from_str(text).map_err(|err| file.error(text, &err, None))?;
+    if document.lsp.is_some() {
+        return parse_opencode(text);
+    }
+    let whole: &RawValue =
+        serde_json::from_str(text).map_err(|err| file.error(text, &err, None))?;
+    match whole.get().starts_with('{') {
+        true => file.lsp(whole),
+        false => Err(file.place(whole, &["lsp"]).error(format!(
+            "invalid type for .dispatch/lsp.json: expected an object, found {}",
+            kind(whole.get())
+        ))),
+    }
+}
+
 /// A value that is there, even as `null` (which `Option` alone would read as absent).
 fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(deserializer).map(Some)
