@@ -406,12 +406,18 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let user = dir.path().join("config/squiggle/config.toml");
         let ws = dir.path().join("ws");
-        write(&ws.join("opencode.json"), r#"{"lsp": {"diagnosticTimeout": 1}}"#);
+        write(
+            &ws.join("opencode.json"),
+            r#"{"lsp": {"diagnosticTimeout": 1}}"#,
+        );
         let dispatch = ws.join(".dispatch/lsp.json");
         // (text, its timeout)
         let table = [
             (r#"{"lsp": {"diagnosticTimeout": 2}}"#, 2),
-            (r#"{"diagnosticTimeout": 3, "pyright": {"disabled": true}}"#, 3),
+            (
+                r#"{"diagnosticTimeout": 3, "pyright": {"disabled": true}}"#,
+                3,
+            ),
         ];
         for (text, timeout) in table {
             write(&dispatch, text);
@@ -427,7 +433,9 @@ mod tests {
         assert_eq!(config.untrusted, std::slice::from_ref(&dispatch));
         trust(&user, &dispatch);
         let config = Config::load(&ws, Some(&user)).expect("loads");
-        let sidecar = config.servers["luau"].sidecar_command().expect("rojo beside it");
+        let sidecar = config.servers["luau"]
+            .sidecar_command()
+            .expect("rojo beside it");
         assert_eq!(sidecar[..3], ["rojo", "sourcemap", "default.project.json"]);
         // A file that is not an object names itself.
         write(&dispatch, "[1]");

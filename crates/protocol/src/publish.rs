@@ -43,7 +43,12 @@ fn near_start(body: &[u8], needle: &[u8]) -> bool {
 /// Reads a publishDiagnostics notification from its whole JSON body; anything else (another
 /// method, a request) is an error.
 pub fn parse_publish(body: &[u8]) -> Result<Publish, serde_json::Error> {
-    let note: Note = serde_json::from_slice(body)?;
+    let note: Note = match serde_json::from_slice(body) {
+        Ok(note) => note,
+        // One odd diagnostic (an object for a code, a fractional line, a lone surrogate) does
+        // not cost the rest of the publish: read again, each diagnostic on its own.
+        Err(strict) => return parse_publish_leniently(body).ok_or(strict),
+    };
     if note.method != METHOD || note.id.is_some() {
         return Err(serde_json::Error::custom(
             "not a publishDiagnostics notification",
@@ -60,6 +65,131 @@ pub fn parse_publish(body: &[u8]) -> Result<Publish, serde_json::Error> {
         version: note.params.version,
         diagnostics,
     })
+}
+
+/// [`parse_publish`] for a body the lean reader refused: as JSON values, lone surrogates made
+/// U+FFFD, each diagnostic read on its own (see [`lenient_diagnostic`]); None when it is no
+/// publish notification at all.
+fn parse_publish_leniently(body: &[u8]) -> Option<Publish> {
+    let lossy = String::from_utf8_lossy(body);
+    let text = without_lone_surrogates(&lossy);
+    let note: serde_json::Value = serde_json::from_str(&text).ok()?;
+    if note.get("method")?.as_str()? != METHOD || note.get("id").is_some() {
+        return None;
+    }
+    let params = note.get("params")?;
+    let listed = params.get("diagnostics")?.as_array()?;
+    let diagnostics: Vec<Diagnostic> = listed.iter().filter_map(lenient_diagnostic).collect();
+    if diagnostics.len() < listed.len() {
+        tracing::warn!(
+            dropped = listed.len() - diagnostics.len(),
+            "publishDiagnostics: diagnostics without a place were left out"
+        );
+    }
+    Some(Publish {
+        uri: params.get("uri")?.as_str()?.to_string(),
+        version: (params.get("version").and_then(serde_json::Value::as_i64))
+            .and_then(|version| i32::try_from(version).ok()),
+        diagnostics,
+    })
+}
+
+/// One diagnostic from a JSON value, whatever its odd fields: a position's fractional number
+/// is rounded down, a code that is neither a number nor a string is its JSON text, a message
+/// that is not a string too; None only without a range to place it.
+fn lenient_diagnostic(value: &serde_json::Value) -> Option<Diagnostic> {
+    let number = |value: &serde_json::Value| {
+        (value.as_u64()).or_else(|| value.as_f64().filter(|n| *n >= 0.0).map(|n| n as u64))
+    };
+    let position = |value: &serde_json::Value| {
+        let part = |name: &str| number(value.get(name)?).map(|n| n.min(u64::from(u32::MAX)) as u32);
+        Some(lsp_types::Position::new(part("line")?, part("character")?))
+    };
+    let range = value.get("range")?;
+    let range = Range::new(position(range.get("start")?)?, position(range.get("end")?)?);
+    let severity = (value.get("severity").and_then(number)).and_then(|n| match n {
+        1 => Some(DiagnosticSeverity::ERROR),
+        2 => Some(DiagnosticSeverity::WARNING),
+        3 => Some(DiagnosticSeverity::INFORMATION),
+        4 => Some(DiagnosticSeverity::HINT),
+        _ => None,
+    });
+    let code = value.get("code").and_then(|code| match code {
+        serde_json::Value::Null => None,
+        serde_json::Value::String(text) => Some(NumberOrString::String(text.clone())),
+        serde_json::Value::Number(n) => {
+            Some(match n.as_i64().and_then(|n| i32::try_from(n).ok()) {
+                Some(n) => NumberOrString::Number(n),
+                None => NumberOrString::String(n.to_string()),
+            })
+        }
+        other => Some(NumberOrString::String(other.to_string())),
+    });
+    let message = match value.get("message") {
+        Some(serde_json::Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    };
+    Some(Diagnostic {
+        range,
+        severity,
+        code,
+        source: value
+            .get("source")
+            .and_then(|s| s.as_str())
+            .map(str::to_string),
+        message,
+        ..Diagnostic::default()
+    })
+}
+
+/// JSON text with each `\uXXXX` escape of a lone surrogate (one not in a high-low pair) made
+/// `\ufffd`, which JSON readers refuse in a string otherwise.
+fn without_lone_surrogates(text: &str) -> Cow<'_, str> {
+    if !text.contains("\\u") {
+        return Cow::Borrowed(text);
+    }
+    let surrogate = |escape: &str| {
+        (escape.len() == 6 && escape.starts_with("\\u"))
+            .then(|| u16::from_str_radix(&escape[2..], 16).ok())
+            .flatten()
+            .filter(|unit| (0xD800..=0xDFFF).contains(unit))
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("\\u") {
+        // A backslash escaped itself: `\\u` is no escape.
+        let backslashes = rest[..at].chars().rev().take_while(|c| *c == '\\').count();
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let escape = rest.get(..6).unwrap_or(rest);
+        match (backslashes % 2, surrogate(escape)) {
+            (0, Some(high @ 0xD800..=0xDBFF)) => {
+                let next = rest.get(6..12).and_then(surrogate);
+                match next {
+                    Some(0xDC00..=0xDFFF) => {
+                        out.push_str(&rest[..12]);
+                        rest = &rest[12..];
+                    }
+                    _ => {
+                        let _ = high;
+                        out.push_str("\\ufffd");
+                        rest = &rest[6..];
+                    }
+                }
+            }
+            (0, Some(_)) => {
+                out.push_str("\\ufffd");
+                rest = &rest[6..];
+            }
+            _ => {
+                out.push_str(&rest[..2]);
+                rest = &rest[2..];
+            }
+        }
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
 }
 
 /// A document's pulled diagnostics, as a server answered `textDocument/diagnostic`.
@@ -249,6 +379,47 @@ mod tests {
     }
 
     #[test]
+    fn one_odd_diagnostic_does_not_cost_the_rest_of_the_publish() {
+        let body = br#"{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{
+            "uri":"file:///w/a.py","version":3,"diagnostics":[
+              {"range":{"start":{"line":1,"character":2},"end":{"line":1,"character":5}},"severity":1,"code":{"value":"E9","target":"x"},"message":"object code"},
+              {"range":{"start":{"line":2.0,"character":0.5},"end":{"line":2,"character":3}},"severity":1,"message":"float line"},
+              {"range":{"start":{"line":3,"character":0},"end":{"line":3,"character":1}},"severity":1,"message":"lone \ud800 surrogate, pair \ud83d\ude00, escaped \\ud800"},
+              {"severity":1,"message":"no range"},
+              {"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":1}},"code":7,"message":"fine"}]}}"#;
+        let publish = parse_publish(body).unwrap();
+        assert_eq!(publish.uri, "file:///w/a.py");
+        assert_eq!(publish.version, Some(3));
+        let messages: Vec<&str> = publish
+            .diagnostics
+            .iter()
+            .map(|d| d.message.as_str())
+            .collect();
+        assert_eq!(
+            messages,
+            [
+                "object code",
+                "float line",
+                "lone \u{fffd} surrogate, pair 😀, escaped \\ud800",
+                "fine"
+            ]
+        );
+        assert_eq!(
+            publish.diagnostics[0].code,
+            Some(NumberOrString::String(
+                r#"{"target":"x","value":"E9"}"#.to_string()
+            ))
+        );
+        assert_eq!(
+            publish.diagnostics[1].range.start,
+            lsp_types::Position::new(2, 0)
+        );
+        assert_eq!(publish.diagnostics[3].code, Some(NumberOrString::Number(7)));
+        // Not a publish at all: still an error.
+        assert!(parse_publish(br#"{"jsonrpc":"2.0","method":"x","params":{}}"#).is_err());
+    }
+
+    #[test]
     fn only_a_publish_notification_is_read_and_the_quick_look_finds_its_method() {
         let params = r#""params":{"uri":"file:///w/a.py","diagnostics":[]}"#;
         let publish = format!(r#"{{"jsonrpc":"2.0","method":"{METHOD}",{params}}}"#);
@@ -321,8 +492,13 @@ mod tests {
     }
 
     #[test]
-    fn a_bad_code_or_missing_message_is_an_error() {
-        assert!(parse_publish(br#"{"method":"textDocument/publishDiagnostics","params":{"uri":"u","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":0}},"code":true,"message":"m"}]}}"#).is_err());
-        assert!(parse_publish(br#"{"method":"textDocument/publishDiagnostics","params":{"uri":"u","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":0}}}]}}"#).is_err());
+    fn a_bad_code_or_a_missing_message_is_read_as_well_as_it_can_be() {
+        let bad_code = parse_publish(br#"{"method":"textDocument/publishDiagnostics","params":{"uri":"u","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":0}},"code":true,"message":"m"}]}}"#).unwrap();
+        assert_eq!(
+            bad_code.diagnostics[0].code,
+            Some(NumberOrString::String("true".to_string()))
+        );
+        let no_message = parse_publish(br#"{"method":"textDocument/publishDiagnostics","params":{"uri":"u","diagnostics":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":0}}}]}}"#).unwrap();
+        assert_eq!(no_message.diagnostics[0].message, "");
     }
 }
