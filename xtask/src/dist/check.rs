@@ -16,7 +16,7 @@ use crate::lsp_servers;
 
 /// What `squiggle check` prints for examples/demo with the pinned pyright and ruff.
 const DEMO_ERRORS: &str = "\
-app.py:7:18: error[reportAssignmentType]: Type \"Literal['circle']\" is not assignable to declared type \"int\" \"Literal['circle']\" is not assignable to \"int\"
+app.py:7:18: error[reportAssignmentType]: Type \"Literal['circle']\" is not assignable to declared type \"int\"; \"Literal['circle']\" is not assignable to \"int\"
 app.py:13:11: error[reportUndefinedVariable, F821]: \"totl\" is not defined (Pyright, Ruff)
 shapes.py:14:41: error[reportCallIssue]: No parameter named \"colour\"
 ";
