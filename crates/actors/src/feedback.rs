@@ -25,6 +25,9 @@ pub struct Feedback {
     /// What earlier edits caused in other files, found by the searches after their answers and
     /// told with this feedback (its text says so after the edit's own).
     pub earlier: Vec<Earlier>,
+    /// The searches after earlier answers that did not finish, told with this feedback: the
+    /// edited file and the importers they left unchecked (its text says so in a line each).
+    pub unfinished: Vec<(String, Unsearched)>,
 }
 
 /// The errors an earlier edit caused in other files, found after its answer.

@@ -880,6 +880,7 @@ impl Squiggle {
                 new: NewMarks::new(),
                 unsearched: Unsearched::default(),
                 earlier: Vec::new(),
+                unfinished: Vec::new(),
             };
         }
         let before_unknown = before_text.is_none() && check.text.is_some();
@@ -1025,6 +1026,7 @@ impl Squiggle {
             new,
             unsearched,
             earlier: news.earlier,
+            unfinished: news.unfinished,
         }
     }
 

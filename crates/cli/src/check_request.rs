@@ -14,8 +14,8 @@ use clap::ValueEnum;
 use squiggle_actors::{CheckResult, Config, Feedback, Scope, Squiggle};
 use squiggle_protocol::render::{display_path, github, json, llm, one_line, sarif, text};
 use squiggle_protocol::{
-    merge, not_checked_section, paths, render_earlier, render_feedback_marked, unsearched_section,
-    Caps, Diagnostic, NewOnly, Report, ServerReport, ServerState, Severity,
+    merge, not_checked_section, paths, render_earlier, render_feedback_marked, unfinished_section,
+    unsearched_section, Caps, Diagnostic, NewOnly, Report, ServerReport, ServerState, Severity,
 };
 
 /// How `check` prints its result.
@@ -227,6 +227,9 @@ fn feedback_text(feedback: &Feedback, severities: &[Severity], config: &Config) 
         text.push_str(&render_earlier(&earlier.edited, &earlier.caused, &caps));
         earlier_found |= (earlier.caused.values()).any(|list| list.iter().any(shown));
     }
+    for (edited, left) in &feedback.unfinished {
+        text.push_str(&unfinished_section(edited, left));
+    }
     (text, split.any(&caps) || earlier_found)
 }
 
@@ -317,4 +320,57 @@ fn problems(results: &[CheckResult], format: Format) -> String {
         }
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use squiggle_protocol::Unsearched;
+    use std::collections::BTreeMap;
+
+    /// A checked, clean edit of `a.ts` by one server that answered.
+    fn clean_edit() -> Feedback {
+        let server = ServerReport {
+            id: "ts".to_string(),
+            root: ".".to_string(),
+            status: ServerState::Active,
+            reason: None,
+            basis: None,
+            required: true,
+        };
+        Feedback {
+            text: String::new(),
+            check: CheckResult {
+                file: "a.ts".to_string(),
+                diagnostics: Vec::new(),
+                servers: vec![server],
+                timed_out: Vec::new(),
+                skipped: None,
+                text: Some("x".into()),
+            },
+            others: BTreeMap::new(),
+            new: Default::default(),
+            unsearched: Unsearched::default(),
+            earlier: Vec::new(),
+            unfinished: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_hooks_text_says_which_search_after_an_earlier_answer_did_not_finish() {
+        let mut feedback = clean_edit();
+        let left = Unsearched {
+            files: 2,
+            ..Unsearched::default()
+        };
+        feedback.unfinished.push(("src/types.ts".to_string(), left));
+        let (text, found) = feedback_text(&feedback, &[Severity::Error], &Config::default());
+        assert_eq!(
+            text,
+            "\nLSP did not finish checking 2 other files that import src/types.ts after an earlier edit of it, so errors that edit caused there are unknown."
+        );
+        assert!(!found, "nothing to fix: a line, not a block");
+        let (clean, _) = feedback_text(&clean_edit(), &[Severity::Error], &Config::default());
+        assert_eq!(clean, "");
+    }
 }

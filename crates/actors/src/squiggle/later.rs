@@ -117,6 +117,9 @@ pub(crate) struct EarlierNews {
     pub text: String,
     /// What the earlier edits caused, by edit.
     pub earlier: Vec<Earlier>,
+    /// The searches that did not finish or had no time for some importers: the edited file
+    /// and the importers left (the text's lines for them, as [`unfinished_section`] says).
+    pub unfinished: Vec<(String, Unsearched)>,
 }
 
 impl Squiggle {
@@ -329,21 +332,23 @@ impl Squiggle {
                 continue;
             }
             let file = self.relative_path(&answered.path);
-            match &answered.found {
-                None => news
-                    .text
-                    .push_str(&unfinished_section(&file, &answered.unsearched)),
+            let left = match &answered.found {
+                None => answered.unsearched,
                 Some(found) => {
                     let caused = self.still_caused(&answered).await;
                     news.text.push_str(&render_earlier(&file, &caused, &caps));
-                    news.text.push_str(&unfinished_section(&file, &found.left));
                     if !caused.is_empty() {
                         news.earlier.push(Earlier {
-                            edited: file,
+                            edited: file.clone(),
                             caused,
                         });
                     }
+                    found.left
                 }
+            };
+            news.text.push_str(&unfinished_section(&file, &left));
+            if left.any() {
+                news.unfinished.push((file, left));
             }
             told.push((answered.path, answered.after));
         }
