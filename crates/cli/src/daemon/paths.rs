@@ -73,13 +73,26 @@ pub fn runtime_dir() -> io::Result<PathBuf> {
     Ok(dir)
 }
 
-/// Makes `dir` (0700) if missing; refused unless it belongs to this user and no one else
-/// may enter it.
+/// Makes `dir` (0700) if missing, in a folder that must exist (a runtime folder named for a
+/// path that is not there makes no folders on the way to it); refused unless it belongs to
+/// this user and no one else may enter it.
 fn private_dir(dir: &Path) -> io::Result<()> {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {
+            let parent = dir.parent().unwrap_or(dir);
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "the daemon folder {} cannot be made: {} does not exist (set {RUNTIME_ENV} to a folder that does)",
+                    dir.display(),
+                    parent.display()
+                ),
+            ));
+        }
+        Err(err) => return Err(err),
+    }
     let meta = std::fs::symlink_metadata(dir)?;
     if !meta.is_dir() || meta.uid() != uid() || meta.mode() & 0o077 != 0 {
         return Err(io::Error::new(
@@ -148,6 +161,21 @@ pub fn open_private(path: &Path, options: &mut std::fs::OpenOptions) -> io::Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_runtime_folder_in_a_missing_folder_makes_nothing_on_the_way() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let missing = dir.path().join("not/there/squiggle");
+        let err = private_dir(&missing).expect_err("its parent is missing");
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+        assert!(err.to_string().contains(RUNTIME_ENV), "{err}");
+        assert!(!dir.path().join("not").exists(), "no folder made on the way");
+        let here = dir.path().join("squiggle");
+        private_dir(&here).expect("made");
+        private_dir(&here).expect("there already");
+        let mode = std::fs::metadata(&here).expect("metadata").mode();
+        assert_eq!(mode & 0o777, 0o700);
+    }
 
     #[test]
     fn the_explicit_folder_wins_then_xdg_then_tmp() {
