@@ -191,6 +191,13 @@ pub fn is_within(root: &Path, path: &Path) -> bool {
     resolve(path).starts_with(resolve(root))
 }
 
+/// Whether a path a server reported on can be a document of the workspace at `root`: inside it,
+/// not the root folder itself, and without a NUL byte (`%00` in a URI, which no file name
+/// holds); anything else would become a "file" in other files' lists.
+pub fn is_document_in(root: &Path, path: &Path) -> bool {
+    path.starts_with(root) && path != root && !path.as_os_str().as_encoded_bytes().contains(&0)
+}
+
 /// `path` relative to `root` with `/` separators (`.` for the root itself); both are expected resolved; falls back to the full path if not within.
 pub fn relative_to(root: &Path, path: &Path) -> String {
     // The root itself, as most servers' roots are: no need to compare part by part.
@@ -216,6 +223,28 @@ pub fn relative_to(root: &Path, path: &Path) -> String {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn only_a_path_inside_the_root_without_a_nul_is_a_document() {
+        let root = Path::new("/w");
+        // (uri, a document)
+        let table = [
+            ("file:///w/a.py", true),
+            ("file:///w/src/b.ts", true),
+            ("file:///w", false),
+            ("file:///w/", false),
+            ("file:///w/a%00b.py", false),
+            ("file:///elsewhere/a.py", false),
+        ];
+        for (uri, document) in table {
+            let path = PathBuf::from(uri_to_path(uri).expect("a file URI"));
+            assert_eq!(
+                is_document_in(root, &normalize_lexically(&path)),
+                document,
+                "{uri}"
+            );
+        }
+    }
 
     #[test]
     fn unix_path_with_space_hash_and_percent_is_encoded() {

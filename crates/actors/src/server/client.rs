@@ -345,7 +345,8 @@ impl ClientContext {
         } else {
             paths::resolve_under(&self.workspace_root, &path)
         };
-        if !path.starts_with(&self.workspace_root) {
+        if !paths::is_document_in(&self.workspace_root, &path) {
+            tracing::debug!(server = %self.key.id, uri = %params.uri, "ignoring diagnostics for no document of the workspace");
             return;
         }
         let text = match self.documents.get(&path) {
