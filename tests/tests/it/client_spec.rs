@@ -83,10 +83,12 @@ async fn disk_changes_reach_exactly_the_servers_that_registered_matching_globs()
     ws.write("node_modules/dep.fake", "skipped folder\n");
     ws.write("sub/deeper/c.fake", "in a new folder\n");
 
+    // A file squiggle synced is reported as changed too (its event may come last).
     let expected = [
         ("new.fake".to_string(), 1),
         ("gen/out.txt".to_string(), 1),
         ("sub/deeper/c.fake".to_string(), 1),
+        ("a.fake".to_string(), 2),
     ];
     let arrived = eventually(SOON, || {
         let seen = watched(&ws.messages());
@@ -95,10 +97,6 @@ async fn disk_changes_reach_exactly_the_servers_that_registered_matching_globs()
     .await;
     let seen = watched(&ws.messages());
     assert!(arrived, "events: {seen:?}");
-    assert!(
-        seen.contains(&("a.fake".to_string(), 2)),
-        "a file squiggle synced is reported as changed: {seen:?}"
-    );
     assert!(
         !seen
             .iter()

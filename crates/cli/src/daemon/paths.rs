@@ -169,7 +169,10 @@ mod tests {
         let err = private_dir(&missing).expect_err("its parent is missing");
         assert_eq!(err.kind(), io::ErrorKind::NotFound);
         assert!(err.to_string().contains(RUNTIME_ENV), "{err}");
-        assert!(!dir.path().join("not").exists(), "no folder made on the way");
+        assert!(
+            !dir.path().join("not").exists(),
+            "no folder made on the way"
+        );
         let here = dir.path().join("squiggle");
         private_dir(&here).expect("made");
         private_dir(&here).expect("there already");
