@@ -107,7 +107,9 @@ fn rust_analyzer_reports_exact_positions_in_a_crate() {
 
 #[tokio::test]
 async fn writing_a_typescript_interface_shows_the_break_in_an_already_checked_file() {
-    let (_held, squiggle, project) = TYPESCRIPT.on_fixture("ts-multi").await;
+    // Patient deadlines: once in CI the answer came back empty (no error, no "did not check"
+    // line), which a look at the importer (user.ts) cut short would explain; not proven.
+    let (_held, squiggle, project) = TYPESCRIPT.on_fixture_patient("ts-multi").await;
 
     let user = squiggle.check_file(project.join("src/user.ts"), None).await;
     assert_eq!(user.diagnostics, vec![], "user.ts is clean at first");
