@@ -1,7 +1,7 @@
 //! "New errors since the last snapshot", for hosts that want only what an edit introduced.
 
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::render::{display_path, one_line};
+use crate::render::{display_path, one_line_cut};
 use std::collections::{BTreeMap, HashSet};
 
 /// At most this many files in a delta rendering.
@@ -85,7 +85,7 @@ pub fn render_delta(files: &BTreeMap<String, Vec<Diagnostic>>) -> String {
                 diag.line,
                 diag.column,
                 diag.severity,
-                cut(&one_line(&diag.message)),
+                one_line_cut(&diag.message, MAX_MESSAGE_CHARS),
             ));
         }
         if sorted.len() > MAX_PER_FILE {
@@ -104,16 +104,6 @@ pub fn render_delta(files: &BTreeMap<String, Vec<Diagnostic>>) -> String {
     let mut out = lines.join("\n");
     out.push('\n');
     out
-}
-
-/// The message cut to 200 characters, with "…" appended when cut.
-fn cut(message: &str) -> String {
-    if message.chars().count() <= MAX_MESSAGE_CHARS {
-        return message.to_string();
-    }
-    let mut cut: String = message.chars().take(MAX_MESSAGE_CHARS).collect();
-    cut.push('…');
-    cut
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use similar::{Algorithm, DiffTag};
 
 use super::workspace_edit::{EditPlan, FileChange};
+use crate::render::cut_chars;
 
 /// How long one line diff may take: past it, the diff still turns the old text into the new
 /// one but may not be the shortest (a huge file rewritten whole costs no more than this).
@@ -198,9 +199,13 @@ fn count(n: usize, noun: &str) -> String {
     }
 }
 
+/// At most this many characters of a diff line (its `-` or `+` included) are shown (then `…`): a minified file's
+/// one line of megabytes is not a preview.
+const MAX_LINE_CHARS: usize = 1_000;
+
 /// The plan as a compact diff: `N files changed`, then per changed file a heading
 /// (`path  (+a -r)`, `(created)`, `(deleted)`, `(renamed from x)`) and its hunks; at most
-/// `max_lines` hunk lines in all, then `... N more lines in <file>` and `... N more files: a, b`.
+/// `max_lines` hunk lines in all, each cut after [`MAX_LINE_CHARS`] characters, then `... N more lines in <file>` and `... N more files: a, b`.
 pub fn render_diff(plan: &EditPlan, max_lines: usize) -> String {
     let changed: Vec<&FileChange> = plan.changed().collect();
     if changed.is_empty() {
@@ -222,7 +227,7 @@ pub fn render_diff(plan: &EditPlan, max_lines: usize) -> String {
         out.push_str(&heading);
         out.push('\n');
         for line in body.iter().take(budget) {
-            out.push_str(line);
+            out.push_str(&cut_chars(line, MAX_LINE_CHARS));
             out.push('\n');
         }
         if body.len() > budget {
@@ -376,6 +381,21 @@ mod tests {
             "4 files changed\n\
              a.py  (+2 -2)\n@@ -1,2 +1,2 @@\n-x = old\n-y = old\n... 2 more lines in a.py\n\
              ... 3 files more: b.py, c.py, e.py\n"
+        );
+    }
+
+    #[test]
+    fn a_changed_line_of_megabytes_is_shown_as_its_first_thousand_characters() {
+        let before = format!("{}\n", "a".repeat(8 << 20));
+        let after = format!("{}\n", "b".repeat(8 << 20));
+        let plan = EditPlan {
+            files: vec![change("min.js", Some(&before), Some(&after))],
+        };
+        // The `-` or `+` in front counts.
+        let (old, new) = ("a".repeat(MAX_LINE_CHARS - 1), "b".repeat(MAX_LINE_CHARS - 1));
+        assert_eq!(
+            render_diff(&plan, 10),
+            format!("1 file changed\nmin.js  (+1 -1)\n@@ -1 +1 @@\n-{old}…\n+{new}…\n")
         );
     }
 

@@ -2,7 +2,7 @@
 //! per diagnostic, with nothing a model does not need: no tags, no escapes, no severity word for
 //! an error), and the reference's tagged block, for hosts built on its contract.
 
-use super::plain::{display_path, one_line};
+use super::plain::{display_path, one_line_cut};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::report::Report;
 
@@ -27,6 +27,15 @@ pub fn escape_owned(text: String) -> String {
     } else {
         text
     }
+}
+
+/// At most this many characters of a diagnostic's message or code reach a model (then `…`):
+/// 50 lines of them stay under about 100 KB, whatever a server sends.
+pub const MAX_MESSAGE_CHARS: usize = 1_000;
+
+/// A message or code as a model reads it: on one line, at most [`MAX_MESSAGE_CHARS`].
+fn for_model(text: &str) -> String {
+    one_line_cut(text, MAX_MESSAGE_CHARS)
 }
 
 /// The marker in front of a diagnostic line for an error the last edit introduced (shown only
@@ -59,7 +68,7 @@ pub fn render_marked_block(
     ordered.sort_by_key(|(diag, new)| (!new, diag.line, diag.column));
     let mut lines = vec![format!("{}:", display_path(file))];
     for (diag, new) in ordered.iter().take(max_per_file) {
-        let codes: Vec<String> = diag.codes().iter().map(|code| one_line(code)).collect();
+        let codes: Vec<String> = diag.codes().iter().map(|code| for_model(code)).collect();
         let code = if codes.is_empty() {
             String::new()
         } else {
@@ -74,7 +83,7 @@ pub fn render_marked_block(
             if *new { NEW_MARK } else { "" },
             diag.line,
             diag.column,
-            one_line(&diag.message),
+            for_model(&diag.message),
         ));
     }
     if ordered.len() > max_per_file {
@@ -108,7 +117,7 @@ pub fn render_tagged_block(file: &str, diags: &[&Diagnostic], max_per_file: usiz
     let path = escape(&display_path(file)).replace('"', "&quot;");
     let mut lines = vec![format!("<diagnostics file=\"{path}\">")];
     for diag in ordered.iter().take(max_per_file) {
-        let codes: Vec<String> = diag.codes().iter().map(|code| one_line(code)).collect();
+        let codes: Vec<String> = diag.codes().iter().map(|code| for_model(code)).collect();
         let code = match codes.is_empty() {
             true => String::new(),
             false => format!(" ({})", escape(&codes.join(", "))),
@@ -123,7 +132,7 @@ pub fn render_tagged_block(file: &str, diags: &[&Diagnostic], max_per_file: usiz
             "{severity} [{}:{}] {}{code}",
             diag.line,
             diag.column,
-            escape(&one_line(&diag.message)),
+            escape(&for_model(&diag.message)),
         ));
     }
     if ordered.len() > max_per_file {
@@ -140,7 +149,7 @@ pub fn not_checked_note(file: &str, reason: &str) -> String {
     format!(
         "LSP did not check {}, so its errors are unknown: {}",
         display_path(file),
-        one_line(reason)
+        for_model(reason)
     )
 }
 
@@ -272,6 +281,27 @@ mod tests {
             "a.py:\n\
              9:27 \"x\" is not defined (reportUndefinedVariable, F821)\n\
              10:1 y (<B&>)"
+        );
+    }
+
+    #[test]
+    fn a_message_of_megabytes_reaches_the_model_as_its_first_thousand_characters() {
+        let huge = diag(
+            1,
+            2,
+            Severity::Error,
+            &"y".repeat(4 << 20),
+            Some(&"c".repeat(4 << 20)),
+        );
+        let cut = format!("{}…", "y".repeat(MAX_MESSAGE_CHARS));
+        let code = format!("{}…", "c".repeat(MAX_MESSAGE_CHARS));
+        assert_eq!(
+            render_file_block("a.py", std::slice::from_ref(&huge), 5),
+            format!("a.py:\n1:2 {cut} ({code})")
+        );
+        assert_eq!(
+            render_tagged_block("a.py", &[&huge], 5),
+            format!("<diagnostics file=\"a.py\">\nERROR [1:2] {cut} ({code})\n</diagnostics>")
         );
     }
 

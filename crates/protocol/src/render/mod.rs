@@ -14,6 +14,6 @@ pub use llm::{
     escape, not_checked_note, render_file_block, render_llm, render_marked_block,
     render_tagged_block, BlockFormat,
 };
-pub use plain::{display_path, escape_controls, one_line};
+pub use plain::{cut_chars, display_path, escape_controls, one_line, one_line_cut};
 pub use sarif::render_sarif;
 pub use text::{not_checked_line, render_text, summary};

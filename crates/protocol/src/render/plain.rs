@@ -38,6 +38,30 @@ pub fn one_line(message: &str) -> String {
     out
 }
 
+/// [`one_line`] of at most `max_chars` characters: a longer one is cut there and ends in `…`
+/// (a server's message can be megabytes long; only its start reaches a model). Only what is
+/// kept is built.
+pub fn one_line_cut(message: &str, max_chars: usize) -> String {
+    // Twice the characters kept, and some: enough for the breaks and indentation one_line drops.
+    let read = max_chars.saturating_mul(2).saturating_add(64);
+    let end = (message.char_indices().nth(read)).map_or(message.len(), |(at, _)| at);
+    let line = one_line(&message[..end]);
+    match cut_chars(&line, max_chars) {
+        Cow::Borrowed(_) if end < message.len() => format!("{line}…"),
+        Cow::Borrowed(_) => line,
+        Cow::Owned(cut) => cut,
+    }
+}
+
+/// The text cut after `max_chars` characters, with `…` in place of the rest; a text that fits
+/// is returned as it is.
+pub fn cut_chars(text: &str, max_chars: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(max_chars) {
+        None => Cow::Borrowed(text),
+        Some((at, _)) => Cow::Owned(format!("{}…", &text[..at])),
+    }
+}
+
 /// The text with control characters and line breaks escaped as Rust writes them (`\n`,
 /// `\u{1b}`); text without any is returned as it is.
 pub fn escape_controls(text: &str) -> Cow<'_, str> {
@@ -116,6 +140,26 @@ mod tests {
             one_line("\u{1b}[31mred\u{1b}[0m\tx"),
             "\\u{1b}[31mred\\u{1b}[0m\tx"
         );
+    }
+
+    #[test]
+    fn one_line_cut_keeps_what_fits_and_cuts_the_rest_with_an_ellipsis() {
+        // (message, at most, line)
+        let table = [
+            ("short", 5, "short".to_string()),
+            ("shorter\n  than", 20, "shorter; than".to_string()),
+            ("one two three", 7, "one two…".to_string()),
+            ("é".repeat(9).as_str(), 3, "ééé…".to_string()),
+            (
+                "x".repeat(4 << 20).as_str(),
+                10,
+                format!("{}…", "x".repeat(10)),
+            ),
+        ]
+        .map(|(message, at_most, line)| (message.to_string(), at_most, line));
+        for (message, at_most, line) in table {
+            assert_eq!(one_line_cut(&message, at_most), line, "{at_most}");
+        }
     }
 
     #[test]
