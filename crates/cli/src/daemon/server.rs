@@ -291,7 +291,20 @@ impl Daemon {
         };
         let checked = matches!(request, Request::Check { .. });
         let reply = match request {
-            Request::Check { request } => self.check(&request).await,
+            // A check whose caller hung up (a host's hook timed out, a check was interrupted)
+            // is cancelled: it would hold its connection's slot for nothing.
+            Request::Check { request } => tokio::select! {
+                reply = self.check(&request) => reply,
+                () = wire::hung_up(&mut reader) => {
+                    let first = request.files.first().map(|file| file.display().to_string());
+                    note(format_args!(
+                        "cancelled a check of {} ({} files): its caller hung up",
+                        first.unwrap_or_default(),
+                        request.files.len()
+                    ));
+                    return;
+                }
+            },
             Request::Status => Reply::Status {
                 status: self.status().await,
             },

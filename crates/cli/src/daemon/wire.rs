@@ -10,7 +10,9 @@ use std::path::PathBuf;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use squiggle_protocol::ServerStatus;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{
+    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt,
+};
 
 use super::path_watch::Identity;
 use crate::check_request::{CheckAnswer, CheckRequest};
@@ -135,6 +137,13 @@ pub async fn read_message<T: DeserializeOwned>(
     serde_json::from_slice(&line).map_err(|err| io::Error::new(io::ErrorKind::InvalidData, err))
 }
 
+/// Returns once the other side has hung up (or the connection failed): what it sends after
+/// its one request is read and dropped.
+pub async fn hung_up(reader: &mut (impl AsyncRead + Unpin)) {
+    let mut bytes = [0u8; 512];
+    while let Ok(1..) = reader.read(&mut bytes).await {}
+}
+
 /// Writes one JSON line and flushes it.
 pub async fn write_message<T: Serialize>(
     writer: &mut (impl AsyncWrite + Unpin),
@@ -184,6 +193,21 @@ mod tests {
             .await
             .unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+    }
+
+    #[tokio::test]
+    async fn a_hang_up_is_seen_after_whatever_came_before_it() {
+        let (mut ours, theirs) = tokio::io::duplex(64);
+        let (mut read, mut write) = tokio::io::split(theirs);
+        let hung_up = tokio::spawn(async move { hung_up(&mut read).await });
+        ours.write_all(&[b'x'; 4096]).await.unwrap();
+        assert!(!hung_up.is_finished());
+        drop(write.shutdown().await);
+        drop(ours);
+        tokio::time::timeout(std::time::Duration::from_secs(5), hung_up)
+            .await
+            .unwrap()
+            .unwrap();
     }
 
     #[tokio::test]

@@ -392,7 +392,10 @@ mod tests {
             files: vec![change("min.js", Some(&before), Some(&after))],
         };
         // The `-` or `+` in front counts.
-        let (old, new) = ("a".repeat(MAX_LINE_CHARS - 1), "b".repeat(MAX_LINE_CHARS - 1));
+        let (old, new) = (
+            "a".repeat(MAX_LINE_CHARS - 1),
+            "b".repeat(MAX_LINE_CHARS - 1),
+        );
         assert_eq!(
             render_diff(&plan, 10),
             format!("1 file changed\nmin.js  (+1 -1)\n@@ -1 +1 @@\n-{old}…\n+{new}…\n")

@@ -2,7 +2,8 @@
 //! server's unasked `workspace/applyEdit` refused during a check or hook, running out of file
 //! descriptors without spinning or flooding the log, `daemon stop` finishing the checks in
 //! flight, two environments on one workspace keeping a daemon each, and a file name that is
-//! not UTF-8 checked by the daemon.
+//! not UTF-8 checked by the daemon; and (issue 42 item 16) a check whose callers all hung up
+//! cancelled, its connection freed.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -282,8 +283,14 @@ fn two_environments_on_one_workspace_keep_a_daemon_each() {
 
 /// Runs `squiggle check` on one file name given as bytes, with the daemon on unless `one_shot`.
 fn check_named(d: &Daemons, name: &OsStr, one_shot: bool) -> crate::support::Run {
+    let mut child = start_check(d, name, one_shot);
+    finish_within(&mut child, &[], LIMIT, "check of a non-UTF-8 name")
+}
+
+/// Starts `squiggle check <name>` in the workspace, with the daemon on unless `one_shot`.
+fn start_check(d: &Daemons, name: &OsStr, one_shot: bool) -> std::process::Child {
     let no_daemon = OsStr::new(if one_shot { "1" } else { "0" });
-    let mut child = std::process::Command::new(squiggle_bin())
+    std::process::Command::new(squiggle_bin())
         .arg("check")
         .arg(name)
         .current_dir(&d.ws.root)
@@ -294,8 +301,7 @@ fn check_named(d: &Daemons, name: &OsStr, one_shot: bool) -> crate::support::Run
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .unwrap();
-    finish_within(&mut child, &[], LIMIT, "check of a non-UTF-8 name")
+        .unwrap()
 }
 
 #[test]
@@ -318,4 +324,38 @@ fn a_file_name_that_is_not_utf8_is_checked_by_the_daemon() {
     // The daemon's answer is the one a check in this process gives.
     let one_shot = check_named(&d, name, true);
     assert_eq!((run.code, &run.stdout), (one_shot.code, &one_shot.stdout));
+}
+
+#[test]
+fn a_check_whose_callers_hung_up_is_cancelled_and_frees_its_connection() {
+    // The server answers a minute after each change, longer than this test waits.
+    let d = Daemons::scripted(
+        "diagnostic_timeout_ms = 120000",
+        &json!({"publish_delay_ms": 60000}),
+    );
+    d.ws.write("a.fake", "ERROR one\n");
+    let mut callers: Vec<_> = (0..3)
+        .map(|_| start_check(&d, OsStr::new("a.fake"), false))
+        .collect();
+    let status = || d.run(&["daemon", "status"]).stdout;
+    let under_way = wait_until(LIMIT, || status().contains("3 checks under way"));
+    assert!(under_way, "the daemon took the three checks: {}", status());
+
+    for caller in &mut callers {
+        caller.kill().unwrap();
+        caller.wait().unwrap();
+    }
+    let cancelled = wait_until(Duration::from_secs(10), || {
+        !status().contains("checks under way")
+    });
+    assert!(cancelled, "no check is left under way: {}", status());
+    assert_eq!(
+        d.logs().matches("its caller hung up").count(),
+        3,
+        "{}",
+        d.logs()
+    );
+    // The daemon answers the next caller itself.
+    let run = d.run(&["daemon", "status"]);
+    assert!(run.stdout.contains("last check"), "{}", run.stdout);
 }
