@@ -199,13 +199,14 @@ fn count(n: usize, noun: &str) -> String {
     }
 }
 
-/// At most this many characters of a diff line (its `-` or `+` included) are shown (then `…`): a minified file's
-/// one line of megabytes is not a preview.
+/// At most this many characters of a diff line (its `-` or `+` included) are shown, then `…`:
+/// a minified file's one line of megabytes is not a preview.
 const MAX_LINE_CHARS: usize = 1_000;
 
 /// The plan as a compact diff: `N files changed`, then per changed file a heading
 /// (`path  (+a -r)`, `(created)`, `(deleted)`, `(renamed from x)`) and its hunks; at most
-/// `max_lines` hunk lines in all, each cut after [`MAX_LINE_CHARS`] characters, then `... N more lines in <file>` and `... N more files: a, b`.
+/// `max_lines` hunk lines in all, each cut after [`MAX_LINE_CHARS`] characters, then
+/// `... N more lines in <file>` and `... N more files: a, b`.
 pub fn render_diff(plan: &EditPlan, max_lines: usize) -> String {
     let changed: Vec<&FileChange> = plan.changed().collect();
     if changed.is_empty() {
