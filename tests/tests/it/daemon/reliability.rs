@@ -355,7 +355,7 @@ fn a_check_whose_callers_hung_up_is_cancelled_and_frees_its_connection() {
         "{}",
         d.logs()
     );
-    // The daemon answers the next caller itself.
+    // The same daemon still answers, its checks all ended.
     let run = d.run(&["daemon", "status"]);
     assert!(run.stdout.contains("last check"), "{}", run.stdout);
 }
