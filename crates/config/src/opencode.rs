@@ -28,32 +28,10 @@ type Entries<'a> = BTreeMap<String, &'a RawValue>;
 
 /// Parses an opencode.json-style document into a layer (empty when it has no `lsp` key).
 pub(crate) fn parse_opencode(text: &str) -> Result<Layer, LayerError> {
-    /// The document: only `lsp` is squiggle's.
-    #[derive(Deserialize)]
-    struct Document<'a> {
-        #[serde(borrow, default, deserialize_with = "present")]
-        lsp: Option<&'a RawValue>,
-    }
     let file = File { text };
-    let document: Document =
-        serde_json::from_str(text).map_err(|err| file.error(text, &err, None))?;
-    let Some(lsp) = document.lsp else {
-        return Ok(Layer::default());
-    };
-    match lsp.get() {
-        "true" => Ok(Layer::default()),
-        "false" => Ok(Layer {
-            patch: Patch {
-                enabled: Some(false),
-                ..Patch::default()
-            },
-            ..Layer::default()
-        }),
-        object if object.starts_with('{') => file.lsp(lsp),
-        other => Err(file.place(lsp, &["lsp"]).error(format!(
-            "invalid type for key `lsp`: expected true, false or an object, found {}",
-            kind(other)
-        ))),
+    match file.lsp_key()? {
+        None => Ok(Layer::default()),
+        Some(lsp) => file.lsp_value(lsp),
     }
 }
 
@@ -61,17 +39,9 @@ pub(crate) fn parse_opencode(text: &str) -> Result<Layer, LayerError> {
 /// opencode.json's (its `lsp` key), or, without an `lsp` key, the `lsp` object itself (settings
 /// and servers by id).
 pub(crate) fn parse_dispatch(text: &str) -> Result<Layer, LayerError> {
-    /// The document's one key that decides its form.
-    #[derive(Deserialize)]
-    struct Document<'a> {
-        #[serde(borrow, default, deserialize_with = "present")]
-        lsp: Option<&'a RawValue>,
-    }
     let file = File { text };
-    let document: Document =
-        serde_json::from_str(text).map_err(|err| file.error(text, &err, None))?;
-    if document.lsp.is_some() {
-        return parse_opencode(text);
+    if let Some(lsp) = file.lsp_key()? {
+        return file.lsp_value(lsp);
     }
     let whole: &RawValue =
         serde_json::from_str(text).map_err(|err| file.error(text, &err, None))?;
@@ -107,6 +77,39 @@ struct File<'a> {
 }
 
 impl<'a> File<'a> {
+    /// The document's `lsp` key, as its text in the file (None when it has none).
+    fn lsp_key(&self) -> Result<Option<&'a RawValue>, LayerError> {
+        /// The document: only `lsp` is squiggle's.
+        #[derive(Deserialize)]
+        struct Document<'a> {
+            #[serde(borrow, default, deserialize_with = "present")]
+            lsp: Option<&'a RawValue>,
+        }
+        let document: Document<'a> =
+            serde_json::from_str(self.text).map_err(|err| self.error(self.text, &err, None))?;
+        Ok(document.lsp)
+    }
+
+    /// The layer an `lsp` value gives: `true` none, `false` squiggle disabled, an object its
+    /// settings and servers.
+    fn lsp_value(&self, lsp: &'a RawValue) -> Result<Layer, LayerError> {
+        match lsp.get() {
+            "true" => Ok(Layer::default()),
+            "false" => Ok(Layer {
+                patch: Patch {
+                    enabled: Some(false),
+                    ..Patch::default()
+                },
+                ..Layer::default()
+            }),
+            object if object.starts_with('{') => self.lsp(lsp),
+            other => Err(self.place(lsp, &["lsp"]).error(format!(
+                "invalid type for key `lsp`: expected true, false or an object, found {}",
+                kind(other)
+            ))),
+        }
+    }
+
     /// The byte offset of `value` in the file: its text is a slice of the file's.
     fn offset(&self, value: &str) -> usize {
         (value.as_ptr() as usize).saturating_sub(self.text.as_ptr() as usize)
