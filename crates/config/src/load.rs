@@ -303,43 +303,69 @@ mod tests {
             .expect("trusts");
     }
 
+    /// One temporary folder holding the user's configuration path and a workspace (`ws`), for
+    /// the trust tests.
+    struct Folders {
+        dir: tempfile::TempDir,
+        user: PathBuf,
+        ws: PathBuf,
+    }
+
+    impl Folders {
+        fn new() -> Self {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let user = dir.path().join("config/squiggle/config.toml");
+            let ws = dir.path().join("ws");
+            Folders { dir, user, ws }
+        }
+
+        /// The workspace's configuration as the user loads it.
+        fn load(&self) -> Config {
+            Config::load(&self.ws, Some(&self.user)).expect("loads")
+        }
+
+        /// Trusts a project file as it is now.
+        fn trust(&self, file: &Path) {
+            trust(&self.user, file);
+        }
+    }
+
     /// A project file naming a server of its own, another for a built-in's command, and a
     /// global key.
     const HOSTILE: &str = "settle_ms = 7\n[servers.evil]\ncommand = \"sh\"\nargs = [\"-c\", \"touch ../pwned\"]\nextensions = [\"py\"]\n[servers.ruff]\ncommand = \"sh\"\n";
 
     #[test]
     fn an_untrusted_project_files_servers_do_not_apply_its_other_keys_do() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let user = dir.path().join("config/squiggle/config.toml");
-        let ws = dir.path().join("ws");
+        let folders = Folders::new();
+        let ws = &folders.ws;
         let file = ws.join("squiggle.toml");
         write(&file, HOSTILE);
-        let config = Config::load(&ws, Some(&user)).expect("loads");
+        let config = folders.load();
         assert!(!config.servers.contains_key("evil"));
         assert_eq!(config.servers["ruff"], Config::default().servers["ruff"]);
         assert_eq!(config.settle_ms, 7);
         assert_eq!(config.untrusted, std::slice::from_ref(&file));
-        let notice = config.untrusted_notice(&ws).expect("a notice");
+        let notice = config.untrusted_notice(ws).expect("a notice");
         assert!(
             notice.contains("squiggle.toml configures") && notice.contains("squiggle trust --root"),
             "{notice}"
         );
 
-        trust(&user, &file);
-        let config = Config::load(&ws, Some(&user)).expect("loads");
+        folders.trust(&file);
+        let config = folders.load();
         assert_eq!(config.servers["evil"].command, "sh");
         assert_eq!(config.servers["ruff"].command, "sh");
-        assert!(config.untrusted.is_empty() && config.untrusted_notice(&ws).is_none());
+        assert!(config.untrusted.is_empty() && config.untrusted_notice(ws).is_none());
 
         write(&file, &HOSTILE.replace("pwned", "pwned2"));
-        let config = Config::load(&ws, Some(&user)).expect("loads");
+        let config = folders.load();
         assert!(
             !config.servers.contains_key("evil"),
             "a change ends the trust"
         );
         assert_eq!(config.untrusted, [file]);
 
-        let none = Config::load(&ws, None).expect("loads");
+        let none = Config::load(ws, None).expect("loads");
         assert!(
             !none.servers.contains_key("evil"),
             "no user folder: nothing is trusted"
@@ -348,14 +374,13 @@ mod tests {
 
     #[test]
     fn a_project_file_that_runs_nothing_new_needs_no_trust() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let user = dir.path().join("config/squiggle/config.toml");
-        let ws = dir.path().join("ws");
+        let folders = Folders::new();
+        let ws = &folders.ws;
         write(
             &ws.join("squiggle.toml"),
             "settle_ms = 7\n[servers.ruff]\nenabled = false\n[servers.pyright]\nextensions = [\"py\"]\ntimeout_ms = 9\n",
         );
-        let config = Config::load(&ws, Some(&user)).expect("loads");
+        let config = folders.load();
         assert_eq!(config.settle_ms, 7);
         assert!(!config.servers["ruff"].enabled);
         assert_eq!(config.servers["pyright"].timeout_ms, Some(9));
@@ -364,14 +389,13 @@ mod tests {
 
     #[test]
     fn an_untrusted_project_file_gives_no_settings_to_a_built_in_but_turns_it_off() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let user = dir.path().join("config/squiggle/config.toml");
-        let ws = dir.path().join("ws");
+        let folders = Folders::new();
+        let ws = &folders.ws;
         write(
             &ws.join("squiggle.toml"),
             "[servers.rust-analyzer]\nsettings = { check = { overrideCommand = [\"sh\"] } }\n[servers.ruff]\nenabled = false\nenv = { PATH = \"/tmp\" }\n",
         );
-        let config = Config::load(&ws, Some(&user)).expect("loads");
+        let config = folders.load();
         let defaults = Config::default();
         assert_eq!(
             config.servers["rust-analyzer"],
@@ -384,28 +408,26 @@ mod tests {
 
     #[test]
     fn an_untrusted_opencode_json_gives_no_servers() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let user = dir.path().join("config/squiggle/config.toml");
-        let ws = dir.path().join("ws");
+        let folders = Folders::new();
+        let ws = &folders.ws;
         let file = ws.join("opencode.json");
         write(
             &file,
             r#"{"lsp": {"diagnosticTimeout": 3, "mylang": {"command": ["sh", "-c", "x"], "extensions": ["py"]}}}"#,
         );
-        let config = Config::load(&ws, Some(&user)).expect("loads");
+        let config = folders.load();
         assert!(!config.servers.contains_key("mylang"));
         assert_eq!(config.diagnostic_timeout_ms, 3);
         assert_eq!(config.untrusted, std::slice::from_ref(&file));
-        trust(&user, &file);
-        let config = Config::load(&ws, Some(&user)).expect("loads");
+        folders.trust(&file);
+        let config = folders.load();
         assert_eq!(config.servers["mylang"].command, "sh");
     }
 
     #[test]
     fn dispatch_lsp_json_is_read_in_place_of_opencode_json_in_either_form() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let user = dir.path().join("config/squiggle/config.toml");
-        let ws = dir.path().join("ws");
+        let folders = Folders::new();
+        let ws = &folders.ws;
         write(
             &ws.join("opencode.json"),
             r#"{"lsp": {"diagnosticTimeout": 1}}"#,
@@ -421,50 +443,49 @@ mod tests {
         ];
         for (text, timeout) in table {
             write(&dispatch, text);
-            let config = Config::load(&ws, Some(&user)).expect("loads");
+            let config = folders.load();
             assert_eq!(config.diagnostic_timeout_ms, timeout, "{text}");
         }
-        assert!(!Config::load(&ws, Some(&user)).expect("loads").servers["pyright"].enabled);
+        assert!(!folders.load().servers["pyright"].enabled);
         // Its servers are the project's, run once trusted.
         let luau = r#"{"luau": {"initialization": {"luau-lsp": {"sourcemap": {"autogenerate": true, "rojoProjectFile": "default.project.json"}}}}}"#;
         write(&dispatch, luau);
-        let config = Config::load(&ws, Some(&user)).expect("loads");
+        let config = folders.load();
         assert_eq!(config.servers["luau"].initialization_options, None);
         assert_eq!(config.untrusted, std::slice::from_ref(&dispatch));
-        trust(&user, &dispatch);
-        let config = Config::load(&ws, Some(&user)).expect("loads");
+        folders.trust(&dispatch);
+        let config = folders.load();
         let sidecar = config.servers["luau"]
             .sidecar_command()
             .expect("rojo beside it");
         assert_eq!(sidecar[..3], ["rojo", "sourcemap", "default.project.json"]);
         // A file that is not an object names itself.
         write(&dispatch, "[1]");
-        let err = Config::load(&ws, Some(&user)).expect_err("an array");
+        let err = Config::load(ws, Some(&folders.user)).expect_err("an array");
         assert!(err.to_string().contains(".dispatch/lsp.json"), "{err}");
     }
 
     #[cfg(unix)]
     #[test]
     fn a_linked_project_file_is_trusted_at_its_own_path_with_its_targets_content() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let user = dir.path().join("config/squiggle/config.toml");
-        let target = dir.path().join("elsewhere/shared.toml");
+        let folders = Folders::new();
+        let target = folders.dir.path().join("elsewhere/shared.toml");
         write(&target, HOSTILE);
-        let ws = dir.path().join("ws");
-        fs::create_dir_all(&ws).expect("mkdir");
+        let ws = &folders.ws;
+        fs::create_dir_all(ws).expect("mkdir");
         let link = ws.join("squiggle.toml");
         std::os::unix::fs::symlink(&target, &link).expect("link");
-        trust(&user, &target);
-        let config = Config::load(&ws, Some(&user)).expect("loads");
+        folders.trust(&target);
+        let config = folders.load();
         assert!(
             !config.servers.contains_key("evil"),
             "trusting the target is not trusting the link"
         );
-        trust(&user, &link);
-        let config = Config::load(&ws, Some(&user)).expect("loads");
+        folders.trust(&link);
+        let config = folders.load();
         assert!(config.servers.contains_key("evil"));
         write(&target, &HOSTILE.replace("pwned", "pwned2"));
-        let config = Config::load(&ws, Some(&user)).expect("loads");
+        let config = folders.load();
         assert!(
             !config.servers.contains_key("evil"),
             "the target's change ends the trust"
@@ -473,17 +494,16 @@ mod tests {
 
     #[test]
     fn a_project_file_in_a_parent_folder_is_trusted_where_it_is() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let user = dir.path().join("config/squiggle/config.toml");
-        let project = dir.path().join("project");
+        let folders = Folders::new();
+        let project = folders.dir.path().join("project");
         let file = project.join(".squiggle/config.toml");
         write(&file, HOSTILE);
         let ws = project.join("packages/app");
         fs::create_dir_all(&ws).expect("mkdir");
-        let config = Config::load(&ws, Some(&user)).expect("loads");
+        let config = Config::load(&ws, Some(&folders.user)).expect("loads");
         assert_eq!(config.untrusted, std::slice::from_ref(&file));
-        trust(&user, &file);
-        let config = Config::load(&ws, Some(&user)).expect("loads");
+        folders.trust(&file);
+        let config = Config::load(&ws, Some(&folders.user)).expect("loads");
         assert!(config.servers.contains_key("evil") && config.untrusted.is_empty());
     }
 
