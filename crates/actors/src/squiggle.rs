@@ -1588,6 +1588,7 @@ async fn file_holds(path: PathBuf, text: Arc<str>) -> bool {
 
 /// The guard against squiggle being killed outright; without it, servers still die with
 /// squiggle (parent-death signal) but what they started may not.
+#[cfg(unix)]
 fn start_watchdog() -> Option<Arc<Watchdog>> {
     match Watchdog::spawn() {
         Ok(watchdog) => Some(Arc::new(watchdog)),
@@ -1596,4 +1597,10 @@ fn start_watchdog() -> Option<Arc<Watchdog>> {
             None
         }
     }
+}
+
+/// None on Windows: each server's Job Object dies with squiggle by itself.
+#[cfg(windows)]
+fn start_watchdog() -> Option<Arc<Watchdog>> {
+    None
 }
