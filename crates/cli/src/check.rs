@@ -118,7 +118,7 @@ pub async fn perform(
     deliver: impl FnOnce(&CheckAnswer) -> anyhow::Result<()>,
 ) -> anyhow::Result<u8> {
     if crate::daemon::wanted(root, &config) {
-        match crate::daemon::client::check(root, &config, request).await {
+        match crate::daemon::check(root, &config, request).await {
             Ok(answer) => {
                 deliver(&answer)?;
                 return Ok(answer.code);

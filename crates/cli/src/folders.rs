@@ -103,7 +103,14 @@ fn git_files(folder: &Path) -> Option<BTreeSet<PathBuf>> {
 }
 
 /// A file name as git prints it (bytes) as a path.
+#[cfg(unix)]
 fn bytes_to_path(name: &[u8]) -> PathBuf {
     use std::os::unix::ffi::OsStrExt;
     PathBuf::from(std::ffi::OsStr::from_bytes(name))
+}
+
+/// A file name as git prints it (UTF-8 on Windows) as a path.
+#[cfg(windows)]
+fn bytes_to_path(name: &[u8]) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(name).into_owned())
 }

@@ -179,6 +179,7 @@ fn load_configured(args: &WorkspaceArgs) -> anyhow::Result<(PathBuf, Config)> {
 }
 
 /// Resolves when the process is asked to terminate.
+#[cfg(unix)]
 async fn terminated() {
     use tokio::signal::unix::{signal, SignalKind};
     let (Ok(mut term), Ok(mut int)) = (
@@ -190,6 +191,20 @@ async fn terminated() {
     tokio::select! {
         _ = term.recv() => {}
         _ = int.recv() => {}
+    }
+}
+
+/// Resolves when the process is asked to terminate: Ctrl+C, Ctrl+Break, or its console closing.
+#[cfg(windows)]
+async fn terminated() {
+    use tokio::signal::windows::{ctrl_break, ctrl_c, ctrl_close};
+    let (Ok(mut c), Ok(mut brk), Ok(mut close)) = (ctrl_c(), ctrl_break(), ctrl_close()) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = c.recv() => {}
+        _ = brk.recv() => {}
+        _ = close.recv() => {}
     }
 }
 

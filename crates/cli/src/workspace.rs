@@ -9,7 +9,9 @@ use squiggle_config::Config;
 /// command loads it too).
 static EXTRA_CONFIG_FILE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
 
-/// The configuration file this command applied with `--config`, if any.
+/// The configuration file this command applied with `--config`, if any (for the daemon it
+/// starts).
+#[cfg(unix)]
 pub fn extra_config_file() -> Option<&'static Path> {
     EXTRA_CONFIG_FILE.get().map(PathBuf::as_path)
 }

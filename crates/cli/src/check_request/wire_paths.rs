@@ -1,8 +1,12 @@
 //! Paths on the daemon's wire as they are on disk, bytes and all: a path that is UTF-8 goes as
 //! a JSON string, any other as `{"bytes": [...]}`, so that a file whose name is not UTF-8 is
-//! checked by the daemon like any other (JSON strings cannot carry it).
+//! checked by the daemon like any other (JSON strings cannot carry it). On Windows "bytes" are
+//! the path's UTF-16 code units (a name there may hold an unpaired surrogate).
 
+#[cfg(unix)]
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
+#[cfg(windows)]
+use std::os::windows::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -14,15 +18,24 @@ enum WirePath {
     /// A UTF-8 path.
     Text(String),
     /// Any other, as its bytes.
+    #[cfg(unix)]
     Bytes { bytes: Vec<u8> },
+    /// Any other, as its UTF-16 code units.
+    #[cfg(windows)]
+    Bytes { bytes: Vec<u16> },
 }
 
 impl WirePath {
     fn of(path: &Path) -> Self {
         match path.to_str() {
             Some(text) => WirePath::Text(text.to_string()),
+            #[cfg(unix)]
             None => WirePath::Bytes {
                 bytes: path.as_os_str().as_bytes().to_vec(),
+            },
+            #[cfg(windows)]
+            None => WirePath::Bytes {
+                bytes: path.as_os_str().encode_wide().collect(),
             },
         }
     }
@@ -30,7 +43,10 @@ impl WirePath {
     fn into_path(self) -> PathBuf {
         match self {
             WirePath::Text(text) => PathBuf::from(text),
+            #[cfg(unix)]
             WirePath::Bytes { bytes } => PathBuf::from(std::ffi::OsString::from_vec(bytes)),
+            #[cfg(windows)]
+            WirePath::Bytes { bytes } => PathBuf::from(std::ffi::OsString::from_wide(&bytes)),
         }
     }
 }
@@ -47,7 +63,7 @@ pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Pat
     Ok(wire.into_iter().map(WirePath::into_path).collect())
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;

@@ -2,9 +2,9 @@
 //! that never fail the daemon. A log that cannot be written (a full disk, a read-only file)
 //! is replaced by nowhere at start, and a line that cannot be written later is dropped.
 
+#[cfg(unix)]
 use std::fmt::Arguments;
 use std::io::Write;
-use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How many more bytes this process may write to its stderr (set for a daemon by [`limit`]):
@@ -15,11 +15,13 @@ static LEFT: AtomicU64 = AtomicU64::new(u64::MAX);
 pub const MAX_LOG_BYTES: u64 = 8 << 20;
 
 /// Bounds what this process writes to stderr from now on at `bytes`; the last line says so.
+#[cfg(unix)]
 pub fn limit(bytes: u64) {
     LEFT.store(bytes, Ordering::SeqCst);
 }
 
 /// Writes one line to the log, prefixed with the daemon's pid; a failure is ignored.
+#[cfg(unix)]
 pub fn note(line: Arguments<'_>) {
     let line = format!("squiggle daemon {}: {line}\n", std::process::id());
     let _ = Stderr.write_all(line.as_bytes());
@@ -62,6 +64,7 @@ impl Write for Stderr {
 /// Writes the first line to the log; when it cannot be written, points stdout and stderr at
 /// `/dev/null`, so that nothing the daemon (or a library in it) prints can fail it. Returns
 /// whether the log is kept.
+#[cfg(unix)]
 pub fn open(first: Arguments<'_>) -> bool {
     let line = format!("squiggle daemon {}: {first}\n", std::process::id());
     let written = (std::io::stderr().write_all(line.as_bytes()))
@@ -74,7 +77,9 @@ pub fn open(first: Arguments<'_>) -> bool {
 }
 
 /// Points stdout and stderr at `/dev/null`.
+#[cfg(unix)]
 fn to_nowhere() {
+    use std::os::fd::AsRawFd;
     let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") else {
         return;
     };

@@ -147,7 +147,7 @@ async fn later(host: Host) -> anyhow::Result<Option<String>> {
         left_out: false,
         prior: None,
     };
-    let answer = crate::daemon::client::check(&root, &config, &check).await?;
+    let answer = crate::daemon::check(&root, &config, &check).await?;
     let found = answer.code == EXIT_FOUND && !answer.stdout.trim().is_empty();
     Ok(found.then_some(answer.stdout))
 }
