@@ -149,12 +149,11 @@ struct ServerOutcome {
 impl Squiggle {
     /// Starts the runtime for a workspace; no language server starts until a file needs it.
     pub async fn start(workspace_root: impl AsRef<Path>, config: Config) -> Result<Self, Error> {
-        let workspace_root = std::fs::canonicalize(workspace_root.as_ref()).map_err(|source| {
-            Error::WorkspaceRoot {
+        let workspace_root = squiggle_protocol::paths::canonicalize(workspace_root.as_ref())
+            .map_err(|source| Error::WorkspaceRoot {
                 path: workspace_root.as_ref().to_path_buf(),
                 source,
-            }
-        })?;
+            })?;
         let config = Arc::new(config);
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
         let args = DiagnosticsArgs {

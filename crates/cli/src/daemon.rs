@@ -125,4 +125,3 @@ pub fn wanted(root: &Path, config: &Config) -> bool {
         None => true,
     }
 }
-

@@ -32,7 +32,7 @@ pub struct InstallArgs {
 /// Runs `squiggle install`.
 pub fn run(args: InstallArgs) -> anyhow::Result<u8> {
     let data = install::data_dir().context(
-        "no data folder: set SQUIGGLE_DATA_DIR, XDG_DATA_HOME or HOME to say where servers go",
+        "no data folder: set SQUIGGLE_DATA_DIR, XDG_DATA_HOME or HOME (LOCALAPPDATA on Windows) to say where servers go",
     )?;
     let (root, config) = args.workspace.load()?;
     // Refused before anything else: an unknown id, or one squiggle cannot install.

@@ -26,7 +26,7 @@ pub struct TrustArgs {
 pub async fn run(args: TrustArgs) -> anyhow::Result<u8> {
     let root = args.workspace.root()?;
     let record = TrustRecord::of_this_user()
-        .context("cannot record trust: neither XDG_CONFIG_HOME nor HOME is set")?;
+        .context("cannot record trust: no configuration folder (set XDG_CONFIG_HOME or HOME, or APPDATA on Windows)")?;
     let files = project_files(&root)?;
     if files.is_empty() {
         println!(

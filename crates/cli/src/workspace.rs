@@ -50,7 +50,7 @@ impl WorkspaceArgs {
     pub fn root(&self) -> anyhow::Result<PathBuf> {
         let cwd = std::env::current_dir().context("cannot read the current folder")?;
         match &self.root {
-            Some(root) => std::fs::canonicalize(cwd.join(root))
+            Some(root) => squiggle_protocol::paths::canonicalize(cwd.join(root))
                 .with_context(|| format!("--root {}: no such folder", root.display())),
             None => Ok(squiggle_config::find_workspace_root(&cwd)),
         }

@@ -7,28 +7,28 @@ use std::path::{Path, PathBuf};
 
 use crate::builtin::{builtin_servers, packages_of};
 use crate::package::Package;
+use crate::user_folders::UserFolders;
 
 /// The environment variable naming the data folder outright (tests, CI).
 pub const DATA_DIR_ENV: &str = "SQUIGGLE_DATA_DIR";
 
-/// The per-user data folder: `$SQUIGGLE_DATA_DIR`, else `$XDG_DATA_HOME/squiggle`, else
-/// `~/.local/share/squiggle`; None when none of them is set.
+/// The per-user data folder: `$SQUIGGLE_DATA_DIR`, else `$XDG_DATA_HOME/squiggle`, else on
+/// Windows `%LOCALAPPDATA%\squiggle`, else `~/.local/share/squiggle`; None when none of them is
+/// set.
 pub fn data_dir() -> Option<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).map(PathBuf::from);
-    data_dir_from(var(DATA_DIR_ENV), var("XDG_DATA_HOME"), var("HOME"))
+    let explicit = std::env::var_os(DATA_DIR_ENV).map(PathBuf::from);
+    data_dir_from(explicit, &UserFolders::from_env())
 }
 
-/// [`data_dir`] from given values of `SQUIGGLE_DATA_DIR`, `XDG_DATA_HOME` and `HOME` (empty or
+/// [`data_dir`] from given values of `SQUIGGLE_DATA_DIR` and the folders' variables (empty or
 /// relative values are ignored, as the XDG specification says).
-pub fn data_dir_from(
-    explicit: Option<PathBuf>,
-    xdg_data_home: Option<PathBuf>,
-    home: Option<PathBuf>,
-) -> Option<PathBuf> {
-    let absolute = |path: Option<PathBuf>| path.filter(|p| p.is_absolute());
-    absolute(explicit)
-        .or_else(|| absolute(xdg_data_home).map(|dir| dir.join("squiggle")))
-        .or_else(|| absolute(home).map(|home| home.join(".local/share/squiggle")))
+pub fn data_dir_from(explicit: Option<PathBuf>, folders: &UserFolders) -> Option<PathBuf> {
+    let absolute =
+        |path: Option<&std::ffi::OsString>| path.map(PathBuf::from).filter(|p| p.is_absolute());
+    (explicit.filter(|p| p.is_absolute()))
+        .or_else(|| absolute(folders.xdg_data.as_ref()).map(|dir| dir.join("squiggle")))
+        .or_else(|| absolute(folders.local_app_data.as_ref()).map(|dir| dir.join("squiggle")))
+        .or_else(|| absolute(folders.home.as_ref()).map(|home| home.join(".local/share/squiggle")))
 }
 
 /// Where npm packages go inside the data folder (`<data>/npm/node_modules`).
@@ -41,11 +41,16 @@ pub fn venv_dir(data: &Path) -> PathBuf {
     data.join("venv")
 }
 
+/// Where a virtual environment keeps its executables: `bin`, `Scripts` on Windows.
+fn venv_scripts(venv: &Path) -> PathBuf {
+    venv.join(if cfg!(windows) { "Scripts" } else { "bin" })
+}
+
 /// The folders holding installed servers' executables, searched after `PATH`.
 pub fn bin_dirs(data: &Path) -> Vec<PathBuf> {
     vec![
         npm_dir(data).join("node_modules").join(".bin"),
-        venv_dir(data).join("bin"),
+        venv_scripts(&venv_dir(data)),
     ]
 }
 
@@ -195,7 +200,8 @@ impl Plan {
         if !self.pip.is_empty() {
             let venv = venv_dir(data);
             steps.push(Step {
-                program: PathBuf::from("python3"),
+                // Windows' installer puts `python` (and the `py` launcher) on PATH, no `python3`.
+                program: PathBuf::from(if cfg!(windows) { "python" } else { "python3" }),
                 args: vec![text("-m"), text("venv"), venv.display().to_string()],
             });
             let mut args = vec![
@@ -207,7 +213,7 @@ impl Plan {
             ];
             args.extend(self.pip.iter().map(|s| text(s)));
             steps.push(Step {
-                program: venv.join("bin").join("python"),
+                program: venv_scripts(&venv).join("python"),
                 args,
             });
         }
@@ -222,19 +228,35 @@ mod tests {
     #[test]
     fn the_data_folder_follows_the_environment() {
         let p = |s: &str| Some(PathBuf::from(s));
-        assert_eq!(
-            data_dir_from(p("/d"), p("/x"), p("/h")),
-            Some(PathBuf::from("/d"))
-        );
-        assert_eq!(
-            data_dir_from(None, p("/x"), p("/h")),
-            Some(PathBuf::from("/x/squiggle"))
-        );
-        assert_eq!(
-            data_dir_from(p(""), p("relative"), p("/h")),
-            Some(PathBuf::from("/h/.local/share/squiggle"))
-        );
-        assert_eq!(data_dir_from(None, None, None), None);
+        let os = |s: &str| Some(std::ffi::OsString::from(s));
+        let folders = |xdg_data, local_app_data, home| UserFolders {
+            xdg_data,
+            local_app_data,
+            home,
+            ..UserFolders::default()
+        };
+        let cases = [
+            (p("/d"), folders(os("/x"), os("/l"), os("/h")), Some("/d")),
+            (
+                None,
+                folders(os("/x"), os("/l"), os("/h")),
+                Some("/x/squiggle"),
+            ),
+            (None, folders(None, os("/l"), os("/h")), Some("/l/squiggle")),
+            (
+                p(""),
+                folders(os("relative"), None, os("/h")),
+                Some("/h/.local/share/squiggle"),
+            ),
+            (None, folders(None, None, None), None),
+        ];
+        for (explicit, given, want) in cases {
+            assert_eq!(
+                data_dir_from(explicit, &given),
+                want.map(PathBuf::from),
+                "{given:?}"
+            );
+        }
     }
 
     #[test]

@@ -52,6 +52,7 @@ pub mod settings;
 pub mod spec;
 pub mod trust;
 pub mod typescript;
+pub mod user_folders;
 
 mod opencode;
 mod patch;
@@ -73,3 +74,4 @@ pub use select::Standby;
 pub use settings::settings_section;
 pub use spec::{ServerSpec, Stages};
 pub use trust::TrustRecord;
+pub use user_folders::UserFolders;

@@ -1,31 +1,25 @@
 //! Finding configuration files, the workspace root and per-server project roots.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+
+use crate::user_folders::UserFolders;
 
 /// The project file names, in order of preference within one folder.
 const PROJECT_FILES: [&str; 2] = ["squiggle.toml", ".squiggle/config.toml"];
 
-/// `$XDG_CONFIG_HOME/squiggle/config.toml`, else `$HOME/.config/squiggle/config.toml`; None if neither variable is set.
+/// `$XDG_CONFIG_HOME/squiggle/config.toml`; else, on Windows, `%APPDATA%\squiggle\config.toml`;
+/// else `$HOME/.config/squiggle/config.toml`; None if none of them is set.
 pub fn user_config_path() -> Option<PathBuf> {
-    user_config_path_from(
-        std::env::var_os("XDG_CONFIG_HOME"),
-        std::env::var_os("HOME"),
-    )
+    user_config_path_from(&UserFolders::from_env())
 }
 
-/// [`user_config_path`] for given values of `XDG_CONFIG_HOME` and `HOME` (empty counts as unset).
-pub fn user_config_path_from(
-    xdg_config_home: Option<OsString>,
-    home: Option<OsString>,
-) -> Option<PathBuf> {
-    let base = match (
-        xdg_config_home.filter(|v| !v.is_empty()),
-        home.filter(|v| !v.is_empty()),
-    ) {
-        (Some(xdg), _) => PathBuf::from(xdg),
-        (None, Some(home)) => PathBuf::from(home).join(".config"),
-        (None, None) => return None,
+/// [`user_config_path`] for given values of the folders' variables.
+pub fn user_config_path_from(folders: &UserFolders) -> Option<PathBuf> {
+    let base = match (&folders.xdg_config, &folders.app_data, &folders.home) {
+        (Some(xdg), _, _) => PathBuf::from(xdg),
+        (None, Some(app_data), _) => PathBuf::from(app_data),
+        (None, None, Some(home)) => PathBuf::from(home).join(".config"),
+        (None, None, None) => return None,
     };
     Some(base.join("squiggle").join("config.toml"))
 }
@@ -174,20 +168,36 @@ mod tests {
     }
 
     #[test]
-    fn user_config_prefers_xdg() {
-        assert_eq!(
-            user_config_path_from(Some("/x".into()), Some("/h".into())),
-            Some(PathBuf::from("/x/squiggle/config.toml"))
-        );
-    }
-
-    #[test]
-    fn user_config_falls_back_to_home() {
-        assert_eq!(
-            user_config_path_from(Some("".into()), Some("/h".into())),
-            Some(PathBuf::from("/h/.config/squiggle/config.toml"))
-        );
-        assert_eq!(user_config_path_from(None, None), None);
+    fn the_user_config_follows_xdg_then_windows_then_home() {
+        let os = |s: &str| Some(std::ffi::OsString::from(s));
+        let folders = |xdg_config, app_data, home| UserFolders {
+            xdg_config,
+            app_data,
+            home,
+            ..UserFolders::default()
+        };
+        let cases = [
+            (
+                folders(os("/x"), os("/a"), os("/h")),
+                Some("/x/squiggle/config.toml"),
+            ),
+            (
+                folders(None, os("/a"), os("/h")),
+                Some("/a/squiggle/config.toml"),
+            ),
+            (
+                folders(None, None, os("/h")),
+                Some("/h/.config/squiggle/config.toml"),
+            ),
+            (folders(None, None, None), None),
+        ];
+        for (given, want) in cases {
+            assert_eq!(
+                user_config_path_from(&given),
+                want.map(PathBuf::from),
+                "{given:?}"
+            );
+        }
     }
 
     #[test]

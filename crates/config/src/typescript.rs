@@ -18,7 +18,7 @@ pub fn runs_tsc_lsp(command: &str, args: &[String]) -> bool {
 /// The version of the TypeScript package a `tsc` program belongs to (`node_modules/.bin/tsc`
 /// links to `typescript/bin/tsc`), from that package's `package.json`.
 pub fn version_of(program: &Path) -> Option<String> {
-    let program = std::fs::canonicalize(program).ok()?;
+    let program = squiggle_protocol::paths::canonicalize(program).ok()?;
     let package = program.ancestors().nth(2)?.join("package.json");
     let manifest = crate::regular_file::read_regular_file(&package, 1024 * 1024).ok()?;
     let manifest: serde_json::Value = serde_json::from_slice(&manifest).ok()?;

@@ -1,5 +1,6 @@
 //! Pure path and `file://` URI functions that behave the same on every OS.
 
+use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
 
 /// The bytes of a drive prefix such as `C:`, if `path` starts with one followed by a separator or nothing.
@@ -31,12 +32,52 @@ pub fn relative_uri(path: &str) -> String {
     uri
 }
 
-/// `/a b/c#d%.py` -> `file:///a%20b/c%23d%25.py`; Windows `C:\x y\z.rs` or `C:/x/z.rs` -> `file:///C:/x%20y/z.rs`.
+/// A Windows path without its verbatim prefix, which `canonicalize` adds there and no server
+/// understands: `\\?\C:\x` -> `C:\x`, `\\?\UNC\host\share\x` -> `\\host\share\x`; any other
+/// path as it is.
+pub fn without_verbatim_prefix(path: &str) -> Cow<'_, str> {
+    let Some(rest) = path.strip_prefix(r"\\?\") else {
+        return Cow::Borrowed(path);
+    };
+    if drive_prefix(rest).is_some() {
+        return Cow::Borrowed(rest);
+    }
+    match rest.get(..4) {
+        Some(unc) if unc.eq_ignore_ascii_case(r"UNC\") => Cow::Owned(format!(r"\\{}", &rest[4..])),
+        _ => Cow::Borrowed(path),
+    }
+}
+
+/// `std::fs::canonicalize`, with Windows' verbatim prefix taken off (see
+/// [`without_verbatim_prefix`]), so that a path squiggle resolved is one a server (and a
+/// person) writes the same way.
+pub fn canonicalize(path: impl AsRef<Path>) -> std::io::Result<PathBuf> {
+    let canonical = std::fs::canonicalize(path)?;
+    Ok(match canonical.to_str() {
+        Some(text) if text.starts_with(r"\\?\") => PathBuf::from(&*without_verbatim_prefix(text)),
+        _ => canonical,
+    })
+}
+
+/// `/a b/c#d%.py` -> `file:///a%20b/c%23d%25.py`; Windows `C:\x y\z.rs` or `C:/x/z.rs` ->
+/// `file:///C:/x%20y/z.rs`, `\\host\share\x` -> `file://host/share/x` (a verbatim prefix is
+/// taken off first).
 ///
 /// Percent-encodes everything except unreserved (A-Z a-z 0-9 - . _ ~), `/`, and the drive
 /// colon; non-ASCII as UTF-8 percent bytes.
 pub fn path_to_uri(path: &str) -> String {
+    let path = &*without_verbatim_prefix(path);
     let mut uri = String::from("file://");
+    if let Some(unc) = path
+        .strip_prefix(r"\\")
+        .filter(|_| !path.starts_with(r"\\?\"))
+    {
+        let (host, rest) = unc.split_once('\\').unwrap_or((unc, ""));
+        push_encoded(&mut uri, host);
+        uri.push('/');
+        push_encoded(&mut uri, &rest.replace('\\', "/"));
+        return uri;
+    }
     match drive_prefix(path) {
         Some(drive) => {
             uri.push('/');
@@ -84,10 +125,13 @@ fn percent_decode(text: &str) -> Vec<u8> {
     out
 }
 
-/// Inverse of path_to_uri; accepts `file:///...`, `file://localhost/...` and percent-encoded or lowercase drive letters.
+/// Inverse of path_to_uri; accepts `file:///...`, `file://localhost/...`, percent-encoded
+/// colons and either case of drive letter, and on Windows `file://host/share/x`.
 ///
-/// Drive paths come back with backslashes (`file:///c%3A/x` -> `c:\x`), others as `/a b`.
-/// None if not a file URI or not valid UTF-8 after decoding.
+/// Drive paths come back with backslashes and the drive letter in upper case, as Windows
+/// resolves them (`file:///c%3A/x` -> `C:\x`), so that every spelling is one document; UNC
+/// ones as `\\host\share\x`; others as `/a b`. None if not a file URI, a host elsewhere than
+/// on Windows, or not valid UTF-8 after decoding.
 pub fn uri_to_path(uri: &str) -> Option<String> {
     let scheme = uri.get(..7)?;
     if !scheme.eq_ignore_ascii_case("file://") {
@@ -97,16 +141,17 @@ pub fn uri_to_path(uri: &str) -> Option<String> {
     let rest = rest.split(['?', '#']).next().unwrap_or(rest);
     let slash = rest.find('/')?;
     let host = &rest[..slash];
-    if !host.is_empty() && !host.eq_ignore_ascii_case("localhost") {
-        return None;
-    }
     let path = String::from_utf8(percent_decode(&rest[slash..])).ok()?;
+    if !host.is_empty() && !host.eq_ignore_ascii_case("localhost") {
+        let host = String::from_utf8(percent_decode(host)).ok()?;
+        return cfg!(windows).then(|| format!(r"\\{host}{}", path.replace('/', "\\")));
+    }
     let without_slash = &path[1..];
     match drive_prefix(without_slash) {
         Some(drive) => {
             let tail = without_slash[drive.len()..].replace('/', "\\");
             let tail = if tail.is_empty() { "\\" } else { &tail };
-            Some(format!("{drive}{tail}"))
+            Some(format!("{}{tail}", drive.to_ascii_uppercase()))
         }
         None => Some(path),
     }
@@ -149,7 +194,7 @@ pub fn resolve(path: &Path) -> PathBuf {
     let components: Vec<Component<'_>> = absolute.components().collect();
     for existing in (1..=components.len()).rev() {
         let ancestor: PathBuf = components[..existing].iter().collect();
-        if let Ok(canonical) = std::fs::canonicalize(&ancestor) {
+        if let Ok(canonical) = canonicalize(&ancestor) {
             let rest: PathBuf = components[existing..].iter().collect();
             return normalize_lexically(&canonical.join(rest));
         }
@@ -302,8 +347,49 @@ mod tests {
 
     #[test]
     fn lowercase_percent_encoded_drive_is_accepted() {
-        assert_eq!(uri_to_path("file:///c%3A/x").as_deref(), Some("c:\\x"));
-        assert_eq!(uri_to_path("file:///c%3a/x").as_deref(), Some("c:\\x"));
+        // Every spelling of a drive is the one Windows resolves it to, upper case.
+        for uri in [
+            "file:///c%3A/x",
+            "file:///c%3a/x",
+            "file:///C%3A/x",
+            "file:///c:/x",
+        ] {
+            assert_eq!(uri_to_path(uri).as_deref(), Some("C:\\x"), "{uri}");
+        }
+    }
+
+    #[test]
+    fn verbatim_and_unc_paths_are_written_as_servers_write_them() {
+        // (path, without its verbatim prefix, as a URI)
+        let table = [
+            (r"\\?\C:\ws\a.py", r"C:\ws\a.py", "file:///C:/ws/a.py"),
+            (
+                r"\\?\UNC\host\share\a b.py",
+                r"\\host\share\a b.py",
+                "file://host/share/a%20b.py",
+            ),
+            (
+                r"\\host\share\a.py",
+                r"\\host\share\a.py",
+                "file://host/share/a.py",
+            ),
+            (
+                r"\\?\Volume{x}\a.py",
+                r"\\?\Volume{x}\a.py",
+                "file:///%5C%5C%3F%5CVolume%7Bx%7D%5Ca.py",
+            ),
+            ("/ws/a.py", "/ws/a.py", "file:///ws/a.py"),
+        ];
+        for (path, plain, uri) in table {
+            assert_eq!(without_verbatim_prefix(path), plain, "{path}");
+            assert_eq!(path_to_uri(path), uri, "{path}");
+        }
+        // A host's share is a path only on Windows.
+        let unc = uri_to_path("file://host/share/a%20b.py");
+        assert_eq!(
+            unc.as_deref(),
+            cfg!(windows).then_some(r"\\host\share\a b.py")
+        );
     }
 
     #[test]
@@ -361,7 +447,7 @@ mod tests {
             "/",
             "/x/y?z",
             "C:\\x y\\z.rs",
-            "c:\\中\\é.py",
+            "C:\\中\\é.py",
         ] {
             assert_eq!(uri_to_path(&path_to_uri(path)).as_deref(), Some(path));
         }

@@ -334,7 +334,9 @@ impl Squiggle {
                 .into_iter()
                 // A link to the edited file is not one of its importers (whose checks would
                 // wait for the edited file's turns).
-                .filter(|file| std::fs::canonicalize(file).map_or(true, |real| real != edited))
+                .filter(|file| {
+                    squiggle_protocol::paths::canonicalize(file).map_or(true, |real| real != edited)
+                })
                 .filter(|file| (config.servers_matching(file).iter()).any(|spec| spec.enabled))
                 .collect();
             // An import that lists what it takes says; one that takes a whole module leaves

@@ -24,7 +24,7 @@ pub fn refusal(root: &Path, home: Option<&Path>) -> Option<&'static str> {
 pub fn refusal_here(root: &Path) -> Option<&'static str> {
     let home = std::env::var_os("HOME")
         .filter(|home| !home.is_empty())
-        .and_then(|home| std::fs::canonicalize(home).ok());
+        .and_then(|home| squiggle_protocol::paths::canonicalize(home).ok());
     refusal(root, home.as_deref())
 }
 
@@ -38,7 +38,7 @@ mod tests {
         let scratch = std::env::temp_dir().join(format!("squiggle-roots-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&scratch);
         std::fs::create_dir_all(scratch.join("home")).unwrap();
-        let home = std::fs::canonicalize(scratch.join("home")).unwrap();
+        let home = squiggle_protocol::paths::canonicalize(scratch.join("home")).unwrap();
         assert!(refusal(Path::new("/"), Some(&home)).is_some());
         assert!(refusal(Path::new("/"), None).is_some());
         assert!(refusal(&home, Some(&home)).is_some());

@@ -226,7 +226,7 @@ fn text_before(prior: &Prior, file: &Path) -> Option<String> {
 
 /// The workspace of the hook's folder: its root and configuration.
 fn workspace_of(request: &HookRequest) -> anyhow::Result<(PathBuf, Config)> {
-    let cwd = std::fs::canonicalize(&request.cwd)
+    let cwd = squiggle_protocol::paths::canonicalize(&request.cwd)
         .with_context(|| format!("the hook's cwd {} is not a folder", request.cwd.display()))?;
     let root = squiggle_config::find_workspace_root(&cwd);
     let user_file = squiggle_config::user_config_path();

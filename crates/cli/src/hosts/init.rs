@@ -35,7 +35,7 @@ pub fn run(args: InitArgs) -> anyhow::Result<u8> {
     let host = args.host.host();
     let cwd = std::env::current_dir().context("cannot read the current folder")?;
     let root = match &args.root {
-        Some(root) => std::fs::canonicalize(cwd.join(root))
+        Some(root) => squiggle_protocol::paths::canonicalize(cwd.join(root))
             .with_context(|| format!("--root {}: no such folder", root.display()))?,
         None => paths::resolve(&squiggle_config::find_workspace_root(&cwd)),
     };

@@ -159,10 +159,11 @@ impl Toolbox {
 /// `path` as a folder inside the workspace root, or why not.
 fn folder_inside(root: &Path, path: &str) -> Result<PathBuf, PathError> {
     let joined = root.join(path);
-    let folder = joined.canonicalize().map_err(|err| PathError::Unresolved {
-        path: path.to_string(),
-        reason: err.to_string(),
-    })?;
+    let folder =
+        squiggle_protocol::paths::canonicalize(&joined).map_err(|err| PathError::Unresolved {
+            path: path.to_string(),
+            reason: err.to_string(),
+        })?;
     if !folder.starts_with(root) {
         return Err(PathError::Outside {
             path: path.to_string(),
