@@ -63,6 +63,10 @@ enum Task {
     /// The agent loop's regression alone (the last step of `test`): 3 seeded edits per real
     /// project through the debug build's hook, against each project's batch checker.
     LoopCheck,
+    /// The Windows part of `test` alone: squiggle type-checked for x86_64-pc-windows-gnu and
+    /// -msvc, then built for -gnu with the fake server and run under Wine (MinGW-w64 and Wine
+    /// installed from Debian when missing).
+    WindowsCheck,
     /// Build the PyPI wheel (squiggle-lsp) and the npm packages (@squiggle-dev/squiggle and this
     /// machine's platform package) into target/dist/: squiggle without a Rust toolchain.
     Dist(DistArgs),
@@ -208,6 +212,7 @@ fn main() -> anyhow::Result<()> {
         }
         Task::Demo => demo::run(&workspace_root()?),
         Task::LoopCheck => bench::agent_loop::regression(&workspace_root()?),
+        Task::WindowsCheck => test::windows(&workspace_root()?),
         Task::FakeServer(args) => fake_server(&workspace_root()?, &args.args),
         Task::Dist(args) => dist::run(
             &workspace_root()?,

@@ -4,6 +4,7 @@
 //! and type-check for macOS.
 
 mod failures;
+mod windows;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -86,7 +87,20 @@ pub fn run(workspace: &Path, extra: &[String]) -> anyhow::Result<()> {
     // second build), installed afresh and run; the crates packaged; and the release workflow
     // that builds them all, linted.
     dist::run(workspace, dist::Profile::Dev, true, &[])?;
-    check_macos(workspace, &cargo)
+    check_macos(workspace, &cargo)?;
+    self::windows(workspace)
+}
+
+/// Type-checks squiggle for both Windows targets, then runs the Wine suite and says its count.
+pub fn windows(workspace: &Path) -> anyhow::Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    windows::check(workspace, &cargo)?;
+    let passed = windows::wine_suite(workspace, &cargo)?;
+    eprintln!(
+        "xtask: Windows: {passed} of {} cases passed under Wine",
+        windows::CASE_COUNT
+    );
+    Ok(())
 }
 
 /// The target the macOS type-check builds for (Apple silicon; x86_64 macOS differs in nothing

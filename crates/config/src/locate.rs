@@ -28,8 +28,7 @@ pub fn locate_command_in(
         return None;
     }
     if command.contains('/') || command.contains(std::path::MAIN_SEPARATOR) {
-        let path = workspace_root.join(command);
-        return is_executable(&path).then_some(path);
+        return executable_at(&workspace_root.join(command));
     }
     let path_dirs: Vec<PathBuf> = path_var
         .map(|value| std::env::split_paths(value).collect())
@@ -50,20 +49,52 @@ pub fn locate_command_in(
 
 /// `dir/command` (or, on Windows, with an executable extension) if it is an executable file.
 fn executable_in(dir: &Path, command: &str) -> Option<PathBuf> {
-    let candidate = dir.join(command);
-    if is_executable(&candidate) {
-        return Some(candidate);
-    }
-    if cfg!(windows) {
-        return ["exe", "cmd", "bat"]
-            .iter()
-            .map(|ext| candidate.with_extension(ext))
-            .find(|path| is_executable(path));
-    }
-    None
+    executable_at(&dir.join(command))
 }
 
-/// Whether `path` is a file the current user may run (following symlinks).
+/// `candidate` if it is an executable file; on Windows, where only a name with a program's
+/// extension runs, `candidate` if its extension is one, else it with the first `PATHEXT`
+/// extension that names a file (`tsc` -> `tsc.cmd`: npm's extension-less launcher beside it is
+/// a shell script for other systems).
+fn executable_at(candidate: &Path) -> Option<PathBuf> {
+    if !cfg!(windows) {
+        return is_executable(candidate).then(|| candidate.to_path_buf());
+    }
+    let extensions = program_extensions(std::env::var_os("PATHEXT").as_deref());
+    let runs = |path: &Path| {
+        let ext = path
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase());
+        ext.is_some_and(|ext| extensions.contains(&ext)) && is_executable(path)
+    };
+    if runs(candidate) {
+        return Some(candidate.to_path_buf());
+    }
+    extensions.iter().find_map(|ext| {
+        let mut name = candidate.as_os_str().to_owned();
+        name.push(".");
+        name.push(ext);
+        let path = PathBuf::from(name);
+        runs(&path).then_some(path)
+    })
+}
+
+/// The extensions of programs Windows runs, lower case without the dot, in `PATHEXT`'s order
+/// (its default when unset: `.COM;.EXE;.BAT;.CMD`).
+fn program_extensions(pathext: Option<&OsStr>) -> Vec<String> {
+    let value = pathext
+        .and_then(OsStr::to_str)
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or(".COM;.EXE;.BAT;.CMD");
+    value
+        .split(';')
+        .map(|ext| ext.trim().trim_start_matches('.').to_ascii_lowercase())
+        .filter(|ext| !ext.is_empty())
+        .collect()
+}
+
+/// Whether `path` is a file the current user may run (following symlinks; on Windows any file,
+/// its extension being checked by [`executable_at`]).
 fn is_executable(path: &Path) -> bool {
     let Ok(metadata) = std::fs::metadata(path) else {
         return false;
@@ -79,6 +110,22 @@ fn is_executable(path: &Path) -> bool {
     #[cfg(not(unix))]
     {
         true
+    }
+}
+
+#[test]
+fn windows_program_extensions_follow_pathext() {
+    let cases: [(Option<&str>, &[&str]); 3] = [
+        (None, &["com", "exe", "bat", "cmd"]),
+        (Some(" "), &["com", "exe", "bat", "cmd"]),
+        (Some(".EXE;.CMD;;.Py"), &["exe", "cmd", "py"]),
+    ];
+    for (pathext, want) in cases {
+        assert_eq!(
+            program_extensions(pathext.map(OsStr::new)),
+            want,
+            "{pathext:?}"
+        );
     }
 }
 
