@@ -26,6 +26,7 @@
 //! - `regular_file`: reading a named file: regular only, within a size limit.
 //! - `atomic_write`: writing a named file: a temporary file made exclusively, renamed over it.
 //! - `install`: the built-in servers' pinned packages, and the data folder they go into.
+//! - `user_folders`: the user's configuration, data and home folders on each platform.
 
 #![warn(missing_docs)]
 #![deny(clippy::print_stdout)]

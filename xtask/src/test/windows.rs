@@ -97,7 +97,7 @@ fn ensure_tools() -> anyhow::Result<()> {
         .stdout(Stdio::null())
         .status()
         .context("cannot run apt-get (MinGW-w64 and Wine are needed for the Windows suite)")?;
-    if !status.success() || !(on_path(MINGW_GCC) && on_path("wine")) {
+    if !(status.success() && on_path(MINGW_GCC) && on_path("wine")) {
         bail!(
             "MinGW-w64 and Wine could not be installed ({status}); as root: apt-get install \
              mingw-w64 wine64"
