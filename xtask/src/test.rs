@@ -94,12 +94,41 @@ pub fn run(workspace: &Path, extra: &[String]) -> anyhow::Result<()> {
 /// Type-checks squiggle for both Windows targets, then runs the Wine suite and says its count.
 pub fn windows(workspace: &Path) -> anyhow::Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    ensure_rust_src()?;
+    windows::ensure_tools()?;
     windows::check(workspace, &cargo)?;
     let passed = windows::wine_suite(workspace, &cargo)?;
     eprintln!(
         "xtask: Windows: {passed} of {} cases passed under Wine",
         windows::CASE_COUNT
     );
+    Ok(())
+}
+
+/// Adds the toolchain's `rust-src` component when it is missing: `-Zbuild-std` builds the
+/// macOS and Windows standard libraries from it (a fresh machine's toolchain may lack it).
+fn ensure_rust_src() -> anyhow::Result<()> {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
+    let output = Command::new(&rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .context("cannot run rustc --print sysroot")?;
+    let sysroot = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    let library = Path::new(&sysroot).join("lib/rustlib/src/rust/library/Cargo.lock");
+    if library.is_file() {
+        return Ok(());
+    }
+    eprintln!("xtask: adding the toolchain's rust-src (rustup component add rust-src)");
+    let status = Command::new("rustup")
+        .args(["component", "add", "rust-src"])
+        .status()
+        .context("cannot run rustup (rust-src is needed to type-check for macOS and Windows)")?;
+    if !status.success() || !library.is_file() {
+        bail!(
+            "the toolchain's rust-src could not be added ({status}); it is needed to build the \
+             macOS and Windows standard libraries: rustup component add rust-src"
+        );
+    }
     Ok(())
 }
 
@@ -111,6 +140,7 @@ const MACOS: &str = "aarch64-apple-darwin";
 /// rust-src (no macOS target can be installed here; the check links nothing, so no Apple SDK is
 /// needed), in its own target folder that later runs reuse.
 fn check_macos(workspace: &Path, cargo: &str) -> anyhow::Result<()> {
+    ensure_rust_src()?;
     eprintln!("xtask: type-checking squiggle for macOS ({MACOS}, std built from rust-src)");
     let status = Command::new(cargo)
         .args([

@@ -58,11 +58,19 @@ struct Args {
     /// A JSON script file describing the server's behaviour (see crates/fake-lsp/src/script.rs).
     #[arg(long, value_name = "FILE")]
     script: Option<PathBuf>,
+    /// Only sleep this many seconds, reading nothing: the grandchild a `spawn_grandchild`
+    /// server starts (the same program on every platform, where `sleep` may not exist).
+    #[arg(long, value_name = "SECONDS", hide = true, conflicts_with_all = ["scenario", "script"])]
+    sleep: Option<u64>,
 }
 
 /// The binary's `main`: reads the command line and runs the server (see [`run`]).
 pub fn main() -> anyhow::Result<()> {
     let args: Args = clap::Parser::parse();
+    if let Some(seconds) = args.sleep {
+        std::thread::sleep(Duration::from_secs(seconds));
+        return Ok(());
+    }
     run(args.scenario.as_deref(), args.script.as_deref())
 }
 
@@ -118,15 +126,17 @@ pub fn run(scenario: Option<&str>, script: Option<&Path>) -> anyhow::Result<()> 
     server.serve(&mut io::stdin().lock())
 }
 
-/// Spawns `sleep 1000` in our process group and records its pid.
+/// Spawns this program as `--sleep 1000` (in our process group on Unix, our Job Object on
+/// Windows) and records its pid.
 fn spawn_grandchild() -> anyhow::Result<Child> {
-    let child = Command::new("sleep")
-        .arg("1000")
+    let program = std::env::current_exe().context("finding the fake server's own program")?;
+    let child = Command::new(program)
+        .args(["--sleep", "1000"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .context("spawning grandchild `sleep 1000`")?;
+        .context("spawning the grandchild `fake-lsp --sleep 1000`")?;
     eprintln!("fake-server: spawned grandchild {}", child.id());
     observe::write_pid_file(child.id(), "grandchild")?;
     Ok(child)

@@ -75,7 +75,7 @@ pub struct Script {
     pub server_requests: Vec<ServerRequest>,
     /// Never answer `shutdown`.
     pub shutdown_hangs: bool,
-    /// Spawn a `sleep 1000` grandchild at start.
+    /// Spawn a grandchild at start that sleeps 1000 s (`fake-lsp --sleep 1000`).
     pub spawn_grandchild: bool,
     /// Support pull diagnostics (`textDocument/diagnostic`), with result ids `r<n>`.
     pub pull: bool,

@@ -25,7 +25,8 @@ const MINGW_GCC: &str = "x86_64-w64-mingw32-gcc";
 /// How long one case may take under Wine.
 const CASE_LIMIT: Duration = Duration::from_secs(90);
 
-/// Type-checks every crate squiggle ships for both Windows targets.
+/// Type-checks every crate squiggle ships for both Windows targets (the GNU target needs
+/// MinGW-w64's `dlltool` even to type-check: see [`ensure_tools`]).
 pub fn check(workspace: &Path, cargo: &str) -> anyhow::Result<()> {
     for target in TARGETS {
         eprintln!("xtask: type-checking squiggle for Windows ({target}, std built from rust-src)");
@@ -51,10 +52,8 @@ fn target_dir(workspace: &Path) -> PathBuf {
 }
 
 /// Builds squiggle and the fake server for Windows and runs the Wine cases; returns how many
-/// passed. MinGW-w64 and Wine are installed from Debian's packages when missing (as root);
-/// where they cannot be, this fails saying so.
+/// passed (after [`ensure_tools`]).
 pub fn wine_suite(workspace: &Path, cargo: &str) -> anyhow::Result<usize> {
-    ensure_tools()?;
     let bin = build(workspace, cargo)?;
     let wine = Wine::new(&target_dir(workspace).join("wineprefix"))?;
     let cases_dir = target_dir(workspace).join("cases");
@@ -84,8 +83,9 @@ pub fn wine_suite(workspace: &Path, cargo: &str) -> anyhow::Result<usize> {
     Ok(passed)
 }
 
-/// Installs MinGW-w64 and Wine from Debian when either is missing.
-fn ensure_tools() -> anyhow::Result<()> {
+/// Installs MinGW-w64 and Wine from Debian's packages when either is missing (as root); where
+/// they cannot be, this fails saying so.
+pub fn ensure_tools() -> anyhow::Result<()> {
     if on_path(MINGW_GCC) && on_path("wine") {
         return Ok(());
     }
@@ -397,8 +397,15 @@ fn the_claude_code_hook_shows_the_error(case: &Case<'_>) -> anyhow::Result<()> {
 }
 
 fn a_killed_squiggle_leaves_no_server(case: &Case<'_>) -> anyhow::Result<()> {
-    // A server that never answers `initialize`: squiggle waits on it until it is killed.
-    case.configure(&case.fake_server(), &["--scenario", "hang-on-init"])?;
+    // A server that never answers `initialize`, so squiggle waits on it until it is killed,
+    // and that started a child of its own which reads nothing: only the Job Object ends that
+    // one (the server itself could also end on its closed stdin).
+    case.write(
+        "server.json",
+        r#"{"hang_on_initialize": true, "spawn_grandchild": true}"#,
+    )?;
+    let script = Case::windows_path(&case.root.join("server.json"));
+    case.configure(&case.fake_server(), &["--script", &script])?;
     case.write("a.fake", BROKEN)?;
     let root = Case::windows_path(case.root);
     let mut child = case
@@ -413,8 +420,9 @@ fn a_killed_squiggle_leaves_no_server(case: &Case<'_>) -> anyhow::Result<()> {
         .stderr(Stdio::null())
         .spawn()
         .context("cannot run wine")?;
+    // The server and its child.
     let started = wait_for(Duration::from_secs(30), || {
-        !processes("fake-lsp.exe").is_empty()
+        processes("fake-lsp.exe").len() == 2
     });
     let squiggle = processes("squiggle.exe");
     for pid in &squiggle {
@@ -425,7 +433,10 @@ fn a_killed_squiggle_leaves_no_server(case: &Case<'_>) -> anyhow::Result<()> {
     let _ = child.kill();
     let _ = child.wait();
     if !started {
-        bail!("the server never started");
+        bail!(
+            "the server and its child never both ran: {:?}",
+            processes("fake-lsp.exe")
+        );
     }
     if squiggle.is_empty() {
         bail!("no squiggle.exe process to kill");
