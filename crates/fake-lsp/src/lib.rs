@@ -889,9 +889,14 @@ mod tests {
     fn takes_a_scenario_or_a_script_not_both() {
         use clap::Parser;
         let args = Args::try_parse_from(["fake-lsp", "--scenario", "pull"]).expect("parses");
-        assert!(matches!(args, Args { scenario: Some(ref s), script: None } if s == "pull"));
+        assert!(
+            matches!(args, Args { scenario: Some(ref s), script: None, sleep: None } if s == "pull")
+        );
         let both = ["fake-lsp", "--scenario", "pull", "--script", "x.json"];
         assert!(Args::try_parse_from(both).is_err());
+        let sleeper = Args::try_parse_from(["fake-lsp", "--sleep", "5"]).expect("parses");
+        assert_eq!(sleeper.sleep, Some(5));
+        assert!(Args::try_parse_from(["fake-lsp", "--sleep", "5", "--scenario", "pull"]).is_err());
         assert!(Args::try_parse_from(["fake-lsp", "--scenario", "nope"]).is_err());
     }
 
