@@ -8,13 +8,14 @@
 //! URIs, `.cmd` shims started through `cmd.exe`, Job Objects, `%APPDATA%`. What Wine cannot
 //! show is said in docs/development.md.
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
+use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// The Windows targets squiggle is type-checked for.
 const TARGETS: [&str; 2] = ["x86_64-pc-windows-gnu", "x86_64-pc-windows-msvc"];
@@ -273,6 +274,144 @@ impl Case<'_> {
     }
 }
 
+/// How a door's messages are delimited on stdin and stdout.
+#[derive(Clone, Copy)]
+enum Framing {
+    /// `Content-Length` headers, as LSP (`squiggle serve`).
+    Headers,
+    /// One JSON message per line (MCP's stdio transport).
+    Lines,
+}
+
+/// A `squiggle.exe` door talked to while it runs: messages in, messages out.
+struct Session {
+    child: Child,
+    /// `None` once closed.
+    stdin: Option<ChildStdin>,
+    framing: Framing,
+    /// What it writes to stdout, message by message.
+    messages: Receiver<Value>,
+}
+
+impl Session {
+    /// Starts `squiggle.exe args --root <root>` in the case's workspace.
+    fn start(case: &Case<'_>, args: &[&str], framing: Framing) -> anyhow::Result<Self> {
+        let root = Case::windows_path(case.root);
+        let mut all = args.to_vec();
+        all.extend(["--root", root.as_str()]);
+        let mut child = case
+            .wine
+            .command(&case.bin.join("squiggle.exe"), &all, case.root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("cannot run wine")?;
+        let stdout = child.stdout.take().context("no stdout")?;
+        let (sender, messages) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            while let Some(body) = read_message(&mut reader, framing) {
+                let Ok(message) = serde_json::from_slice(&body) else {
+                    break;
+                };
+                if sender.send(message).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Self {
+            stdin: child.stdin.take(),
+            child,
+            framing,
+            messages,
+        })
+    }
+
+    /// Sends a request.
+    fn request(&mut self, id: i64, method: &str, params: Value) -> anyhow::Result<()> {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+    }
+
+    /// Sends a message.
+    fn send(&mut self, message: &Value) -> anyhow::Result<()> {
+        let body = message.to_string();
+        let bytes = match self.framing {
+            Framing::Headers => format!("Content-Length: {}\r\n\r\n{body}", body.len()),
+            Framing::Lines => format!("{body}\n"),
+        };
+        let stdin = self.stdin.as_mut().context("stdin is closed")?;
+        stdin.write_all(bytes.as_bytes())?;
+        Ok(stdin.flush()?)
+    }
+
+    /// The answer to request `id`, past any other message, within [`CASE_LIMIT`].
+    fn answer(&mut self, id: i64) -> anyhow::Result<Value> {
+        let deadline = Instant::now() + CASE_LIMIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let message = self
+                .messages
+                .recv_timeout(left)
+                .with_context(|| format!("no answer to request {id} within {CASE_LIMIT:?}"))?;
+            if message["id"] == json!(id) {
+                return Ok(message);
+            }
+        }
+    }
+
+    /// Closes stdin and waits for the exit, within [`CASE_LIMIT`].
+    fn finish(mut self) -> anyhow::Result<ExitStatus> {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + CASE_LIMIT;
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                return Ok(status);
+            }
+            if Instant::now() >= deadline {
+                let _ = self.child.kill();
+                bail!("squiggle.exe did not exit within {CASE_LIMIT:?} of its stdin closing");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// The next message's body, or `None` at the end of the stream (or a broken frame).
+fn read_message(reader: &mut impl BufRead, framing: Framing) -> Option<Vec<u8>> {
+    let mut line = String::new();
+    match framing {
+        Framing::Lines => loop {
+            line.clear();
+            if reader.read_line(&mut line).ok()? == 0 {
+                return None;
+            }
+            if !line.trim().is_empty() {
+                return Some(line.into_bytes());
+            }
+        },
+        Framing::Headers => {
+            let mut length = None;
+            loop {
+                line.clear();
+                if reader.read_line(&mut line).ok()? == 0 {
+                    return None;
+                }
+                let header = line.trim_end();
+                if header.is_empty() {
+                    break;
+                }
+                if let Some(value) = header.strip_prefix("Content-Length:") {
+                    length = value.trim().parse::<usize>().ok();
+                }
+            }
+            let mut body = vec![0; length?];
+            reader.read_exact(&mut body).ok()?;
+            Some(body)
+        }
+    }
+}
+
 /// A case: it fails with what it saw.
 type CaseFn = fn(&Case<'_>) -> anyhow::Result<()>;
 
@@ -280,7 +419,7 @@ type CaseFn = fn(&Case<'_>) -> anyhow::Result<()>;
 pub const CASE_COUNT: usize = CASES.len();
 
 /// The cases, by name.
-const CASES: [(&str, CaseFn); 6] = [
+const CASES: [(&str, CaseFn); 8] = [
     (
         "check_reports_the_servers_error",
         check_reports_the_servers_error,
@@ -301,6 +440,11 @@ const CASES: [(&str, CaseFn); 6] = [
         "the_claude_code_hook_shows_the_error",
         the_claude_code_hook_shows_the_error,
     ),
+    (
+        "serve_answers_for_every_spelling_of_the_path",
+        serve_answers_for_every_spelling_of_the_path,
+    ),
+    ("an_mcp_client_gets_the_error", an_mcp_client_gets_the_error),
     (
         "a_killed_squiggle_leaves_no_server",
         a_killed_squiggle_leaves_no_server,
@@ -392,6 +536,63 @@ fn the_claude_code_hook_shows_the_error(case: &Case<'_>) -> anyhow::Result<()> {
             output.status.code(),
             String::from_utf8_lossy(&output.stderr)
         );
+    }
+    Ok(())
+}
+
+fn serve_answers_for_every_spelling_of_the_path(case: &Case<'_>) -> anyhow::Result<()> {
+    case.configure(&case.fake_server(), &["--scenario", "default"])?;
+    case.write("src/a.fake", BROKEN)?;
+    let mut serve = Session::start(case, &["serve"], Framing::Headers)?;
+    // Relative, then absolute with a lower-case drive letter and forward slashes: one
+    // document, named the same.
+    let absolute = Case::windows_path(&case.root.join("src/a.fake"))
+        .replacen("Z:", "z:", 1)
+        .replace('\\', "/");
+    for (id, path) in [(1, "src/a.fake".to_string()), (2, absolute)] {
+        serve.request(id, "lsp/checkFile", json!({"filePath": path}))?;
+        let answer = serve.answer(id)?;
+        let first = &answer["result"][0];
+        if first["file"] != "src/a.fake" || first["line"] != 2 || first["severity"] != "error" {
+            bail!("lsp/checkFile of {path:?} answered {answer}");
+        }
+    }
+    serve.request(3, "lsp/shutdown", json!({}))?;
+    let answer = serve.answer(3)?;
+    if answer["result"] != Value::Null {
+        bail!("lsp/shutdown answered {answer}");
+    }
+    let status = serve.finish()?;
+    if !status.success() {
+        bail!("squiggle serve exited {status} after lsp/shutdown");
+    }
+    Ok(())
+}
+
+fn an_mcp_client_gets_the_error(case: &Case<'_>) -> anyhow::Result<()> {
+    case.configure(&case.fake_server(), &["--scenario", "default"])?;
+    case.write("src/a.fake", BROKEN)?;
+    let mut mcp = Session::start(case, &["mcp"], Framing::Lines)?;
+    let client = json!({"name": "wine-suite", "version": "0"});
+    let params = json!({"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": client});
+    mcp.request(1, "initialize", params)?;
+    let init = mcp.answer(1)?;
+    if !init["result"]["serverInfo"].is_object() {
+        bail!("initialize answered {init}");
+    }
+    mcp.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+    let call = json!({"name": "lsp_diagnostics", "arguments": {"file": "src/a.fake"}});
+    mcp.request(2, "tools/call", call)?;
+    let answer = mcp.answer(2)?;
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    if !text.contains(&error_line("src/a.fake")) {
+        bail!("lsp_diagnostics answered {answer}");
+    }
+    let status = mcp.finish()?;
+    if !status.success() {
+        bail!("squiggle mcp exited {status} when its stdin closed");
     }
     Ok(())
 }
