@@ -47,7 +47,8 @@ function binary() {
     );
   }
   try {
-    return path.join(path.dirname(require.resolve(`${name}/package.json`)), "squiggle");
+    const file = process.platform === "win32" ? "squiggle.exe" : "squiggle";
+    return path.join(path.dirname(require.resolve(`${name}/package.json`)), file);
   } catch {
     const version = known[name];
     fail(

@@ -165,7 +165,7 @@ pub fn build(workspace: &Path, profile: Profile) -> anyhow::Result<Built> {
             Profile::Dev => "debug",
             Profile::Release => "release",
         })
-        .join("squiggle");
+        .join(target.binary());
     let npm = npm::pack(workspace, &out.join("npm"), VERSION, &[(target, binary)])?;
     Ok(Built { wheel, npm })
 }

@@ -7,7 +7,9 @@
 //! - `demo`: builds squiggle and checks the example project in `examples/demo`.
 //! - `test [ARGS]...`: installs what the tests need and runs every test.
 //! - `loop-check`: the agent loop's regression (3 seeded edits per real project against its
-//!   batch checker), which `test` runs last.
+//!   batch checker), which `test` runs after the tests.
+//! - `windows-check`: squiggle type-checked for Windows and run under Wine (8 cases), which
+//!   `test` runs last (docs/development.md).
 //! - `dist [--dev] [--check] [--binary TARGET=PATH]...`: the PyPI wheel and the npm packages
 //!   for this machine, into `target/dist/` (see docs/install.md).
 //! - `bench [--quick]`: end-to-end benchmarks against the floor, a minimal raw LSP client.
@@ -60,7 +62,7 @@ enum Task {
     /// The measurements `bench` runs, with the release binaries it built first.
     #[command(hide = true)]
     BenchRun(BenchRunArgs),
-    /// The agent loop's regression alone (the last step of `test`): 3 seeded edits per real
+    /// The agent loop's regression alone (a step of `test`): 3 seeded edits per real
     /// project through the debug build's hook, against each project's batch checker.
     LoopCheck,
     /// The Windows part of `test` alone: squiggle type-checked for x86_64-pc-windows-gnu and

@@ -1,7 +1,7 @@
 //! `cargo xtask test`: install what the tests need (the matrix's servers too, the agent hosts,
 //! and a rust-analyzer built once), then run every test; then build, install and run the pip
 //! and npm packages, package the crates and lint the release workflow (`dist --dev --check`),
-//! and type-check for macOS.
+//! type-check for macOS, and type-check for Windows and run the Wine suite (`test/windows.rs`).
 
 mod failures;
 mod windows;

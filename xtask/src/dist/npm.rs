@@ -57,7 +57,7 @@ pub fn platform_manifest(target: &Target, version: &str) -> Value {
         "homepage": "https://github.com/squiggle-dev/squiggle",
         "os": [target.os],
         "cpu": [target.cpu],
-        "files": ["squiggle", "LICENSE-MIT", "LICENSE-APACHE"],
+        "files": [target.binary(), "LICENSE-MIT", "LICENSE-APACHE"],
         "preferUnplugged": true,
         "publishConfig": { "access": "public" },
     });
@@ -98,7 +98,7 @@ pub fn pack(
         let folder = stage.join(format!("cli-{}", target.rust));
         std::fs::create_dir_all(&folder)?;
         write_manifest(&folder, &platform_manifest(target, version))?;
-        copy_executable(binary, &folder.join("squiggle"))?;
+        copy_executable(binary, &folder.join(target.binary()))?;
         std::fs::write(
             folder.join("README.md"),
             format!(
@@ -198,5 +198,12 @@ mod tests {
         assert_eq!(mac["os"], json!(["darwin"]));
         assert_eq!(mac["cpu"], json!(["x64"]));
         assert!(mac.get("libc").is_none());
+        let windows = platform_manifest(find("aarch64-pc-windows-msvc").unwrap(), "1.2.3");
+        assert_eq!(windows["name"], "@squiggle-dev/cli-win32-arm64");
+        assert_eq!(windows["os"], json!(["win32"]));
+        assert_eq!(
+            windows["files"],
+            json!(["squiggle.exe", "LICENSE-MIT", "LICENSE-APACHE"])
+        );
     }
 }

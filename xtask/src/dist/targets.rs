@@ -74,12 +74,22 @@ pub const TARGETS: &[Target] = &[
         libc: None,
         title: "macOS arm64",
     },
+    // No daemon there yet: every check runs in the calling process (docs/install.md).
+    Target {
+        rust: "x86_64-pc-windows-msvc",
+        os: "win32",
+        cpu: "x64",
+        libc: None,
+        title: "Windows x64",
+    },
+    Target {
+        rust: "aarch64-pc-windows-msvc",
+        os: "win32",
+        cpu: "arm64",
+        libc: None,
+        title: "Windows arm64",
+    },
 ];
-
-/// Platforms on paper only: no build and no npm package until squiggle runs there (Windows
-/// needs named pipes for the daemon's socket, job objects for process groups and the
-/// watchdog, and `.cmd` shims found on PATH; see docs/install.md).
-pub const PLANNED: &[(&str, &str)] = &[("x86_64-pc-windows-msvc", "@squiggle-dev/cli-win32-x64")];
 
 impl Target {
     /// Its npm package, named the way the launcher derives it from `process.platform`,
@@ -92,6 +102,15 @@ impl Target {
         };
         format!("{SCOPE}/cli-{}-{}{musl}", self.os, self.cpu)
     }
+
+    /// The binary's file name there (the launcher picks the same one).
+    pub fn binary(&self) -> &'static str {
+        if self.os == "win32" {
+            "squiggle.exe"
+        } else {
+            "squiggle"
+        }
+    }
 }
 
 /// The target named `rust`, if squiggle ships for it.
@@ -99,19 +118,14 @@ pub fn find(rust: &str) -> anyhow::Result<&'static Target> {
     if let Some(target) = TARGETS.iter().find(|target| target.rust == rust) {
         return Ok(target);
     }
-    match PLANNED.iter().find(|(planned, _)| *planned == rust) {
-        Some((_, package)) => bail!(
-            "squiggle does not run on {rust} yet, so there is no {package} to build (see docs/install.md)"
-        ),
-        None => bail!(
-            "squiggle ships no package for {rust} (the targets are: {})",
-            TARGETS
-                .iter()
-                .map(|target| target.rust)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
+    bail!(
+        "squiggle ships no package for {rust} (the targets are: {})",
+        TARGETS
+            .iter()
+            .map(|target| target.rust)
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 /// The target of this machine's Rust toolchain (`rustc -vV`'s host).
@@ -146,21 +160,28 @@ mod tests {
                 "@squiggle-dev/cli-linux-arm64-musl",
                 "@squiggle-dev/cli-darwin-x64",
                 "@squiggle-dev/cli-darwin-arm64",
+                "@squiggle-dev/cli-win32-x64",
+                "@squiggle-dev/cli-win32-arm64",
             ]
         );
         // The launcher builds the same name from Node's platform, arch and C library.
         let launcher = include_str!("../../../packaging/npm/squiggle.js");
         assert!(launcher.contains("`@squiggle-dev/cli-${process.platform}-${process.arch}${libc}`"));
         assert!(launcher.contains("\"-musl\""));
+        // And the binary's name: squiggle.exe on Windows only.
+        assert!(launcher.contains(r#"process.platform === "win32" ? "squiggle.exe" : "squiggle""#));
+        let exe: Vec<_> = TARGETS.iter().map(|t| (t.os, t.binary())).collect();
+        assert!(exe
+            .iter()
+            .all(|(os, binary)| (*os == "win32") == binary.ends_with(".exe")));
     }
 
     #[test]
     fn finds_a_target_and_refuses_an_unknown_one() {
         assert_eq!(find("aarch64-apple-darwin").unwrap().title, "macOS arm64");
-        let err = find("x86_64-pc-windows-msvc").unwrap_err().to_string();
-        assert!(
-            err.contains("does not run on x86_64-pc-windows-msvc yet"),
-            "{err}"
+        assert_eq!(
+            find("x86_64-pc-windows-msvc").unwrap().package(),
+            "@squiggle-dev/cli-win32-x64"
         );
         let err = find("riscv64gc-unknown-linux-gnu").unwrap_err().to_string();
         assert!(
@@ -178,9 +199,6 @@ mod tests {
                 "release.yml does not build {}",
                 target.rust
             );
-        }
-        for (rust, _) in PLANNED {
-            assert!(workflow.contains(rust), "release.yml does not list {rust}");
         }
     }
 }
