@@ -29,13 +29,25 @@ pub async fn run(args: McpArgs) -> anyhow::Result<u8> {
     let squiggle = Squiggle::start(&root, config).await?;
     squiggle.search_after_answers();
     squiggle.set_restart_hint("call `lsp_diagnostics` with `restart: true` to restart it");
-    let server = McpServer {
-        tools: Toolbox::new(squiggle.clone()),
-    };
-    let running = server.serve(crate::mcp_stdio::stdio()).await?;
-    let _ = running.waiting().await;
+    serve_on(crate::mcp_stdio::stdio(), Toolbox::new(squiggle.clone())).await?;
     squiggle.shutdown().await;
     Ok(0)
+}
+
+/// Serves MCP with `tools` over `transport` until the client disconnects: `squiggle mcp` on
+/// stdio, and `squiggle serve` on the descriptors 3 and 4 a host passed it, beside its
+/// JSON-RPC and with the same language servers (BR-23, BR-46).
+pub async fn serve_on<R, W>(
+    transport: crate::mcp_stdio::Stdio<R, W>,
+    tools: Toolbox,
+) -> anyhow::Result<()>
+where
+    R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    let running = McpServer { tools }.serve(transport).await?;
+    let _ = running.waiting().await;
+    Ok(())
 }
 
 /// The MCP face of the toolbox.

@@ -101,6 +101,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<u8> {
     });
     service.send(&json!({"jsonrpc": "2.0", "method": method::READY, "params": {}}).to_string());
     tokio::spawn(tell_caused_elsewhere(Arc::downgrade(&service)));
+    serve_mcp_on_extra_fds(&squiggle);
 
     let ending = tokio::select! {
         ending = read_requests(service.clone()) => ending,
@@ -112,6 +113,24 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<u8> {
     drop(service);
     let _ = tokio::time::timeout(Duration::from_secs(2), written).await;
     Ok(0)
+}
+
+/// MCP on descriptors 3 (read) and 4 (written) when the host passed them, as the integration
+/// contract's host does for its navigation tools: the same toolbox as `squiggle mcp`, over this
+/// service's language servers. Its end ends nothing else; the service's end ends it.
+fn serve_mcp_on_extra_fds(squiggle: &Squiggle) {
+    #[cfg(unix)]
+    if let Some(transport) = crate::mcp_stdio::extra_fds() {
+        tracing::info!("serving MCP on file descriptors 3 and 4");
+        let tools = Toolbox::new(squiggle.clone());
+        tokio::spawn(async move {
+            if let Err(err) = crate::mcp::serve_on(transport, tools).await {
+                tracing::warn!("MCP on file descriptors 3 and 4 ended: {err:#}");
+            }
+        });
+    }
+    #[cfg(not(unix))]
+    let _ = squiggle;
 }
 
 /// Sends `squiggle/causedElsewhere` for each time the search after an edit's answer finds

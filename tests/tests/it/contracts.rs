@@ -26,6 +26,41 @@ fn serve(ws: &FakeWorkspace) -> Serve {
     serve
 }
 
+/// BR-46, BR-23: the contract's host passes pipes on `serve`'s descriptors 3 and 4 and speaks
+/// MCP over them for navigation; both channels share one set of language servers, and the MCP
+/// side's end ends nothing of the service.
+#[test]
+fn br_46_mcp_on_descriptors_3_and_4_shares_serves_language_servers() {
+    let ws = workspace();
+    ws.write("a.fake", "ERROR x\n");
+    let (mut serve, mut mcp) = Serve::start_with_mcp_fds(&ws.root, LIMIT);
+    assert_eq!(serve.next(LIMIT)["method"], "lsp/ready");
+
+    serve.request(1, "lsp/checkFile", json!({"filePath": "a.fake"}));
+    assert_eq!(
+        serve.answer(1, LIMIT)["result"][0]["message"],
+        "found ERROR: x"
+    );
+    let result = mcp.call("lsp_diagnostics", json!({"file": "a.fake"}), LIMIT);
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("found ERROR: x"), "{result}");
+    assert_eq!(ws.received("initialize").len(), 1, "one server for both");
+
+    mcp.close(LIMIT);
+    serve.request(
+        2,
+        "lsp/checkFile",
+        json!({"filePath": "a.fake", "text": "ERROR y\n"}),
+    );
+    assert_eq!(
+        serve.answer(2, LIMIT)["result"][0]["message"],
+        "found ERROR: y"
+    );
+    serve.request(3, "lsp/shutdown", json!({}));
+    assert_eq!(serve.answer(3, LIMIT)["result"], json!(null));
+    assert_eq!(serve.wait(LIMIT), Some(0));
+}
+
 /// BR-83: the epoch moves on with every `lsp/checkFile`, one no server takes too, so a write
 /// tool's `lsp/diagnosticsAfter` (with the epoch from before its check) ends a quiet time
 /// after the check rather than at its `waitMs`.

@@ -613,21 +613,71 @@ pub struct Serve {
 impl Serve {
     /// Starts `squiggle serve --root <root>` with extra environment variables.
     pub fn start(root: &Path, env: &[(&str, &str)]) -> Self {
-        Self::spawn(root, env, false)
+        Self::spawn(root, env, false, |_| {})
     }
 
     /// Like [`Serve::start`], keeping what the service logs (see [`Serve::stderr`]).
     pub fn start_keeping_logs(root: &Path, env: &[(&str, &str)]) -> Self {
-        Self::spawn(root, env, true)
+        Self::spawn(root, env, true, |_| {})
     }
 
-    fn spawn(root: &Path, env: &[(&str, &str)], keep_logs: bool) -> Self {
+    /// Starts the service as the integration contract's host does: with pipes on its file
+    /// descriptors 3 (which it reads) and 4 (which it writes) for MCP; returns it with an MCP
+    /// client on those pipes, past the handshake within `limit`.
+    pub fn start_with_mcp_fds(root: &Path, limit: Duration) -> (Self, Mcp) {
+        use std::os::fd::{AsRawFd, FromRawFd};
+        use std::os::unix::process::CommandExt;
+        let pipe = || {
+            let mut fds = [0; 2];
+            // SAFETY: pipe2 fills both with new descriptors, owned from here on.
+            assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+            unsafe {
+                (
+                    std::fs::File::from_raw_fd(fds[0]),
+                    std::fs::File::from_raw_fd(fds[1]),
+                )
+            }
+        };
+        let (server_reads, client_writes) = pipe();
+        let (client_reads, server_writes) = pipe();
+        let (read, write) = (server_reads.as_raw_fd(), server_writes.as_raw_fd());
+        let serve = Self::spawn(root, &[], false, |command| {
+            // SAFETY: only async-signal-safe calls between fork and exec. Both ends go above
+            // 4 first so that neither dup2 overwrites the other.
+            unsafe {
+                command.pre_exec(move || {
+                    let high_read = libc::fcntl(read, libc::F_DUPFD_CLOEXEC, 10);
+                    let high_write = libc::fcntl(write, libc::F_DUPFD_CLOEXEC, 10);
+                    if high_read < 0
+                        || high_write < 0
+                        || libc::dup2(high_read, 3) < 0
+                        || libc::dup2(high_write, 4) < 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        });
+        // The service's ends are its own now.
+        drop((server_reads, server_writes));
+        let mcp = Mcp::over(client_writes, client_reads, limit);
+        (serve, mcp)
+    }
+
+    fn spawn(
+        root: &Path,
+        env: &[(&str, &str)],
+        keep_logs: bool,
+        configure: impl FnOnce(&mut std::process::Command),
+    ) -> Self {
         use std::io::{BufRead, Read};
         let stderr = match keep_logs {
             true => std::process::Stdio::piped(),
             false => std::process::Stdio::inherit(),
         };
-        let mut child = std::process::Command::new(squiggle_bin())
+        let mut command = std::process::Command::new(squiggle_bin());
+        command
             .args(["serve", "--root"])
             .arg(root)
             .env("PATH", path_with_servers())
@@ -635,9 +685,9 @@ impl Serve {
             .envs(env.iter().copied())
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
-            .stderr(stderr)
-            .spawn()
-            .unwrap();
+            .stderr(stderr);
+        configure(&mut command);
+        let mut child = command.spawn().unwrap();
         let logs = child.stderr.take().map(|mut pipe| {
             let logs = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
             let kept = logs.clone();

@@ -1,9 +1,10 @@
 //! The one MCP test client: a running `squiggle mcp`, driven over its stdio with
-//! newline-delimited JSON-RPC (MCP's stdio transport). It can ask and wait ([`Mcp::call`]),
+//! newline-delimited JSON-RPC (MCP's stdio transport), or an MCP server on any pair of pipes
+//! (`serve`'s descriptors 3 and 4: [`Mcp::over`]). It can ask and wait ([`Mcp::call`]),
 //! keep several requests in flight and claim their answers by id in any order
 //! ([`Mcp::start_call`], [`Mcp::answer`]), and write raw lines ([`Mcp::write_line`]).
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Read, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -13,11 +14,11 @@ use super::{path_with_servers, squiggle_bin};
 
 /// A running `squiggle mcp`, already past the handshake. Dropping it closes its stdin (the
 /// server exits on EOF) and reaps it; a test that panics kills it first.
-#[derive(Debug)]
 pub struct Mcp {
-    child: std::process::Child,
+    /// `None` for a server on pipes of a process someone else owns.
+    child: Option<std::process::Child>,
     /// `None` once closed.
-    stdin: Option<std::process::ChildStdin>,
+    stdin: Option<Box<dyn Write + Send>>,
     /// The lines the server writes to stdout.
     lines: std::sync::mpsc::Receiver<String>,
     /// Messages read while looking for another answer.
@@ -46,8 +47,28 @@ impl Mcp {
             .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let stdin = child.stdin.take();
-        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        Self::handshake(Some(child), Box::new(stdin), stdout, limit)
+    }
+
+    /// An MCP server that reads `to_server` and writes `from_server`, past the handshake
+    /// within `limit`.
+    pub fn over(
+        to_server: impl Write + Send + 'static,
+        from_server: impl Read + Send + 'static,
+        limit: Duration,
+    ) -> Self {
+        Self::handshake(None, Box::new(to_server), from_server, limit)
+    }
+
+    fn handshake(
+        child: Option<std::process::Child>,
+        stdin: Box<dyn Write + Send>,
+        stdout: impl Read + Send + 'static,
+        limit: Duration,
+    ) -> Self {
+        let stdout = std::io::BufReader::new(stdout);
         let (tx, lines) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             for line in stdout.lines().map_while(Result::ok) {
@@ -58,7 +79,7 @@ impl Mcp {
         });
         let mut mcp = Self {
             child,
-            stdin,
+            stdin: Some(stdin),
             lines,
             unclaimed: Vec::new(),
             last_id: 0,
@@ -147,8 +168,11 @@ impl Mcp {
     /// Closes stdin and waits for the server to exit, within `limit`.
     pub fn close(mut self, limit: Duration) {
         drop(self.stdin.take());
+        let Some(child) = self.child.as_mut() else {
+            return;
+        };
         let deadline = Instant::now() + limit;
-        while self.child.try_wait().unwrap().is_none() {
+        while child.try_wait().unwrap().is_none() {
             assert!(
                 Instant::now() < deadline,
                 "squiggle mcp did not exit on EOF in time"
@@ -161,15 +185,18 @@ impl Mcp {
 impl Drop for Mcp {
     fn drop(&mut self) {
         drop(self.stdin.take());
+        let Some(child) = self.child.as_mut() else {
+            return;
+        };
         if std::thread::panicking() {
-            let _ = self.child.kill();
+            let _ = child.kill();
         }
         // Reaps it once it has exited on EOF; a hung one is killed rather than waited for.
         let deadline = Instant::now() + Duration::from_secs(10);
-        while matches!(self.child.try_wait(), Ok(None)) {
+        while matches!(child.try_wait(), Ok(None)) {
             if Instant::now() >= deadline {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
+                let _ = child.kill();
+                let _ = child.wait();
                 return;
             }
             std::thread::sleep(Duration::from_millis(20));
