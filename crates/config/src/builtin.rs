@@ -105,6 +105,11 @@ const RUST_TIMEOUT_MS: u64 = 30_000;
 /// How long a check waits when it starts rust-analyzer: loading the crate and its standard
 /// library, then a first `cargo check` that builds what the crate depends on.
 const RUST_FIRST_TOUCH_TIMEOUT_MS: u64 = 90_000;
+/// How long a check waits for jdtls when it runs already: its incremental build after the
+/// change (not measured: no registry here has jdtls; rust-analyzer's, a build of the same kind).
+const JAVA_TIMEOUT_MS: u64 = 30_000;
+/// How long a check waits when it starts jdtls: the Maven or Gradle import, then a full build.
+const JAVA_FIRST_TOUCH_TIMEOUT_MS: u64 = 90_000;
 /// The npm package of the JSON, CSS, HTML and eslint servers (VS Code's own).
 const VSCODE_EXTRACTED: &[Package] = &[Npm("vscode-langservers-extracted@4.10.0")];
 
@@ -462,6 +467,30 @@ const ROWS: &[Row] = &[
         ..BASE
     },
     Row {
+        // Eclipse's Java language server, through the `jdtls` launcher of its release (Python
+        // 3.9+ and Java 21+): the compiler's errors, so a type checker. Its diagnostics come
+        // unversioned and in stages (syntax, then after the project's build), and a cold start
+        // imports the Maven or Gradle project first.
+        id: "jdtls",
+        required: true,
+        command: "jdtls",
+        extensions: &["java"],
+        language_id: "java",
+        root_markers: &[
+            "pom.xml",
+            "build.gradle",
+            "build.gradle.kts",
+            "settings.gradle",
+            "settings.gradle.kts",
+            ".project",
+        ],
+        manual_hint: "brew install jdtls (or the release from download.eclipse.org/jdtls/milestones, its bin/ on PATH)",
+        stages: Stages::Unsignalled,
+        timeout_ms: Some(JAVA_TIMEOUT_MS),
+        first_touch_timeout_ms: Some(JAVA_FIRST_TOUCH_TIMEOUT_MS),
+        ..BASE
+    },
+    Row {
         id: "zls",
         command: "zls",
         extensions: &["zig", "zon"],
@@ -661,6 +690,7 @@ mod tests {
                 "gopls",
                 "clangd",
                 "luau",
+                "jdtls",
             ]
         );
     }

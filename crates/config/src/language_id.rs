@@ -33,6 +33,7 @@ pub(crate) const LANGUAGE_IDS: &[(&str, &str)] = &[
     ("mm", "objective-cpp"),
     ("py", "python"),
     ("pyi", "python"),
+    ("java", "java"),
     ("sh", "shellscript"),
     ("bash", "shellscript"),
     ("yaml", "yaml"),

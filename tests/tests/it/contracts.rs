@@ -61,6 +61,48 @@ fn br_46_mcp_on_descriptors_3_and_4_shares_serves_language_servers() {
     assert_eq!(serve.wait(LIMIT), Some(0));
 }
 
+/// Goal 3: Java is served by the jdtls built-in: a `.java` file of a Maven project goes to it
+/// (the fake server standing in for its command, as no registry here has jdtls).
+#[test]
+fn goal_3_a_java_file_goes_to_the_jdtls_built_in() {
+    let ws = FakeWorkspace::new();
+    let toml = (ws.fake_toml(&[]))
+        .replace("[servers.fake]", "[servers.jdtls]")
+        .replace("extensions = [\"fake\"]\n", "");
+    ws.write("squiggle.toml", &toml);
+    ws.write("pom.xml", "<project/>\n");
+    ws.write("src/A.java", "class A {\n  ERROR x\n}\n");
+    let mut serve = serve(&ws);
+
+    serve.request(1, "squiggle/checkFile", json!({"filePath": "src/A.java"}));
+    let result = serve.answer(1, LIMIT)["result"].clone();
+    assert_eq!(
+        result["diagnostics"][0]["message"], "found ERROR: x",
+        "{result}"
+    );
+    assert_eq!(result["servers"][0]["id"], "jdtls", "{result}");
+    let opened = ws.received("textDocument/didOpen");
+    assert_eq!(opened[0]["params"]["textDocument"]["languageId"], "java");
+}
+
+/// Goal 3: jdtls is a type checker, so where it is not installed a `.java` file is not
+/// checked, saying so and how to install it, never clean.
+#[test]
+fn goal_3_without_jdtls_a_java_file_is_not_checked() {
+    let ws = workspace();
+    ws.write("A.java", "class A {}\n");
+    let mut serve = serve(&ws);
+
+    serve.request(1, "squiggle/checkFile", json!({"filePath": "A.java"}));
+    let result = serve.answer(1, LIMIT)["result"].clone();
+    assert_eq!(result["outcome"], "not_checked", "{result}");
+    let reason = result["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("jdtls") && reason.contains("install"),
+        "{result}"
+    );
+}
+
 /// BR-83: the epoch moves on with every `lsp/checkFile`, one no server takes too, so a write
 /// tool's `lsp/diagnosticsAfter` (with the epoch from before its check) ends a quiet time
 /// after the check rather than at its `waitMs`.
