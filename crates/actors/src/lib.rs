@@ -27,6 +27,9 @@
 //!   state; `squiggle/said_once`: which
 //!   unavailable servers a session was told about already).
 //! - `manager`: `LspManager`, the runtime for tick-driven hosts that must never block.
+//! - `forge`: the forge-lsp API of the reference design (its `LspManager`, `LspConfig` and
+//!   `[lsp]` TOML, `LspState`, `ForgeDiagnostic`), over `manager` (`forge/config`,
+//!   `forge/types`).
 //! - `check`: what one check of a file produced, and why a file was not checked.
 //! - `feedback`: the text an edit tool appends after an edit; the new errors it introduced.
 //! - `importers`: the files that import a file (a reverse-import index of the workspace), for
@@ -62,6 +65,7 @@ mod diagnostics;
 mod edit_files;
 mod events;
 mod feedback;
+pub mod forge;
 mod importers;
 mod key;
 mod lock;

@@ -128,6 +128,18 @@ impl LspManager {
         });
     }
 
+    /// Restarts the servers that broke, once their cooldown has passed (an explicit restart,
+    /// which `max_automatic_restarts = 0` waits for). Returns at once.
+    pub fn restart_stopped(&self) {
+        let Some(runtime) = &self.runtime else { return };
+        let shared = self.shared.clone();
+        runtime.spawn(async move {
+            if let Some(squiggle) = shared.runtime().await {
+                squiggle.restart(None).await;
+            }
+        });
+    }
+
     /// A file's new text: the first call opens it, later calls change it; calls within 200 ms
     /// of each other are coalesced into one. Returns at once.
     pub fn notify_file_changed(&self, path: impl AsRef<Path>, text: impl Into<String>) {

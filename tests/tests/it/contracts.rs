@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::{FakeWorkspace, Mcp, Serve};
+use crate::support::{fake_lsp_bin, FakeWorkspace, Mcp, Serve};
 use serde_json::json;
 use squiggle_actors::{NavError, Target};
 
@@ -101,6 +101,115 @@ fn goal_3_without_jdtls_a_java_file_is_not_checked() {
         reason.contains("jdtls") && reason.contains("install"),
         "{result}"
     );
+}
+
+/// The forge design (`000`): its `LspConfig` and `LspManager`, as a host written against it
+/// calls them: refused before `ensure_started`, then a changed file's diagnostics as its
+/// `LspEvent::Diagnostics` (absolute path, 0-based range) and in the snapshot's `by_file`.
+#[test]
+fn forge_000_a_host_gets_diagnostics_through_the_designs_api() {
+    use squiggle_actors::forge::{
+        DiagnosticSeverity, LspConfig, LspError, LspEvent, LspManager, LspState, ServerConfig,
+    };
+    let ws = FakeWorkspace::new();
+    let root = std::fs::canonicalize(&ws.root).unwrap();
+    let file = root.join("a.fake");
+    let server = ServerConfig {
+        name: "fake".into(),
+        language_id: "fake".into(),
+        command: fake_lsp_bin().display().to_string(),
+        args: Vec::new(),
+        file_extensions: vec!["fake".into()],
+        root_markers: Vec::new(),
+    };
+    let mut lsp = LspManager::new(LspConfig {
+        servers: vec![server],
+    });
+    assert!(matches!(
+        lsp.notify_file_changed(&file, "ERROR x\n"),
+        Err(LspError::NotStarted)
+    ));
+    assert!(matches!(
+        lsp.ensure_started(&root.join("missing")),
+        Err(LspError::WorkspaceRoot(_))
+    ));
+    lsp.ensure_started(&root).unwrap();
+    lsp.notify_file_changed(&file, "ok\n  ERROR x\n").unwrap();
+    lsp.notify_file_saved(&file).unwrap();
+
+    let deadline = Instant::now() + LIMIT;
+    let (mut running, mut items) = (false, None);
+    while items.is_none() && Instant::now() < deadline {
+        for event in lsp.poll_events(32) {
+            match event {
+                LspEvent::Status { server, state } => {
+                    running |= server == "fake" && state == LspState::Running;
+                }
+                LspEvent::Diagnostics { path, items: found } if path == file => {
+                    items = Some(found);
+                }
+                LspEvent::Diagnostics { .. } => {}
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let items = items.expect("the file's diagnostics came as an event");
+    assert!(running, "the server was told Running");
+    assert_eq!(items.len(), 1, "{items:?}");
+    assert_eq!(items[0].severity, DiagnosticSeverity::Error);
+    assert_eq!(items[0].message, "found ERROR: x");
+    assert_eq!(
+        (items[0].range.start_line, items[0].range.start_col),
+        (1, 2)
+    );
+    let snapshot = lsp.snapshot();
+    assert_eq!(snapshot.total_errors, 1);
+    assert_eq!(snapshot.by_file.keys().collect::<Vec<_>>(), [&file]);
+    lsp.shutdown();
+    assert!(matches!(
+        lsp.notify_file_saved(&file),
+        Err(LspError::NotStarted)
+    ));
+}
+
+/// The forge design: a server that crashes is `Stopped` with the reason, and not restarted by
+/// itself.
+#[test]
+fn forge_000_a_crashed_server_is_stopped_with_its_reason() {
+    use squiggle_actors::forge::{LspConfig, LspEvent, LspManager, LspState, ServerConfig};
+    let ws = FakeWorkspace::new();
+    let root = std::fs::canonicalize(&ws.root).unwrap();
+    let server = ServerConfig {
+        name: "fake".into(),
+        language_id: "fake".into(),
+        command: fake_lsp_bin().display().to_string(),
+        args: vec!["--scenario".into(), "crash-on-open".into()],
+        file_extensions: vec!["fake".into()],
+        root_markers: Vec::new(),
+    };
+    let mut lsp = LspManager::new(LspConfig {
+        servers: vec![server],
+    });
+    lsp.ensure_started(&root).unwrap();
+    lsp.notify_file_changed(&root.join("a.fake"), "ERROR x\n")
+        .unwrap();
+    let deadline = Instant::now() + LIMIT;
+    let mut stopped = None;
+    while stopped.is_none() && Instant::now() < deadline {
+        for event in lsp.poll_events(32) {
+            if let LspEvent::Status {
+                state: LspState::Stopped(reason),
+                ..
+            } = event
+            {
+                stopped = Some(reason);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let reason = stopped.expect("the crash came as Stopped");
+    assert!(reason.contains("not restarted automatically"), "{reason}");
+    lsp.shutdown();
 }
 
 /// BR-83: the epoch moves on with every `lsp/checkFile`, one no server takes too, so a write
