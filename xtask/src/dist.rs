@@ -6,6 +6,7 @@
 //!
 //! - `targets`: the platforms squiggle ships for and their npm package names.
 //! - `npm`: the launcher and platform packages, staged and packed with npm.
+//! - `wheel`: the wheel packed around a binary built elsewhere (`--binary`), by `wheel.py`.
 //! - `check`: installs what was built into a fresh venv and a fresh npm prefix and runs it.
 //! - `crates`: the crates as `cargo package` makes them for crates.io.
 //! - `workflow`: actionlint on the release workflow.
@@ -14,6 +15,7 @@ mod check;
 mod crates;
 mod npm;
 mod targets;
+mod wheel;
 mod workflow;
 
 use std::path::{Path, PathBuf};
@@ -70,11 +72,15 @@ pub struct Built {
     pub wheel: PathBuf,
     /// The npm tarballs, the launcher's first.
     pub npm: Vec<PathBuf>,
+    /// The platform they are for.
+    pub target: &'static targets::Target,
+    /// The binary inside them.
+    pub binary: PathBuf,
 }
 
 /// `cargo xtask dist`: builds the wheel and the npm packages for this machine with `profile`
 /// (and with `check`, installs and runs them); or, given `binaries` (`TARGET=PATH`), only packs
-/// the npm packages from those.
+/// a wheel and the npm packages around each of those.
 pub fn run(
     workspace: &Path,
     profile: Profile,
@@ -92,8 +98,14 @@ pub fn run(
                 Ok((targets::find(rust)?, PathBuf::from(path)))
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
-        let out = out_dir(workspace).join("npm");
-        for tarball in npm::pack(workspace, &out, VERSION, &binaries)? {
+        let out = out_dir(workspace);
+        std::fs::create_dir_all(&out)
+            .with_context(|| format!("cannot create {}", out.display()))?;
+        remove_files(&out, "whl")?;
+        for (target, binary) in &binaries {
+            report(&wheel::pack(workspace, &out, VERSION, target, binary)?)?;
+        }
+        for tarball in npm::pack(workspace, &out.join("npm"), VERSION, &binaries)? {
             report(&tarball)?;
         }
         return Ok(());
@@ -166,8 +178,18 @@ pub fn build(workspace: &Path, profile: Profile) -> anyhow::Result<Built> {
             Profile::Release => "release",
         })
         .join(target.binary());
-    let npm = npm::pack(workspace, &out.join("npm"), VERSION, &[(target, binary)])?;
-    Ok(Built { wheel, npm })
+    let npm = npm::pack(
+        workspace,
+        &out.join("npm"),
+        VERSION,
+        &[(target, binary.clone())],
+    )?;
+    Ok(Built {
+        wheel,
+        npm,
+        target,
+        binary,
+    })
 }
 
 /// Removes the files in `dir` whose name ends in `.ext` (an earlier build's packages).

@@ -1,5 +1,6 @@
-//! `cargo xtask dist --check` (and `cargo xtask test`): installs the wheel into a fresh venv
-//! and the npm tarballs into a fresh npm prefix, from the local files only, and runs the
+//! `cargo xtask dist --check` (and `cargo xtask test`): installs the wheel (maturin's, and the
+//! one `dist --binary` packs around the same binary) into fresh venvs and the npm tarballs into
+//! a fresh npm prefix, from the local files only, and runs the
 //! installed `squiggle` of each: `--version`, and a check of `examples/demo` with the test
 //! language servers (pyright and ruff from `target/lsp-servers/`), whose output must be the
 //! demo's three errors. The launcher's SQUIGGLE_BINARY override is run too.
@@ -39,9 +40,23 @@ pub fn run(workspace: &Path, built: &Built) -> anyhow::Result<()> {
         wheel_name.starts_with(&prefix),
         "the wheel {wheel_name} is not {PYPI} {VERSION}"
     );
-    let from_pip = install_wheel(&dir, &built.wheel)?;
+    let from_pip = install_wheel(&dir.join("venv"), &built.wheel)?;
+    // The wheel `dist --binary` packs around a binary built elsewhere, from the same binary.
+    let packed = super::wheel::pack(
+        workspace,
+        &dir.join("packed"),
+        VERSION,
+        built.target,
+        &built.binary,
+    )?;
+    let from_packed = install_wheel(&dir.join("venv-packed"), &packed)?;
     let from_npm = install_npm(&dir, &built.npm)?;
-    for (how, squiggle) in [("pip", &from_pip), ("npm", &from_npm)] {
+    let installs = [
+        ("pip", &from_pip),
+        ("pip (the wheel packed by dist --binary)", &from_packed),
+        ("npm", &from_npm),
+    ];
+    for (how, squiggle) in installs {
         eprintln!(
             "xtask: running squiggle installed with {how}: {}",
             squiggle.display()
@@ -83,10 +98,10 @@ pub fn run(workspace: &Path, built: &Built) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A fresh venv with the wheel installed from its file (no index); returns its `squiggle`.
-fn install_wheel(dir: &Path, wheel: &Path) -> anyhow::Result<PathBuf> {
-    let venv = dir.join("venv");
-    command_ok(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+/// A fresh venv at `venv` with the wheel installed from its file (no index); returns its
+/// `squiggle`.
+fn install_wheel(venv: &Path, wheel: &Path) -> anyhow::Result<PathBuf> {
+    command_ok(Command::new("python3").args(["-m", "venv"]).arg(venv))?;
     command_ok(
         Command::new(venv.join("bin").join("python"))
             .args(["-m", "pip", "install", "--quiet", "--no-index", "--no-deps"])

@@ -28,6 +28,10 @@ pub struct Target {
     pub libc: Option<&'static str>,
     /// How the package describes it.
     pub title: &'static str,
+    /// The platform tag of a wheel packed around a binary built elsewhere (`dist --binary`):
+    /// `linux_*` rather than manylinux, since that binary's glibc need is not checked (pip
+    /// installs it; PyPI takes only the release's maturin wheels).
+    pub local_wheel_tag: &'static str,
 }
 
 /// Every platform the release builds, in the order the launcher lists them.
@@ -38,6 +42,7 @@ pub const TARGETS: &[Target] = &[
         cpu: "x64",
         libc: Some("glibc"),
         title: "Linux x64 (glibc)",
+        local_wheel_tag: "linux_x86_64",
     },
     Target {
         rust: "x86_64-unknown-linux-musl",
@@ -45,6 +50,7 @@ pub const TARGETS: &[Target] = &[
         cpu: "x64",
         libc: Some("musl"),
         title: "Linux x64 (musl)",
+        local_wheel_tag: "musllinux_1_2_x86_64",
     },
     Target {
         rust: "aarch64-unknown-linux-gnu",
@@ -52,6 +58,7 @@ pub const TARGETS: &[Target] = &[
         cpu: "arm64",
         libc: Some("glibc"),
         title: "Linux arm64 (glibc)",
+        local_wheel_tag: "linux_aarch64",
     },
     Target {
         rust: "aarch64-unknown-linux-musl",
@@ -59,6 +66,7 @@ pub const TARGETS: &[Target] = &[
         cpu: "arm64",
         libc: Some("musl"),
         title: "Linux arm64 (musl)",
+        local_wheel_tag: "musllinux_1_2_aarch64",
     },
     Target {
         rust: "x86_64-apple-darwin",
@@ -66,6 +74,7 @@ pub const TARGETS: &[Target] = &[
         cpu: "x64",
         libc: None,
         title: "macOS x64",
+        local_wheel_tag: "macosx_10_12_x86_64",
     },
     Target {
         rust: "aarch64-apple-darwin",
@@ -73,6 +82,7 @@ pub const TARGETS: &[Target] = &[
         cpu: "arm64",
         libc: None,
         title: "macOS arm64",
+        local_wheel_tag: "macosx_11_0_arm64",
     },
     // No daemon there yet: every check runs in the calling process (docs/install.md).
     Target {
@@ -81,6 +91,7 @@ pub const TARGETS: &[Target] = &[
         cpu: "x64",
         libc: None,
         title: "Windows x64",
+        local_wheel_tag: "win_amd64",
     },
     Target {
         rust: "aarch64-pc-windows-msvc",
@@ -88,6 +99,7 @@ pub const TARGETS: &[Target] = &[
         cpu: "arm64",
         libc: None,
         title: "Windows arm64",
+        local_wheel_tag: "win_arm64",
     },
 ];
 
