@@ -324,6 +324,39 @@ fn a_changed_configuration_starts_a_fresh_daemon_and_retires_the_old() {
     assert_eq!(d.sockets().len(), 1);
 }
 
+/// Issue 42, item 2: a server installed after the daemon started (here into the project's
+/// `node_modules/.bin`, as `npm install` puts one; `squiggle install` and `PATH` are looked up
+/// the same way) is picked up by the next check, with no `daemon stop`.
+#[test]
+fn a_server_installed_after_the_daemon_started_is_picked_up_by_the_next_check() {
+    let d = Daemons::new("");
+    let text = d.config_text("").replace(
+        &format!("{:?}", fake_lsp_bin().display().to_string()),
+        "\"fake-installed-later\"",
+    );
+    d.ws.write("squiggle.toml", &text);
+    d.ws.write("a.fake", "ERROR one\n");
+    let before = d.run(&["check", "a.fake"]);
+    assert_eq!(
+        before.code, 3,
+        "not checked while it is missing: {before:?}"
+    );
+    assert!(before.stdout.contains("not installed"), "{before:?}");
+    let old = d.daemon_pid();
+
+    let bin = d.ws.root.join("node_modules/.bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(fake_lsp_bin(), bin.join("fake-installed-later")).unwrap();
+    assert_found(&d.run(&["check", "a.fake"]), 1);
+
+    assert!(
+        wait_until(Duration::from_secs(10), || !is_alive(old)),
+        "the daemon that did not have it retired"
+    );
+    assert_ne!(d.daemon_pid(), old);
+    assert_eq!(d.sockets().len(), 1);
+}
+
 #[test]
 fn the_daemon_runs_no_server_of_an_untrusted_configuration_until_it_is_trusted() {
     let d = Daemons::new("");

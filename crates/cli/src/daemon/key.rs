@@ -1,11 +1,12 @@
 //! Which daemon serves a check: one per canonical workspace root, environment (`PATH`, where
-//! server commands are found), configuration and squiggle build, named by a stable hash of
-//! each. A check retires the daemons of its root and environment with another configuration
+//! server commands are found), configuration, squiggle build and the servers found, named by a
+//! stable hash of each. A check retires the daemons of its root and environment with another configuration
 //! or build, never another environment's: two environments on one workspace keep one each.
 
 use std::path::Path;
 
 use squiggle_actors::Config;
+use squiggle_config::Availability;
 
 /// A daemon's identity: a hash of its workspace root and one of everything it runs with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,9 +38,10 @@ impl DaemonKey {
         other.root == self.root && (other.env.is_none() || other.env == self.env) && other != self
     }
 
-    /// The key for this process's build, `PATH` (where server commands are found) and this
-    /// configuration.
+    /// The key for this process's build, `PATH` (where server commands are found), this
+    /// configuration and the servers it would start now.
     pub fn of(root: &Path, config: &Config) -> Self {
+        let found = servers_found(root, config);
         let config = config_bytes(config);
         let path = std::env::var_os("PATH").unwrap_or_default();
         Self::new(
@@ -49,6 +51,7 @@ impl DaemonKey {
                 env!("CARGO_PKG_VERSION").as_bytes(),
                 build_identity().as_bytes(),
                 &config,
+                &found,
             ],
         )
     }
@@ -94,11 +97,28 @@ fn config_bytes(config: &Config) -> Vec<u8> {
     serde_json::to_vec(&value).unwrap_or_default()
 }
 
-/// Which binary this is (its path, size and time of last change), so that a rebuilt or
-/// upgraded squiggle starts its own daemon.
-fn build_identity() -> String {
-    let exe = std::env::current_exe().unwrap_or_default();
-    let meta = std::fs::metadata(&exe).ok();
+/// What a daemon would start for each enabled server now (file lookups only): the command
+/// found, with that file's size and time of change (an upgrade in place counts), or why not.
+/// `squiggle install`, a new `node_modules/typescript` (TypeScript 7's `tsc --lsp` in place of
+/// typescript-language-server) or an upgraded server changes it, and with it the key: the next
+/// check gets a fresh daemon that runs what is there now, and retires the old.
+fn servers_found(root: &Path, config: &Config) -> Vec<u8> {
+    let mut found = String::new();
+    for spec in config.servers.values().filter(|spec| spec.enabled) {
+        let what = match Availability::found(spec, root) {
+            Availability::Runs(path) => format!("runs {}", file_identity(&path)),
+            Availability::CannotRun { path, .. } => format!("cannot {}", file_identity(&path)),
+            Availability::DoesNotRun { path, .. } => format!("fails {}", file_identity(&path)),
+            Availability::NotFound => "missing".to_string(),
+        };
+        found.push_str(&format!("{}={what}\n", spec.id));
+    }
+    found.into_bytes()
+}
+
+/// A file's path, size and time of last change (of what a symlink points at).
+fn file_identity(path: &Path) -> String {
+    let meta = std::fs::metadata(path).ok();
     let modified = meta
         .as_ref()
         .and_then(|m| m.modified().ok())
@@ -106,7 +126,13 @@ fn build_identity() -> String {
         .map(|d| d.as_nanos())
         .unwrap_or_default();
     let size = meta.map(|m| m.len()).unwrap_or_default();
-    format!("{}:{size}:{modified}", exe.display())
+    format!("{}:{size}:{modified}", path.display())
+}
+
+/// Which binary this is (its path, size and time of last change), so that a rebuilt or
+/// upgraded squiggle starts its own daemon.
+fn build_identity() -> String {
+    file_identity(&std::env::current_exe().unwrap_or_default())
 }
 
 /// The 64-bit FNV-1a hash of the parts, each followed by a separator; stable across builds.
