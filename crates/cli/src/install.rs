@@ -51,11 +51,17 @@ pub fn run(args: InstallArgs) -> anyhow::Result<u8> {
         // Each server found and probed once, however many files need it.
         let runs = each_server_once(&root, |spec, root| Availability::of(spec, root).runs());
         let missing = crate::servers::workspace_needs(&config, &root, &runs, &runs);
-        // What squiggle cannot install is named with its own command, as `status` names it.
+        // What squiggle cannot install is named with its own command, as `status` names it;
+        // a server that serves the same files in its place is installed instead, if it can be.
+        let stand_ins = missing.stand_ins(&config, &runs);
         for (id, hint) in missing.manual() {
             eprintln!("squiggle: {id} is missing too; squiggle cannot install it: {hint}");
+            if let Some((_, stand_in)) = stand_ins.iter().find(|(missing, _)| *missing == id) {
+                eprintln!("squiggle: installing {stand_in}, which serves those files in its place");
+            }
         }
-        let installable = missing.installable();
+        let mut installable = missing.installable();
+        installable.extend(stand_ins.into_iter().map(|(_, stand_in)| stand_in));
         if installable.is_empty() && ids.is_empty() {
             eprintln!("squiggle: every installable server this workspace uses is installed");
             return Ok(0);

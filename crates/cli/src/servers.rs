@@ -392,6 +392,30 @@ impl WorkspaceNeeds {
             .collect()
     }
 
+    /// For each missing server `squiggle install` cannot install, the first built-in that
+    /// serves its files in its place (`fallback_for`), is enabled, does not run and can be
+    /// installed: `(missing, installable stand-in)` (typescript-native, which needs TypeScript
+    /// 7 in the project, is stood in for by typescript-language-server).
+    pub fn stand_ins(
+        &self,
+        config: &Config,
+        runs: &dyn Fn(&ServerSpec) -> bool,
+    ) -> Vec<(String, String)> {
+        let installable = squiggle_config::install::installable();
+        self.manual()
+            .into_iter()
+            .filter_map(|(id, _)| {
+                let stand_in = config.servers.values().find(|spec| {
+                    spec.fallback_for.as_deref() == Some(id.as_str())
+                        && spec.enabled
+                        && installable.contains(&spec.id.as_str())
+                        && !runs(spec)
+                })?;
+                Some((id, stand_in.id.clone()))
+            })
+            .collect()
+    }
+
     /// The missing servers `squiggle install` cannot install, with the command that does.
     pub fn manual(&self) -> Vec<(String, String)> {
         let installable = self.installable();
@@ -582,6 +606,33 @@ mod tests {
         let ids: Vec<&str> = all.missing.iter().map(|(id, _)| id.as_str()).collect();
         assert_eq!(ids, ["pyright", "ruff"]);
         assert_eq!(all.installable(), ["pyright", "ruff"]);
+    }
+
+    #[test]
+    fn a_type_checker_squiggle_cannot_install_gets_its_installable_stand_in() {
+        let dir = std::env::temp_dir().join(format!("squiggle-stand-in-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(dir.join("app.ts"), "export const x = 1;\n").expect("write");
+        let config = Config::default();
+        // Nothing runs: typescript-native (TypeScript 7's tsc) is the role's first, and squiggle
+        // cannot install it; typescript-language-server serves .ts files in its place.
+        let none = workspace_needs(&config, &dir, &|_| false, &|_| false);
+        let stand_ins = none.stand_ins(&config, &|_| false);
+        // typescript-language-server already runs: nothing to stand in with.
+        let running = none.stand_ins(&config, &|spec| spec.id == "typescript");
+        std::fs::remove_dir_all(&dir).expect("clean up");
+        assert!(
+            none.manual()
+                .iter()
+                .any(|(id, _)| id == "typescript-native"),
+            "{:?}",
+            none.missing
+        );
+        assert_eq!(
+            stand_ins,
+            [("typescript-native".to_string(), "typescript".to_string())]
+        );
+        assert!(running.is_empty(), "{running:?}");
     }
 
     fn types(entries: &[(&str, &[(&str, bool)])]) -> BTreeMap<String, Chosen> {

@@ -186,3 +186,34 @@ fn a_dry_run_says_an_installed_server_is_installed_and_names_what_it_cannot_inst
         "squiggle: taplo is missing too; squiggle cannot install it: cargo install taplo-cli --locked --features lsp (or brew install taplo)\n"
     );
 }
+
+/// Issue 42, item 1: in a TypeScript project without TypeScript, `install
+/// --all-for-workspace` installs typescript-language-server (the stand-in squiggle can install)
+/// rather than give up on typescript-native, which needs the project's own TypeScript 7.
+#[test]
+fn installing_for_a_typescript_project_without_typescript_installs_the_stand_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let (data, bin, project) = (root.join("data"), root.join("bin"), root.join("project"));
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("app.ts"), "export const x: number = 1;\n").unwrap();
+    std::fs::write(project.join("package.json"), "{\"name\": \"x\"}\n").unwrap();
+
+    let (commands, notes) = run_with_path(
+        &project,
+        &data,
+        &bin,
+        &["install", "--all-for-workspace", "--dry-run"],
+    );
+    assert!(
+        commands.contains("typescript-language-server@"),
+        "{commands}\n{notes}"
+    );
+    assert!(
+        notes.contains("squiggle: typescript-native is missing too; squiggle cannot install it")
+            && notes
+                .contains("squiggle: installing typescript, which serves those files in its place"),
+        "{notes}"
+    );
+}
