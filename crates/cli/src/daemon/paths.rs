@@ -16,23 +16,41 @@ const MAX_SOCKET_PATH: usize = 103;
 /// The longest file name in the runtime folder: a daemon's socket, `<16>-<16>-<16>.sock`.
 const MAX_NAME: usize = 3 * 16 + 2 + ".sock".len();
 
-/// The runtime folder the environment names: `$SQUIGGLE_RUNTIME_DIR`, else
-/// `$XDG_RUNTIME_DIR/squiggle`, else `/tmp/squiggle-$UID`. A folder too long to bind a
+/// The runtime folder the environment names, and the folder of squiggle's it is made in (made
+/// private first), if any: `$SQUIGGLE_RUNTIME_DIR` as it is; else one folder per home folder
+/// (`HOME`: another home's daemons are another environment's, with a budget of their own) in
+/// `$XDG_RUNTIME_DIR/squiggle`, else in `/tmp/squiggle-$UID`. A folder too long to bind a
 /// daemon's socket in is stood in for by `/tmp/squiggle-$UID/<hash of its path>`: its own
 /// folder still (two named folders never share daemons), at a path that fits.
-pub fn runtime_dir_from(explicit: Option<&OsStr>, xdg: Option<&OsStr>, uid: u32) -> PathBuf {
+pub fn runtime_dir_from(
+    explicit: Option<&OsStr>,
+    xdg: Option<&OsStr>,
+    home: Option<&OsStr>,
+    uid: u32,
+) -> (PathBuf, Option<PathBuf>) {
     let given = |value: Option<&OsStr>| value.filter(|v| !v.is_empty()).map(PathBuf::from);
-    let dir = match (given(explicit), given(xdg)) {
-        (Some(dir), _) => dir,
-        (None, Some(xdg)) => xdg.join("squiggle"),
-        (None, None) => return short_dir(uid),
+    let (dir, base) = match (given(explicit), given(xdg)) {
+        (Some(dir), _) => (dir, None),
+        (None, xdg) => {
+            let base = xdg.map_or_else(|| short_dir(uid), |xdg| xdg.join("squiggle"));
+            match given(home) {
+                Some(home) => {
+                    let hash = super::key::fnv1a(&[home.as_os_str().as_encoded_bytes()]);
+                    (base.join(format!("home-{hash:016x}")), Some(base))
+                }
+                None => (base, None),
+            }
+        }
     };
     match dir.as_os_str().len() + 1 + MAX_NAME <= MAX_SOCKET_PATH {
-        true => dir,
-        false => short_dir(uid).join(format!(
-            "{:016x}",
-            super::key::fnv1a(&[dir.as_os_str().as_encoded_bytes()])
-        )),
+        true => (dir, base),
+        false => (
+            short_dir(uid).join(format!(
+                "{:016x}",
+                super::key::fnv1a(&[dir.as_os_str().as_encoded_bytes()])
+            )),
+            Some(short_dir(uid)),
+        ),
     }
 }
 
@@ -59,15 +77,14 @@ pub fn uid() -> u32 {
 /// The runtime folder, made (0700) if missing; refused unless it belongs to this user and no
 /// one else may enter it (nor the folder it stands in, when it stands in for a longer one).
 pub fn runtime_dir() -> io::Result<PathBuf> {
-    let uid = uid();
-    let dir = runtime_dir_from(
+    let (dir, base) = runtime_dir_from(
         std::env::var_os(RUNTIME_ENV).as_deref(),
         std::env::var_os("XDG_RUNTIME_DIR").as_deref(),
-        uid,
+        std::env::var_os("HOME").as_deref(),
+        uid(),
     );
-    let short = short_dir(uid);
-    if dir.parent() == Some(short.as_path()) {
-        private_dir(&short)?;
+    if let Some(base) = base {
+        private_dir(&base)?;
     }
     private_dir(&dir)?;
     Ok(dir)
@@ -181,20 +198,41 @@ mod tests {
     }
 
     #[test]
-    fn the_explicit_folder_wins_then_xdg_then_tmp() {
+    fn the_explicit_folder_wins_then_xdg_then_tmp_with_a_folder_per_home() {
         let os = |s: &'static str| Some(OsStr::new(s));
-        assert_eq!(
-            runtime_dir_from(os("/t/run"), os("/run/user/7"), 7),
-            PathBuf::from("/t/run")
-        );
-        assert_eq!(
-            runtime_dir_from(None, os("/run/user/7"), 7),
-            PathBuf::from("/run/user/7/squiggle")
-        );
-        assert_eq!(
-            runtime_dir_from(os(""), os(""), 7),
-            PathBuf::from("/tmp/squiggle-7")
-        );
+        let home = format!("home-{:016x}", super::super::key::fnv1a(&[b"/home/a"]));
+        let cases = [
+            (
+                (os("/t/run"), os("/run/user/7"), os("/home/a")),
+                "/t/run".to_string(),
+                None,
+            ),
+            (
+                (None, os("/run/user/7"), os("/home/a")),
+                format!("/run/user/7/squiggle/{home}"),
+                Some("/run/user/7/squiggle"),
+            ),
+            (
+                (os(""), os(""), os("/home/a")),
+                format!("/tmp/squiggle-7/{home}"),
+                Some("/tmp/squiggle-7"),
+            ),
+            (
+                (None, os("/run/user/7"), None),
+                "/run/user/7/squiggle".to_string(),
+                None,
+            ),
+        ];
+        for ((explicit, xdg, home), dir, base) in cases {
+            assert_eq!(
+                runtime_dir_from(explicit, xdg, home, 7),
+                (PathBuf::from(&dir), base.map(PathBuf::from)),
+                "{dir}"
+            );
+        }
+        let (a, _) = runtime_dir_from(None, os("/run/user/7"), os("/home/a"), 7);
+        let (b, _) = runtime_dir_from(None, os("/run/user/7"), os("/home/b"), 7);
+        assert_ne!(a, b, "another home, another folder");
     }
 
     #[test]
@@ -202,11 +240,15 @@ mod tests {
         let long = format!("/work/{}", "a".repeat(60));
         let longer = format!("{long}b");
         let os = |s: &str| Some(OsStr::new(s).to_os_string());
-        let stand_in = runtime_dir_from(os(&long).as_deref(), None, 7);
-        let from_xdg = runtime_dir_from(None, os(&long).as_deref(), 7);
+        let (stand_in, base) = runtime_dir_from(os(&long).as_deref(), None, None, 7);
+        let (from_xdg, _) = runtime_dir_from(None, os(&long).as_deref(), os("/h").as_deref(), 7);
 
         assert_eq!(stand_in.parent(), Some(Path::new("/tmp/squiggle-7")));
-        assert_ne!(stand_in, runtime_dir_from(os(&longer).as_deref(), None, 7));
+        assert_eq!(base, Some(PathBuf::from("/tmp/squiggle-7")));
+        assert_ne!(
+            stand_in,
+            runtime_dir_from(os(&longer).as_deref(), None, None, 7).0
+        );
         assert_eq!(from_xdg.parent(), Some(Path::new("/tmp/squiggle-7")));
         for dir in [stand_in, from_xdg] {
             let socket = dir.join(format!("{}.sock", ["0123456789abcdef"; 3].join("-")));
@@ -218,7 +260,7 @@ mod tests {
         }
         let fits = "/run/user/1000/squiggle";
         assert_eq!(
-            runtime_dir_from(os(fits).as_deref(), None, 7),
+            runtime_dir_from(os(fits).as_deref(), None, None, 7).0,
             PathBuf::from(fits)
         );
     }

@@ -3,11 +3,12 @@
 //! descriptors without spinning or flooding the log, `daemon stop` finishing the checks in
 //! flight, two environments on one workspace keeping a daemon each, and a file name that is
 //! not UTF-8 checked by the daemon; and (issue 42 item 16) a check whose callers all hung up
-//! cancelled, its connection freed.
+//! cancelled, its connection freed; (item 11) another home folder's daemons neither listed nor
+//! stopped.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::support::{finish_within, is_alive, path_with_servers, squiggle_bin, wait_until};
@@ -358,4 +359,53 @@ fn a_check_whose_callers_hung_up_is_cancelled_and_frees_its_connection() {
     // The same daemon still answers, its checks all ended.
     let run = d.run(&["daemon", "status"]);
     assert!(run.stdout.contains("last check"), "{}", run.stdout);
+}
+
+/// Issue 42, item 11: with one runtime folder for the user (`XDG_RUNTIME_DIR`), the daemons of
+/// another home folder are another environment's: `daemon status` lists only this home's, and
+/// `daemon stop --all` stops only this home's.
+#[test]
+fn another_home_folders_daemons_are_neither_listed_nor_stopped() {
+    use std::os::unix::fs::DirBuilderExt;
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    let base = d.runtime.parent().unwrap().to_path_buf();
+    let xdg = base.join("xdg");
+    std::fs::DirBuilder::new().mode(0o700).create(&xdg).unwrap();
+    let homes = [base.join("home-a"), base.join("home-b")];
+    for home in &homes {
+        std::fs::create_dir_all(home).unwrap();
+    }
+    let run = |home: &Path, args: &[&str]| {
+        let env = [
+            ("SQUIGGLE_LOG", OsStr::new("info")),
+            ("SQUIGGLE_NO_DAEMON", OsStr::new("0")),
+            ("XDG_RUNTIME_DIR", xdg.as_os_str()),
+            ("XDG_STATE_HOME", d.state.as_os_str()),
+            ("HOME", home.as_os_str()),
+        ];
+        crate::support::squiggle_within(&d.ws.root, args, &env, LIMIT)
+    };
+    let pids = |home: &Path| -> Vec<u32> {
+        (run(home, &["daemon", "status"]).stdout.lines())
+            .filter_map(|line| line.trim().strip_prefix("pid "))
+            .filter_map(|rest| rest.split(',').next()?.parse().ok())
+            .collect()
+    };
+    for home in &homes {
+        assert_found(&run(home, &["check", "a.fake"]), 1);
+    }
+    let (a, b) = (pids(&homes[0]), pids(&homes[1]));
+    assert_eq!((a.len(), b.len()), (1, 1), "one daemon listed in each home");
+    assert_ne!(a, b);
+
+    let stop = run(&homes[0], &["daemon", "stop", "--all"]);
+    assert_eq!(stop.code, 0, "{stop:?}");
+    assert!(
+        wait_until(Duration::from_secs(10), || !is_alive(a[0])),
+        "this home's daemon stopped"
+    );
+    assert!(is_alive(b[0]), "the other home's daemon runs on");
+    let stop = run(&homes[1], &["daemon", "stop", "--all"]);
+    assert_eq!(stop.code, 0, "{stop:?}");
 }
