@@ -1,7 +1,7 @@
 //! MCP's stdio transport (one message per line), over stdin and stdout or over `serve`'s file
-//! descriptors 3 and 4, answering a line over the size limit: rmcp drops such a line with only
-//! a log line, so its sender would wait for ever; here the sender gets an error, with the
-//! line's id when one was found in it.
+//! descriptors 3 and 4, answering a line over the size limit or nested too deep to parse: rmcp
+//! drops such a line with only a log line, so its sender would wait for ever; here the sender
+//! gets an error, with the line's id when one was found in it.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -11,7 +11,7 @@ use rmcp::model::{ErrorData, RequestId};
 use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::Transport;
-use squiggle_protocol::line_limit::{LineLimit, LongLine};
+use squiggle_protocol::line_limit::{LineLimit, LongLine, MAX_DEPTH};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::mpsc;
 
@@ -143,22 +143,28 @@ where
     }
 }
 
-/// The error that answers a line over the limit.
+/// The error that answers a line rmcp skips: over the limit, or nested too deep to parse.
 fn refusal(line: &LongLine) -> TxJsonRpcMessage<RoleServer> {
     tracing::warn!(
         bytes = line.bytes,
+        too_deep = line.too_deep,
         id = line.id.as_deref().unwrap_or("none"),
-        "an MCP message over the line limit was skipped and answered with an error"
+        "an MCP message that cannot be read was skipped and answered with an error"
     );
     let id = line
         .id
         .as_deref()
         .and_then(|id| serde_json::from_str::<RequestId>(id).ok());
-    let message = format!(
-        "the message is {} bytes, over the limit of {} MiB for one line; it was not read",
-        line.bytes,
-        MAX_LINE >> 20
-    );
+    let message = match line.too_deep {
+        true => format!(
+            "the message has arrays or objects nested more than {MAX_DEPTH} deep; it was not read"
+        ),
+        false => format!(
+            "the message is {} bytes, over the limit of {} MiB for one line; it was not read",
+            line.bytes,
+            MAX_LINE >> 20
+        ),
+    };
     TxJsonRpcMessage::<RoleServer>::error(ErrorData::invalid_request(message, None), id)
 }
 

@@ -19,7 +19,7 @@
 //! - `navigation`: definitions, references, symbols and hovers as values and text.
 //! - `service`: the contract of `squiggle serve`: methods, params and results.
 //! - `frame_guard`: a tolerant reader of LSP `Content-Length` frames.
-//! - `line_limit`: MCP stdio lines over a size limit, and the id each carries.
+//! - `line_limit`: MCP stdio lines over a size limit or nested too deep, and the id each carries.
 //! - `watch`: file-watcher registrations: LSP globs and the kinds of change.
 //! - `paths`: paths and `file://` URIs, the same on every OS.
 //! - `strict`: finding a `null` a strict server would refuse.

@@ -1,18 +1,25 @@
 //! Watches a stream of newline-delimited JSON-RPC messages (MCP's stdio transport) for lines
-//! over a size limit, and finds the id each such line carries as it streams by, so that its
-//! sender can be answered although the line itself is never kept.
+//! that will not be read, over a size limit or nested deeper than a JSON parser goes, and finds
+//! the id each such line carries as it streams by, so that its sender can be answered although
+//! the line itself is never kept.
 
 mod id_scan;
 
 use id_scan::IdScan;
 
-/// A line over the limit that has ended.
+/// Arrays and objects nested deeper than this are not parsed (serde_json's recursion limit:
+/// its 128th level fails).
+pub const MAX_DEPTH: usize = 127;
+
+/// A line that will not be read, which has ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LongLine {
     /// Its length, newline included.
     pub bytes: usize,
     /// The JSON text of its message's top-level `id`, when one was found.
     pub id: Option<String>,
+    /// Why: over the size limit, else nested deeper than [`MAX_DEPTH`].
+    pub too_deep: bool,
 }
 
 /// Counts the bytes of each line of a stream and tells which lines went over a limit.
@@ -24,6 +31,42 @@ pub struct LineLimit {
     len: usize,
     /// The current line's id, as it streams by.
     id: IdScan,
+    /// The current line's nesting, as it streams by.
+    depth: DepthScan,
+}
+
+/// The deepest nesting of arrays and objects in a JSON text, as its bytes stream by.
+#[derive(Debug, Default)]
+struct DepthScan {
+    depth: usize,
+    deepest: usize,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl DepthScan {
+    fn feed(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            if self.in_string {
+                match b {
+                    _ if self.escaped => self.escaped = false,
+                    b'\\' => self.escaped = true,
+                    b'"' => self.in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'[' | b'{' => {
+                    self.depth += 1;
+                    self.deepest = self.deepest.max(self.depth);
+                }
+                b']' | b'}' => self.depth = self.depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+    }
 }
 
 impl LineLimit {
@@ -33,10 +76,12 @@ impl LineLimit {
             limit,
             len: 0,
             id: IdScan::default(),
+            depth: DepthScan::default(),
         }
     }
 
-    /// Watches bytes as they are read; returns the lines over the limit that ended in them.
+    /// Watches bytes as they are read; returns the lines that will not be read (over the limit,
+    /// or nested too deep) that ended in them.
     pub fn watch(&mut self, bytes: &[u8]) -> Vec<LongLine> {
         let mut long = Vec::new();
         let mut rest = bytes;
@@ -48,15 +93,19 @@ impl LineLimit {
             rest = &rest[line.len()..];
             self.len += line.len();
             self.id.feed(line);
+            self.depth.feed(line);
             if ended {
-                if self.len > self.limit {
+                let too_deep = self.depth.deepest > MAX_DEPTH;
+                if self.len > self.limit || too_deep {
                     long.push(LongLine {
                         bytes: self.len,
                         id: self.id.found(),
+                        too_deep: self.len <= self.limit,
                     });
                 }
                 self.len = 0;
                 self.id = IdScan::default();
+                self.depth = DepthScan::default();
             }
         }
         long
@@ -82,7 +131,8 @@ mod tests {
             limit.watch(b"\"}\n{\"id\":8}\n"),
             vec![LongLine {
                 bytes: 40,
-                id: Some("7".to_string())
+                id: Some("7".to_string()),
+                too_deep: false,
             }]
         );
     }
@@ -95,8 +145,29 @@ mod tests {
             limit.watch(b"1234567890\n"),
             vec![LongLine {
                 bytes: 11,
-                id: None
+                id: None,
+                too_deep: false,
             }]
+        );
+    }
+
+    #[test]
+    fn a_line_nested_deeper_than_a_parser_goes_is_told_with_its_id() {
+        let mut limit = LineLimit::new(1 << 20);
+        let nested = |levels: usize| {
+            let deep = format!("{}1{}", "[".repeat(levels), "]".repeat(levels));
+            format!("{{\"params\":{deep},\"s\":\"[[[\\\"\",\"id\":3}}\n")
+        };
+        // The top-level object is one level: 126 more is the deepest a parser takes.
+        assert_eq!(limit.watch(nested(MAX_DEPTH - 1).as_bytes()), vec![]);
+        let long = limit.watch(nested(MAX_DEPTH).as_bytes());
+        assert_eq!(long.len(), 1);
+        assert_eq!(long[0].id.as_deref(), Some("3"));
+        assert!(long[0].too_deep);
+        let parsed = |levels| serde_json::from_str::<serde_json::Value>(&nested(levels)).is_ok();
+        assert!(
+            parsed(MAX_DEPTH - 1) && !parsed(MAX_DEPTH),
+            "the same limit as serde_json"
         );
     }
 

@@ -266,6 +266,31 @@ fn an_mcp_line_over_16_mib_is_answered_with_an_error_and_the_session_goes_on() {
     );
 }
 
+/// Issue 42, item 20: a message nested deeper than JSON parsers go (serde_json stops at 128
+/// levels) is answered with an error, not left unanswered, and the session goes on.
+#[test]
+fn an_mcp_message_nested_too_deep_is_answered_with_an_error_and_the_session_goes_on() {
+    let ws = FakeWorkspace::new();
+    let limit = Duration::from_secs(20);
+    let mut mcp = Mcp::start(&ws.root, limit);
+
+    let id = mcp.next_id();
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"lsp_diagnostics","arguments":{{"file":{deep}}}}},"id":{id}}}"#
+    );
+    mcp.write_line(line.as_bytes());
+
+    let refused = mcp.answer(id, limit);
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("nested"), "{refused}");
+    let listed = mcp.request("tools/list", json!({}), limit);
+    assert!(
+        listed["result"]["tools"].as_array().unwrap().len() > 1,
+        "{listed}"
+    );
+}
+
 #[test]
 fn a_tool_argument_of_the_wrong_type_is_refused_not_taken_as_absent() {
     let ws = FakeWorkspace::new();
