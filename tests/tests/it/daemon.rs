@@ -86,6 +86,20 @@ impl Daemons {
         squiggle_within(&self.ws.root, args, &self.env(runtime, &[]), LIMIT)
     }
 
+    /// Runs `squiggle check a.fake` with the program at `program`, the daemon on.
+    fn check_with(&self, program: &Path) -> std::process::Output {
+        std::process::Command::new(program)
+            .args(["check", "a.fake"])
+            .current_dir(&self.ws.root)
+            .env("PATH", crate::support::path_with_servers())
+            .env("XDG_CONFIG_HOME", self.ws.root.join(".no-user-config"))
+            .env("SQUIGGLE_NO_DAEMON", "0")
+            .env("SQUIGGLE_RUNTIME_DIR", &self.runtime)
+            .env("XDG_STATE_HOME", &self.state)
+            .output()
+            .unwrap()
+    }
+
     /// The environment of a squiggle run with the daemon on, `runtime` as the runtime folder
     /// and `more` on top.
     fn env<'a>(
@@ -647,33 +661,30 @@ fn the_daemon_refuses_oversized_requests_and_files_outside_its_root() {
     assert_found(&d.run(&["check", "a.fake"]), 1);
 }
 
-#[test]
-fn another_squiggle_build_starts_its_own_daemon_and_retires_the_old() {
-    let d = Daemons::new("");
-    d.ws.write("a.fake", "ERROR one\n");
-    assert_found(&d.run(&["check", "a.fake"]), 1);
-    let old = d.daemon_pid();
-    let old_servers = d.live_servers();
-
-    // The same program under another name stands for another build (an upgrade).
-    let other = tempfile::tempdir().unwrap();
-    let upgraded = other.path().join("squiggle");
-    std::fs::hard_link(crate::support::squiggle_bin(), &upgraded).unwrap();
-    let output = std::process::Command::new(&upgraded)
-        .args(["check", "a.fake"])
-        .current_dir(&d.ws.root)
-        .env("PATH", crate::support::path_with_servers())
-        .env("XDG_CONFIG_HOME", d.ws.root.join(".no-user-config"))
-        .env("SQUIGGLE_NO_DAEMON", "0")
-        .env("SQUIGGLE_RUNTIME_DIR", &d.runtime)
-        .env("XDG_STATE_HOME", &d.state)
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1));
+/// Fails unless `output` is a check that found the error of `a.fake`.
+fn assert_found_one(output: &std::process::Output) {
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
     assert_eq!(
         String::from_utf8_lossy(&output.stdout),
         "a.fake:1:1: error[E1]: found ERROR: one\n"
     );
+}
+
+#[test]
+fn an_upgrade_in_place_starts_its_own_daemon_and_retires_the_old() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    let install = tempfile::tempdir().unwrap();
+    let program = install.path().join("squiggle");
+    std::fs::copy(crate::support::squiggle_bin(), &program).unwrap();
+    assert_found_one(&d.check_with(&program));
+    let old = d.daemon_pid();
+    let old_servers = d.live_servers();
+
+    // The same path, a new build there (its time of change is another).
+    std::fs::remove_file(&program).unwrap();
+    std::fs::copy(crate::support::squiggle_bin(), &program).unwrap();
+    assert_found_one(&d.check_with(&program));
 
     assert!(
         wait_until(Duration::from_secs(10), || !is_alive(old)),
@@ -681,10 +692,30 @@ fn another_squiggle_build_starts_its_own_daemon_and_retires_the_old() {
     );
     assert_all_gone(&old_servers, "the old daemon's servers");
     assert_eq!(d.sockets().len(), 1, "only the new build's daemon is left");
-    // Stopped from here too (the guard's `stop --all` also reaches it).
     let new = d.daemon_pids();
     assert_eq!(new.len(), 1);
     assert_ne!(new[0], old);
+}
+
+/// Issue 42, item 20: two installations of squiggle on one machine (pip's and cargo's, say)
+/// keep a daemon each, both warm, rather than retire each other's at every call.
+#[test]
+fn two_installations_keep_a_daemon_each_and_both_stay_warm() {
+    let d = Daemons::new("");
+    d.ws.write("a.fake", "ERROR one\n");
+    let install = tempfile::tempdir().unwrap();
+    let other = install.path().join("squiggle");
+    std::fs::hard_link(crate::support::squiggle_bin(), &other).unwrap();
+    for _ in 0..3 {
+        assert_found(&d.run(&["check", "a.fake"]), 1);
+        assert_found_one(&d.check_with(&other));
+    }
+    assert_eq!(d.daemon_pids().len(), 2, "one daemon per installation");
+    assert_eq!(
+        d.ws.server_pids().len(),
+        2,
+        "each installation found its daemon warm: one server start each"
+    );
 }
 
 /// Stops (SIGSTOP) a process, as a hung daemon looks to its clients.

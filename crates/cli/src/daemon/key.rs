@@ -1,6 +1,6 @@
 //! Which daemon serves a check: one per canonical workspace root, environment (`PATH`, where
-//! server commands are found), configuration, squiggle build and the servers found, named by a
-//! stable hash of each. A check retires the daemons of its root and environment with another configuration
+//! server commands are found, and where the squiggle program is), configuration, squiggle build
+//! and the servers found, named by a stable hash of each. A check retires the daemons of its root and environment with another configuration
 //! or build, never another environment's: two environments on one workspace keep one each.
 
 use std::path::Path;
@@ -38,15 +38,19 @@ impl DaemonKey {
         other.root == self.root && (other.env.is_none() || other.env == self.env) && other != self
     }
 
-    /// The key for this process's build, `PATH` (where server commands are found), this
-    /// configuration and the servers it would start now.
+    /// The key for this process's build, environment, configuration and the servers it would
+    /// start now. The environment is `PATH` (where server commands are found) and where this
+    /// program is: two installations (pip's and cargo's, say) keep a daemon each rather than
+    /// retire each other's at every call, while an upgrade in place retires the old one.
     pub fn of(root: &Path, config: &Config) -> Self {
         let found = servers_found(root, config);
         let config = config_bytes(config);
-        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut env = std::env::var_os("PATH").unwrap_or_default();
+        env.push("\0");
+        env.push(std::env::current_exe().unwrap_or_default());
         Self::new(
             root,
-            path.as_encoded_bytes(),
+            env.as_encoded_bytes(),
             &[
                 env!("CARGO_PKG_VERSION").as_bytes(),
                 build_identity().as_bytes(),
