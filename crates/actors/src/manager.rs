@@ -131,12 +131,8 @@ impl LspManager {
     /// Restarts the servers that broke, once their cooldown has passed (an explicit restart,
     /// which `max_automatic_restarts = 0` waits for). Returns at once.
     pub fn restart_stopped(&self) {
-        let Some(runtime) = &self.runtime else { return };
-        let shared = self.shared.clone();
-        runtime.spawn(async move {
-            if let Some(squiggle) = shared.runtime().await {
-                squiggle.restart(None).await;
-            }
+        self.on_runtime(|squiggle| async move {
+            squiggle.restart(None).await;
         });
     }
 
@@ -186,18 +182,14 @@ impl LspManager {
             pending.saved = true;
             return;
         }
-        self.on_runtime(path, |squiggle, path| async move {
-            squiggle.save_file(&path).await
-        });
+        self.on_runtime(|squiggle| async move { squiggle.save_file(&path).await });
     }
 
     /// A file was closed: a pending change is dropped and the servers forget it. Returns at once.
     pub fn notify_file_closed(&self, path: impl AsRef<Path>) {
         let path = path.as_ref().to_path_buf();
         lock(&self.shared.pending).remove(&path);
-        self.on_runtime(path, |squiggle, path| async move {
-            squiggle.close_file(&path).await
-        });
+        self.on_runtime(|squiggle| async move { squiggle.close_file(&path).await });
     }
 
     /// Up to `budget` events, oldest first, without waiting.
@@ -266,16 +258,16 @@ impl LspManager {
     }
 
     /// Runs `work` with the runtime once it has started, without waiting for it.
-    fn on_runtime<F, Fut>(&self, path: PathBuf, work: F)
+    fn on_runtime<F, Fut>(&self, work: F)
     where
-        F: FnOnce(Squiggle, PathBuf) -> Fut + Send + 'static,
+        F: FnOnce(Squiggle) -> Fut + Send + 'static,
         Fut: std::future::Future<Output = ()> + Send,
     {
         let Some(runtime) = &self.runtime else { return };
         let shared = self.shared.clone();
         runtime.spawn(async move {
             if let Some(squiggle) = shared.runtime().await {
-                work(squiggle, path).await;
+                work(squiggle).await;
             }
         });
     }

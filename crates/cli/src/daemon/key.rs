@@ -1,7 +1,8 @@
 //! Which daemon serves a check: one per canonical workspace root, environment (`PATH`, where
 //! server commands are found, and where the squiggle program is), configuration, squiggle build
-//! and the servers found, named by a stable hash of each. A check retires the daemons of its root and environment with another configuration
-//! or build, never another environment's: two environments on one workspace keep one each.
+//! and the servers found, named by a stable hash of each. A check retires the daemons of its
+//! root and environment with another configuration or build, never another environment's: two
+//! environments on one workspace keep one each.
 
 use std::path::Path;
 
